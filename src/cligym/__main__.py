@@ -1,0 +1,3 @@
+from cligym.cli import main
+
+main()

@@ -1,0 +1,131 @@
+"""The ``cligym`` command line. Each pipeline stage is one verb."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from cligym import __version__
+from cligym.config import DEFAULT_BASE_IMAGE
+from cligym.errors import CligymError
+
+app = typer.Typer(
+    help=(
+        "cligym turns a healthy, tested Python project into verified environment-repair "
+        "tasks for coding agents. Stages: gold → invert → verify → export → validate."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+out = Console()
+err = Console(stderr=True)
+
+DEMO_PROJECT = "markupsafe==3.0.2"
+
+
+def _reporter(quiet: bool):
+    from cligym.ui import Reporter, RichReporter
+
+    return Reporter() if quiet else RichReporter(err)
+
+
+@app.command()
+def gold(
+    source: Annotated[
+        Optional[str],
+        typer.Argument(help="A PyPI sdist as NAME==VERSION (or NAME for the newest), or a local project directory."),
+    ] = None,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Directory for gold.json.")] = Path("gold"),
+    image: Annotated[Optional[str], typer.Option(help="Use this existing image instead of building one.")] = None,
+    test_cmd: Annotated[
+        Optional[str], typer.Option(help="With --image: the pytest command, run in the workdir; node ids get appended.")
+    ] = None,
+    workdir: Annotated[Optional[str], typer.Option(help="With --image: where the tests run (default: the image's WORKDIR).")] = None,
+    base_image: Annotated[
+        str, typer.Option(help="Image to build FROM (needs python3). The default is built locally with mmdebstrap.")
+    ] = DEFAULT_BASE_IMAGE,
+    profile: Annotated[Optional[Path], typer.Option(help="A project profile TOML (test command, requirements, ignores).")] = None,
+    runs: Annotated[int, typer.Option(help="Run the suite this many times; keep tests that pass every time.")] = 3,
+    timeout: Annotated[float, typer.Option(help="Seconds one suite run may take.")] = 1800,
+    rebuild: Annotated[bool, typer.Option(help="Rebuild the image even if a cached one matches.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the GoldEnv record as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress display.")] = False,
+) -> None:
+    """Build a gold environment: the project installed offline in an image, its tests run
+    several times, and the ones that pass every time recorded in OUTPUT/gold.json."""
+    from cligym.gold import GOLD_FILE, make_gold
+
+    reporter = _reporter(quiet or as_json)
+    with reporter:
+        record = make_gold(
+            source, output, image=image, test_command=test_cmd, workdir=workdir, base_image=base_image,
+            profile_path=profile, runs=runs, timeout=timeout, rebuild=rebuild, reporter=reporter,
+        )
+    if as_json:
+        out.print_json(record.model_dump_json())
+        return
+    table = Table(title=f"gold environment: {record.source.spec}", show_header=False)
+    table.add_row("image", record.image)
+    table.add_row("python", f"{record.python} ({record.python_version})")
+    table.add_row("workdir", record.workdir)
+    table.add_row("test command", record.test_command)
+    table.add_row("tests kept", str(len(record.tests)))
+    table.add_row("flaky / failing / skipped", f"{len(record.flaky)} / {len(record.failing)} / {len(record.skipped)}")
+    table.add_row("build seconds", f"{record.build_seconds:.1f}")
+    table.add_row("suite seconds", ", ".join(f"{s:.1f}" for s in record.test_seconds))
+    table.add_row("record", str(output / GOLD_FILE))
+    out.print(table)
+
+
+@app.command()
+def clean(
+    images: Annotated[bool, typer.Option(help="Also remove every image with the cligym label (gold and base).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Report as JSON.")] = False,
+) -> None:
+    """Remove containers (and optionally images) that cligym created."""
+    from cligym.runtime import Runtime
+
+    runtime = Runtime()
+    removed = runtime.remove_labelled_containers()
+    removed_images = runtime.remove_labelled_images() if images else 0
+    if as_json:
+        out.print_json(json.dumps({"containers": removed, "images": removed_images}))
+    else:
+        out.print(f"removed {removed} containers and {removed_images} images")
+
+
+@app.command()
+def demo(
+    output: Annotated[Path, typer.Option("-o", "--output", help="Where the demo writes its records.")] = Path("demo-out"),
+    project: Annotated[str, typer.Option(help="The PyPI project the demo starts from.")] = DEMO_PROJECT,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Run the pipeline on a real PyPI project with built-in defaults."""
+    gold(source=project, output=output / "gold", image=None, test_cmd=None, workdir=None,
+         base_image=DEFAULT_BASE_IMAGE, profile=None, runs=3, timeout=1800, rebuild=False,
+         as_json=as_json, quiet=False)
+
+
+@app.command()
+def version() -> None:
+    """Print cligym's version."""
+    out.print(__version__)
+
+
+def main() -> None:
+    try:
+        app()
+    except CligymError as exc:
+        err.print(f"cligym: error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("cligym: interrupted", markup=False)
+        sys.exit(130)

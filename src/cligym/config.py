@@ -1,0 +1,27 @@
+"""Where cligym keeps its host-side caches, and the defaults every stage shares."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: Label put on every container and image cligym creates, so they can be found and removed.
+LABEL = "cligym"
+
+#: The default base image. It is a local name: when absent it is built with mmdebstrap,
+#: never pulled (see ``cligym.runtime.base_image``).
+DEFAULT_BASE_IMAGE = "cligym/base:bookworm-1"
+
+#: Resource limits for every container (overridable per call).
+DEFAULT_MEM_LIMIT = os.environ.get("CLIGYM_MEM_LIMIT", "2g")
+DEFAULT_PIDS_LIMIT = int(os.environ.get("CLIGYM_PIDS_LIMIT", "512"))
+DEFAULT_RUN_TIMEOUT = float(os.environ.get("CLIGYM_RUN_TIMEOUT", "900"))
+
+
+def home() -> Path:
+    """The host-side cache directory (wheelhouses, sdists, base-image recipes)."""
+    root = os.environ.get("CLIGYM_HOME")
+    if root:
+        return Path(root)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "cligym" if xdg else Path.home() / ".cache" / "cligym"

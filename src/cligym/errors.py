@@ -1,0 +1,41 @@
+"""Errors that end a command with one clear line instead of a traceback."""
+
+from __future__ import annotations
+
+
+class CligymError(Exception):
+    """An expected failure: bad input or an environment problem the user can act on.
+
+    The CLI prints ``str(error)`` as one line on stderr and exits with ``exit_code``.
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class BadInput(CligymError):
+    """The user asked for something that cannot be done (unknown package, bad path...)."""
+
+    exit_code = 2
+
+
+class EngineUnavailable(CligymError):
+    """The Docker engine cannot be reached."""
+
+    exit_code = 3
+
+
+class BuildFailed(CligymError):
+    """An image build failed; ``log`` holds the last lines of the build log."""
+
+    def __init__(self, message: str, *, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
+
+
+class GoldFailed(CligymError):
+    """A gold environment could not be made from a source that looked valid."""

@@ -1,0 +1,44 @@
+"""The GoldEnv record: a healthy environment whose selected tests pass every time."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cligym import __version__
+
+
+class Source(BaseModel):
+    """Where a gold environment came from."""
+
+    kind: Literal["pypi", "local", "image"]
+    spec: str  # "name==version", a directory path, or an image reference
+    name: str
+    version: str
+    sdist_sha256: str | None = None
+
+
+class GoldEnv(BaseModel):
+    schema_version: int = 1
+    cligym_version: str = __version__
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    source: Source
+    image: str  # content-addressed tag (or the user's image for kind "image")
+    image_id: str
+    base_image: str | None = None
+    python: str  # interpreter path inside the image
+    python_version: str
+    workdir: str
+    test_command: str  # run in workdir; pytest node ids may be appended
+    requirements: list[str] = Field(default_factory=list)  # installed beside the project
+    runs: int
+    tests: list[str]  # node ids that passed on every run
+    flaky: list[str] = Field(default_factory=list)  # passed on some runs only
+    failing: list[str] = Field(default_factory=list)  # failed or errored on every run
+    skipped: list[str] = Field(default_factory=list)
+    durations: dict[str, float] = Field(default_factory=dict)  # mean seconds per kept test
+    build_seconds: float = 0.0
+    test_seconds: list[float] = Field(default_factory=list)  # wall time of each full run
+    image_bytes: int = 0

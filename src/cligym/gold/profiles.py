@@ -1,0 +1,69 @@
+"""Per-project profiles: what a project's metadata does not say about testing it.
+
+A profile is a small TOML file named after the project (``profiles/<name>.toml``) or
+given with ``--profile FILE``. Every field is optional::
+
+    version = "3.0.2"                    # used when SOURCE names no version
+    test_command = "python -m pytest"    # run in the project dir; node ids get appended
+    test_paths = ["tests"]               # what a full run collects
+    requirements = ["pytest"]            # replaces the test deps read from metadata
+    extra_requirements = ["pytest-x"]    # added to them
+    ignore = ["tests/test_net.py", "tests/test_a.py::test_b"]   # files or node ids left out
+"""
+
+from __future__ import annotations
+
+import shlex
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from cligym.errors import BadInput
+
+DEFAULT_TEST_COMMAND = "python -m pytest"
+
+
+class Profile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: str | None = None
+    test_command: str = DEFAULT_TEST_COMMAND
+    test_paths: list[str] = []
+    requirements: list[str] | None = None
+    extra_requirements: list[str] = []
+    ignore: list[str] = []
+
+    def full_test_command(self) -> str:
+        """The test command with the ignores folded in (used for full and subset runs)."""
+        parts = [self.test_command]
+        for item in self.ignore:
+            flag = "--deselect" if "::" in item else "--ignore"
+            parts.append(f"{flag}={shlex.quote(item)}")
+        return " ".join(parts)
+
+
+def load_profile(name: str, path: Path | None = None) -> Profile:
+    """The profile from ``path``, else the shipped one for ``name``, else the defaults."""
+    if path is not None:
+        if not path.is_file():
+            raise BadInput(f"profile {path} does not exist")
+        text = path.read_text(encoding="utf-8")
+        where = str(path)
+    else:
+        shipped = resources.files("cligym.gold") / "profiles" / f"{canonicalize_name(name)}.toml"
+        if not shipped.is_file():
+            return Profile()
+        text = shipped.read_text(encoding="utf-8")
+        where = f"shipped profile {canonicalize_name(name)}"
+    try:
+        return Profile.model_validate(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, ValidationError) as exc:
+        raise BadInput(f"{where} is not a valid profile: {str(exc).splitlines()[0]}") from exc
+
+
+def shipped_profiles() -> list[str]:
+    folder = resources.files("cligym.gold") / "profiles"
+    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))

@@ -1,0 +1,267 @@
+"""The gold stage: a real project → a GoldEnv whose recorded tests pass every time."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import tempfile
+import time
+import tomllib
+import configparser
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from cligym.config import DEFAULT_BASE_IMAGE, home
+from cligym.errors import BadInput, GoldFailed
+from cligym.gold.build import PYTHON, WORKDIR, build_gold_image, context_digest, fill_wheelhouse
+from cligym.gold.models import GoldEnv, Source
+from cligym.gold.profiles import Profile, load_profile
+from cligym.gold.source import (
+    check_project_dir,
+    copy_tree,
+    declared_test_requirements,
+    extract_sdist,
+    fetch_sdist,
+    has_tests,
+    parse_spec,
+    sha256_file,
+)
+from cligym.records import save
+from cligym.runtime import Runtime, ensure_base_image
+from cligym.testrun import TestRun, run_tests
+from cligym.ui import Reporter
+
+GOLD_FILE = "gold.json"
+
+
+def local_name_version(path: Path) -> tuple[str, str]:
+    pyproject = path / "pyproject.toml"
+    if pyproject.is_file():
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        if project.get("name"):
+            return project["name"], str(project.get("version") or "0")
+    setup_cfg = path / "setup.cfg"
+    if setup_cfg.is_file():
+        cfg = configparser.ConfigParser()
+        cfg.read(setup_cfg, encoding="utf-8")
+        if cfg.has_option("metadata", "name"):
+            return cfg.get("metadata", "name"), cfg.get("metadata", "version", fallback="0")
+    return path.resolve().name, "0"
+
+
+def python_version(runtime: Runtime, image: str, python: str) -> str:
+    result = runtime.run(image, [python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout=120)
+    if not result.ok:
+        raise GoldFailed(f"{python} does not run in {image}: {result.output.strip()[-200:]}")
+    return result.output.strip().splitlines()[-1]
+
+
+def classify(runs: list[TestRun]) -> dict[str, list[str]]:
+    """Split node ids by their outcomes over several runs."""
+    every: set[str] = set().union(*(r.results for r in runs))
+    out: dict[str, list[str]] = {"tests": [], "flaky": [], "failing": [], "skipped": []}
+    for node in sorted(every):
+        outcomes = [r.results[node].outcome if node in r.results else "missing" for r in runs]
+        if all(o == "passed" for o in outcomes):
+            out["tests"].append(node)
+        elif all(o == "skipped" for o in outcomes):
+            out["skipped"].append(node)
+        elif any(o == "passed" for o in outcomes):
+            out["flaky"].append(node)
+        else:
+            out["failing"].append(node)
+    return out
+
+
+def make_gold(
+    spec: str | None,
+    out_dir: Path,
+    *,
+    image: str | None = None,
+    test_command: str | None = None,
+    workdir: str | None = None,
+    base_image: str = DEFAULT_BASE_IMAGE,
+    profile_path: Path | None = None,
+    runs: int = 3,
+    timeout: float = 1800,
+    rebuild: bool = False,
+    runtime: Runtime | None = None,
+    reporter: Reporter | None = None,
+) -> GoldEnv:
+    """Make a gold environment and write ``out_dir/gold.json``."""
+    reporter = reporter or Reporter()
+    if runs < 1:
+        raise BadInput("--runs must be at least 1")
+    if image is None and not spec:
+        raise BadInput("give SOURCE (NAME==VERSION or a project directory) or --image with --test-cmd")
+    if image is not None and not test_command:
+        raise BadInput("--image needs --test-cmd (a pytest command run in the image's workdir)")
+    runtime = runtime or Runtime()
+    created: str | None = None
+    try:
+        if image is not None:
+            gold = _gold_from_image(runtime, image, test_command or "", workdir)
+            test_paths: list[str] = []
+        else:
+            gold, test_paths, created = _build_from_project(
+                runtime, spec or "", base_image, profile_path, rebuild, reporter
+            )
+        _run_suite(runtime, gold, test_paths, runs, timeout, reporter)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        save(gold, out_dir / GOLD_FILE)
+        created = None  # the image now belongs to a saved record
+        return gold
+    finally:
+        if created:
+            runtime.remove_image(created)
+
+
+def _gold_from_image(runtime: Runtime, image: str, test_command: str, workdir: str | None) -> GoldEnv:
+    if not runtime.image_exists(image):
+        raise BadInput(f"image {image} is not present in the Docker engine (build, pull or load it first)")
+    config = runtime.client.images.get(image).attrs.get("Config", {}) or {}
+    workdir = workdir or config.get("WorkingDir") or "/"
+    probe = runtime.run(image, "command -v python || command -v python3", timeout=120)
+    python = probe.output.strip().splitlines()[-1] if probe.ok and probe.output.strip() else ""
+    if not python:
+        raise BadInput(f"image {image} has no python or python3 on its PATH")
+    name = image.split("/")[-1].split(":")[0]
+    return GoldEnv(
+        source=Source(kind="image", spec=image, name=name, version=image.rpartition(":")[2] or "latest"),
+        image=image,
+        image_id=runtime.image_id(image),
+        python=python,
+        python_version=python_version(runtime, image, python),
+        workdir=workdir,
+        test_command=test_command,
+        runs=0,
+        tests=[],
+    )
+
+
+def _build_from_project(
+    runtime: Runtime,
+    spec: str,
+    base_image: str,
+    profile_path: Path | None,
+    rebuild: bool,
+    reporter: Reporter,
+) -> tuple[GoldEnv, list[str], str | None]:
+    path = Path(spec).expanduser()
+    is_dir = path.exists() or "/" in spec or spec.startswith(".")
+    work = home() / "build"
+    work.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        tree = Path(tmp) / "project"
+        if is_dir:
+            check_project_dir(path)
+            name, version = local_name_version(path)
+            profile = load_profile(name, profile_path)
+            with reporter.task(f"copying {path}"):
+                copy_tree(path, tree)
+            pip_target: Path = tree
+            source = Source(kind="local", spec=str(path.resolve()), name=name, version=version)
+            key_material = context_digest(tree)
+        else:
+            name, version = parse_spec(spec)
+            profile = load_profile(name, profile_path)
+            version = version or profile.version
+            with reporter.task(f"fetching the sdist of {name}{'==' + version if version else ''}"):
+                archive = fetch_sdist(name, version)
+                extract_sdist(archive, tree)
+            if not version:
+                version = archive.name.removesuffix(".tar.gz").removesuffix(".zip").rsplit("-", 1)[-1]
+            sha = sha256_file(archive)
+            source = Source(kind="pypi", spec=f"{name}=={version}", name=name, version=version, sdist_sha256=sha)
+            pip_target = archive
+            key_material = sha
+        if not has_tests(tree):
+            raise BadInput(f"{source.spec} ships no tests (no test_*.py or *_test.py files in its source)")
+        requirements = _requirements(profile, tree, name)
+        with reporter.task("filling the wheelhouse (host pip)"):
+            wheelhouse, project_wheel = fill_wheelhouse(
+                pip_target, requirements, name, f"{key_material}|py{sys.version_info[:2]}"
+            )
+        with reporter.task(f"base image {base_image}"):
+            base_id = ensure_base_image(runtime, base_image, on_log=reporter.log)
+            base_py = python_version(runtime, base_image, "python3")
+        host_py = "%d.%d" % sys.version_info[:2]
+        if not base_py.startswith(host_py + "."):
+            raise BadInput(
+                f"the host's Python {host_py} builds the wheels but {base_image} has Python {base_py}; "
+                "use a base image with the same Python minor version"
+            )
+        started = time.monotonic()
+        with reporter.task(f"building the gold image of {name} {version}"):
+            tag, built = build_gold_image(
+                runtime, name=name, version=version, project_tree=tree, wheelhouse=wheelhouse,
+                project_wheel=project_wheel, requirements=requirements, base_image=base_image,
+                base_image_id=base_id, nocache=rebuild, on_log=reporter.log,
+            )
+        build_seconds = time.monotonic() - started
+    created = tag if built else None
+    gold = GoldEnv(
+        source=source,
+        image=tag,
+        image_id=runtime.image_id(tag),
+        base_image=base_image,
+        python=PYTHON,
+        python_version=python_version(runtime, tag, PYTHON),
+        workdir=WORKDIR,
+        test_command=profile.full_test_command(),
+        requirements=requirements,
+        runs=0,
+        tests=[],
+        build_seconds=round(build_seconds, 3),
+        image_bytes=runtime.image_size(tag),
+    )
+    return gold, profile.test_paths, created
+
+
+def _requirements(profile: Profile, tree: Path, name: str) -> list[str]:
+    reqs = list(profile.requirements) if profile.requirements is not None else declared_test_requirements(tree, name)
+    for extra in profile.extra_requirements:
+        if extra not in reqs:
+            reqs.append(extra)
+    if not any(canonicalize_name(r.split(";")[0].split("[")[0].split("=")[0].split("<")[0].split(">")[0].strip()) == "pytest" for r in reqs):
+        reqs.append("pytest")
+    return reqs
+
+
+def _run_suite(
+    runtime: Runtime, gold: GoldEnv, test_paths: list[str], runs: int, timeout: float, reporter: Reporter
+) -> None:
+    results: list[TestRun] = []
+    with reporter.task(f"running the test suite {runs} times", total=runs):
+        for _ in range(runs):
+            results.append(
+                run_tests(runtime, gold.image, gold.workdir, gold.test_command, test_paths, timeout=timeout)
+            )
+            reporter.advance()
+    first = results[0]
+    if not first.report_found or not first.results:
+        why = "timed out" if first.timed_out else f"exit code {first.exit_code}"
+        tail = " | ".join(first.output_tail.strip().splitlines()[-2:])
+        raise GoldFailed(f"the test command collected no tests in {gold.image} ({why}): {tail[-300:]}")
+    groups = classify(results)
+    if not groups["tests"]:
+        sample = next((r.message for r in first.results.values() if r.message), "")
+        raise GoldFailed(
+            f"no test passed in the gold environment ({len(first.results)} collected); first error: "
+            f"{sample.strip().splitlines()[0][:200] if sample.strip() else 'none reported'}"
+        )
+    gold.runs = runs
+    gold.tests = groups["tests"]
+    gold.flaky = groups["flaky"]
+    gold.failing = groups["failing"]
+    gold.skipped = groups["skipped"]
+    gold.test_seconds = [round(r.seconds, 3) for r in results]
+    gold.durations = {
+        n: round(sum(r.results[n].seconds for r in results) / len(results), 4) for n in gold.tests
+    }
+
+
+def gold_command_line(gold: GoldEnv, node_ids: list[str]) -> str:
+    """A shell line that re-runs some recorded tests of ``gold`` (for people and docs)."""
+    return f"cd {shlex.quote(gold.workdir)} && {gold.test_command} " + " ".join(shlex.quote(n) for n in node_ids)

@@ -1,0 +1,46 @@
+"""Saving and loading the pydantic records that pass between stages, atomically."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from cligym.errors import BadInput
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so a reader sees the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save(record: BaseModel, path: Path) -> Path:
+    write_atomic(path, record.model_dump_json(indent=2) + "\n")
+    return path
+
+
+def load(model: type[M], path: Path, what: str | None = None) -> M:
+    """Load a record, turning a missing or invalid file into one clear BadInput line."""
+    what = what or model.__name__
+    if not path.is_file():
+        raise BadInput(f"{path} does not exist (expected a {what} record)")
+    try:
+        return model.model_validate_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise BadInput(f"{path} is not a valid {what} record: {first}") from exc

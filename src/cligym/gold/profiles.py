@@ -7,6 +7,7 @@ given with ``--profile FILE``. Every field is optional::
     test_command = "python -m pytest"    # run in the project dir; node ids get appended
     test_paths = ["tests"]               # what a full run collects
     requirements = ["pytest"]            # replaces the test deps read from metadata
+    extras = ["yaml"]                    # the project's own extras to install too
     extra_requirements = ["pytest-x"]    # added to them
     ignore = ["tests/test_net.py", "tests/test_a.py::test_b"]   # files or node ids left out
 """
@@ -33,6 +34,7 @@ class Profile(BaseModel):
     test_command: str = DEFAULT_TEST_COMMAND
     test_paths: list[str] = []
     requirements: list[str] | None = None
+    extras: list[str] = []
     extra_requirements: list[str] = []
     ignore: list[str] = []
 

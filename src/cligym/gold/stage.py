@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 import tempfile
 import time
@@ -20,6 +19,7 @@ from cligym.gold.profiles import Profile, load_profile
 from cligym.gold.source import (
     check_project_dir,
     copy_tree,
+    declared_extras,
     declared_test_requirements,
     extract_sdist,
     fetch_sdist,
@@ -98,23 +98,22 @@ def make_gold(
     if image is not None and not test_command:
         raise BadInput("--image needs --test-cmd (a pytest command run in the image's workdir)")
     runtime = runtime or Runtime()
-    created: str | None = None
+    images_before = runtime.labelled_images()
     try:
         if image is not None:
             gold = _gold_from_image(runtime, image, test_command or "", workdir)
             test_paths: list[str] = []
         else:
-            gold, test_paths, created = _build_from_project(
-                runtime, spec or "", base_image, profile_path, rebuild, reporter
-            )
+            gold, test_paths = _build_from_project(runtime, spec or "", base_image, profile_path, rebuild, reporter)
         _run_suite(runtime, gold, test_paths, runs, timeout, reporter)
         out_dir.mkdir(parents=True, exist_ok=True)
         save(gold, out_dir / GOLD_FILE)
-        created = None  # the image now belongs to a saved record
         return gold
-    finally:
-        if created:
-            runtime.remove_image(created)
+    except BaseException:
+        # a failed or interrupted run leaves no image of its own behind (the base stays)
+        keep = {runtime.image_id(base_image)} if runtime.image_exists(base_image) else set()
+        runtime.remove_images(runtime.labelled_images() - images_before - keep)
+        raise
 
 
 def _gold_from_image(runtime: Runtime, image: str, test_command: str, workdir: str | None) -> GoldEnv:
@@ -147,7 +146,7 @@ def _build_from_project(
     profile_path: Path | None,
     rebuild: bool,
     reporter: Reporter,
-) -> tuple[GoldEnv, list[str], str | None]:
+) -> tuple[GoldEnv, list[str]]:
     path = Path(spec).expanduser()
     is_dir = path.exists() or "/" in spec or spec.startswith(".")
     work = home() / "build"
@@ -194,13 +193,12 @@ def _build_from_project(
             )
         started = time.monotonic()
         with reporter.task(f"building the gold image of {name} {version}"):
-            tag, built = build_gold_image(
+            tag, _ = build_gold_image(
                 runtime, name=name, version=version, project_tree=tree, wheelhouse=wheelhouse,
                 project_wheel=project_wheel, requirements=requirements, base_image=base_image,
                 base_image_id=base_id, nocache=rebuild, on_log=reporter.log,
             )
         build_seconds = time.monotonic() - started
-    created = tag if built else None
     gold = GoldEnv(
         source=source,
         image=tag,
@@ -216,11 +214,16 @@ def _build_from_project(
         build_seconds=round(build_seconds, 3),
         image_bytes=runtime.image_size(tag),
     )
-    return gold, profile.test_paths, created
+    return gold, profile.test_paths
 
 
 def _requirements(profile: Profile, tree: Path, name: str) -> list[str]:
     reqs = list(profile.requirements) if profile.requirements is not None else declared_test_requirements(tree, name)
+    declared = declared_extras(tree)
+    for extra in profile.extras:
+        if extra not in declared:
+            raise BadInput(f"the profile asks for extra {extra!r}, which {name} does not declare")
+        reqs += [r for r in declared[extra] if r not in reqs]
     for extra in profile.extra_requirements:
         if extra not in reqs:
             reqs.append(extra)
@@ -260,8 +263,3 @@ def _run_suite(
     gold.durations = {
         n: round(sum(r.results[n].seconds for r in results) / len(results), 4) for n in gold.tests
     }
-
-
-def gold_command_line(gold: GoldEnv, node_ids: list[str]) -> str:
-    """A shell line that re-runs some recorded tests of ``gold`` (for people and docs)."""
-    return f"cd {shlex.quote(gold.workdir)} && {gold.test_command} " + " ".join(shlex.quote(n) for n in node_ids)

@@ -235,6 +235,7 @@ class Runtime:
         """
         log: list[str] = []
         error: str | None = None
+        dangling_before = self.dangling_images()
         try:
             stream = self.api.build(
                 path=str(context),
@@ -262,7 +263,8 @@ class Runtime:
         except (requests.exceptions.RequestException, OSError) as exc:
             error = f"lost the engine during the build: {exc}"
         if error is not None:
-            self.prune_dangling()
+            for image_id in self.dangling_images() - dangling_before:
+                self.remove_image(image_id)
             tail = "\n".join(log[-15:])
             raise BuildFailed(f"image build of {tag} failed: {error}", log=tail)
         return self.image_id(tag)
@@ -276,11 +278,9 @@ class Runtime:
             )
         return self.image_id(ref)
 
-    def prune_dangling(self) -> None:
-        try:
-            self.api.prune_images(filters={"dangling": True, "label": LABEL})
-        except docker.errors.APIError:
-            pass
+    def dangling_images(self) -> set[str]:
+        """Ids of untagged images carrying the cligym label (build leftovers and caches)."""
+        return {img.id for img in self.client.images.list(filters={"dangling": True, "label": LABEL})}
 
     # ---- containers ------------------------------------------------------------------
 
@@ -397,6 +397,24 @@ class Runtime:
             yield session
         finally:
             session.close()
+
+    def labelled_images(self) -> set[str]:
+        """Ids of every image, intermediate ones included, that carries the cligym label."""
+        return {img.id for img in self.client.images.list(all=True, filters={"label": LABEL})}
+
+    def remove_images(self, image_ids: set[str]) -> None:
+        """Remove images by id, children before parents (newest first)."""
+        images = []
+        for image_id in image_ids:
+            try:
+                images.append(self.client.images.get(image_id))
+            except docker.errors.ImageNotFound:
+                pass
+        for img in sorted(images, key=lambda i: i.attrs.get("Created", ""), reverse=True):
+            try:
+                self.client.images.remove(img.id, force=True)
+            except docker.errors.APIError:
+                pass
 
     def remove_labelled_images(self) -> int:
         """Remove every image carrying the cligym label; returns how many went."""

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Idempotent set-up on Debian: Docker engine (docker.io), mmdebstrap, a running dockerd
+# without a bridge network, and cligym in ./.venv. Safe to run again: it only does what
+# is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  as_root apt-get update -q >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+
+engine_up() { docker info >/dev/null 2>&1; }
+if ! engine_up; then
+  echo "setup: starting dockerd (no bridge, no iptables)" >&2
+  as_root sh -c 'nohup dockerd --bridge=none --iptables=false --ip-masq=false >/var/log/cligym-dockerd.log 2>&1 &'
+  for _ in $(seq 1 60); do engine_up && break; sleep 1; done
+  engine_up || { echo "setup: dockerd did not start; see /var/log/cligym-dockerd.log" >&2; exit 1; }
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.cligym-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "setup: installing cligym into .venv" >&2
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v "^WARNING: Location" >&2 || true
+  .venv/bin/python -c "import cligym, docker, openai, typer" 
+  touch "$stamp"
+fi

@@ -1,0 +1,70 @@
+"""Shared fixtures. The tests drive a real Docker engine: nothing here mocks it.
+
+Gold environments are built once per session from real PyPI sdists. Images the session
+creates (other than the shared base image) are removed at the end, and every test checks
+that no cligym-labelled container outlives it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cligym.config import DEFAULT_BASE_IMAGE
+from cligym.runtime import Runtime
+
+
+@pytest.fixture(scope="session")
+def runtime() -> Runtime:
+    return Runtime()
+
+
+@pytest.fixture(scope="session")
+def base_image(runtime: Runtime) -> str:
+    from cligym.runtime import ensure_base_image
+
+    ensure_base_image(runtime)
+    return DEFAULT_BASE_IMAGE
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remove_session_images(request):
+    """Remove, at the end, the labelled images this session created (the base stays)."""
+    if os.environ.get("CLIGYM_KEEP_TEST_IMAGES"):
+        yield
+        return
+    rt = Runtime()
+    before = rt.labelled_images()
+    yield
+    base = {rt.image_id(DEFAULT_BASE_IMAGE)} if rt.image_exists(DEFAULT_BASE_IMAGE) else set()
+    rt.remove_images(rt.labelled_images() - before - base)
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_containers(request):
+    """Every test must leave no cligym-labelled container behind."""
+    rt = Runtime()
+    before = set(rt.labelled_containers())
+    yield
+    after = set(rt.labelled_containers()) - before
+    if after:
+        rt.remove_labelled_containers()
+        pytest.fail(f"{len(after)} cligym container(s) survived the test")
+
+
+@pytest.fixture(scope="session")
+def gold_envs(tmp_path_factory, runtime, base_image):
+    """Build (once per session) gold environments of real PyPI projects, on demand."""
+    from cligym.gold import make_gold
+
+    made: dict[str, object] = {}
+
+    def get(spec: str):
+        if spec not in made:
+            out: Path = tmp_path_factory.mktemp("gold-" + spec.split("==")[0])
+            made[spec] = make_gold(spec, out, runtime=runtime)
+        return made[spec]
+
+    return get

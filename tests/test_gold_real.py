@@ -1,0 +1,84 @@
+"""Gold environments built for real from PyPI sdists, re-checked inside their images."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+
+import pytest
+
+from cligym.gold import GoldEnv, make_gold
+from cligym.gold.source import fetch_sdist
+from cligym.records import load
+from cligym.testrun import run_tests
+
+PROJECTS = ["markupsafe==3.0.2", "h11==0.16.0", "python-dotenv==1.2.1"]
+
+
+def _recheck(runtime, gold: GoldEnv) -> None:
+    """The recorded tests pass when run again, by node id, in the recorded image."""
+    run = run_tests(runtime, gold.image, gold.workdir, gold.test_command, gold.tests, timeout=600)
+    assert run.report_found, run.output_tail
+    assert run.passed() == set(gold.tests), sorted(set(gold.tests) - run.passed())[:5]
+
+
+@pytest.mark.parametrize("spec", PROJECTS)
+def test_gold_from_pypi_sdist(spec, runtime, gold_envs):
+    gold = gold_envs(spec)
+    name, version = spec.split("==")
+    assert gold.source.kind == "pypi" and gold.source.version == version
+    assert gold.source.sdist_sha256 and len(gold.source.sdist_sha256) == 64
+    assert gold.image.startswith(f"cligym/gold-{name}:{version}-")
+    assert runtime.image_exists(gold.image)
+    assert gold.python == "/opt/venv/bin/python" and gold.python_version.startswith("3.11.")
+    assert len(gold.tests) >= 20
+    assert set(gold.durations) == set(gold.tests)
+    assert gold.runs == 3 and len(gold.test_seconds) == 3
+    assert not set(gold.tests) & set(gold.flaky)
+    _recheck(runtime, gold)
+
+
+def test_markupsafe_c_extension_is_in_the_image(runtime, gold_envs):
+    gold = gold_envs("markupsafe==3.0.2")
+    result = runtime.run(
+        gold.image,
+        [gold.python, "-c", "import markupsafe._speedups as s; print(s.__file__)"],
+        timeout=60,
+    )
+    assert result.ok, result.output
+    assert result.output.strip().endswith(".so")
+    assert any("markupsafe._speedups" in t for t in gold.tests)  # the speedups are tested too
+
+
+def test_second_run_reuses_the_cached_image(runtime, gold_envs, tmp_path):
+    first = gold_envs("h11==0.16.0")
+    again = make_gold("h11==0.16.0", tmp_path, runtime=runtime, runs=1)
+    assert again.image == first.image and again.image_id == first.image_id
+    assert again.build_seconds < first.build_seconds or again.build_seconds < 2.0
+    record = load(GoldEnv, tmp_path / "gold.json")
+    assert record.image == first.image and record.runs == 1
+
+
+def test_gold_from_local_directory(runtime, base_image, tmp_path):
+    archive = fetch_sdist("exceptiongroup", "1.2.2")
+    with tarfile.open(archive) as tf:
+        tf.extractall(tmp_path / "src", filter="data")
+    (project,) = (tmp_path / "src").iterdir()
+    shutil.rmtree(project / "tests" / "__pycache__", ignore_errors=True)
+    gold = make_gold(str(project), tmp_path / "out", runtime=runtime)
+    assert gold.source.kind == "local" and gold.source.name == "exceptiongroup"
+    assert len(gold.tests) >= 20
+    data = json.loads((tmp_path / "out" / "gold.json").read_text())
+    assert data["tests"] == gold.tests
+    _recheck(runtime, gold)
+
+
+def test_gold_from_existing_image(runtime, gold_envs, tmp_path):
+    built = gold_envs("markupsafe==3.0.2")
+    gold = make_gold(
+        None, tmp_path, image=built.image, test_command="python -m pytest tests/test_leak.py", runtime=runtime
+    )
+    assert gold.source.kind == "image" and gold.image == built.image
+    assert gold.workdir == "/testbed" and gold.python.endswith("python")
+    assert gold.tests and all(t.startswith("tests/test_leak.py::") for t in gold.tests)

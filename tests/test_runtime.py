@@ -1,0 +1,137 @@
+"""The runtime against the real Docker engine: limits, labels, timeouts, copies, cleanup."""
+
+from __future__ import annotations
+
+import docker.errors
+import pytest
+
+from cligym.config import LABEL
+from cligym.errors import BuildFailed, EngineUnavailable
+from cligym.runtime import Runtime
+
+
+def test_run_captures_output_and_exit_code(runtime, base_image):
+    result = runtime.run(base_image, "echo hello; echo oops >&2; exit 3", timeout=60)
+    assert result.exit_code == 3
+    assert "hello" in result.output and "oops" in result.output
+    assert not result.timed_out
+
+
+def test_run_has_no_network_and_limits(runtime, base_image):
+    script = (
+        "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ,;"
+        "python3 -c 'import socket; s=socket.socket(); s.settimeout(2);"
+        " print(s.connect_ex((\"127.0.0.1\", 9)))'"
+    )
+    result = runtime.run(base_image, script, timeout=60)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("lo,"), result.output  # loopback only
+
+
+def test_session_container_has_limits_and_label(runtime, base_image):
+    with runtime.session(base_image) as session:
+        session.container.reload()
+        host = session.container.attrs["HostConfig"]
+        assert host["NetworkMode"] == "none"
+        assert host["Memory"] > 0 and host["PidsLimit"] > 0
+        assert session.container.labels.get(LABEL) == "1"
+        cid = session.id
+    with pytest.raises(docker.errors.NotFound):
+        runtime.client.containers.get(cid)
+
+
+def test_run_times_out_and_removes_container(runtime, base_image):
+    before = set(runtime.labelled_containers())
+    result = runtime.run(base_image, "sleep 60", timeout=2)
+    assert result.timed_out and not result.ok
+    assert result.seconds < 30
+    assert set(runtime.labelled_containers()) == before
+
+
+def test_exec_timeout_kills_command(runtime, base_image):
+    with runtime.session(base_image) as session:
+        result = session.exec("sleep 30", timeout=2)
+        assert result.timed_out
+        again = session.exec("echo alive")
+        assert again.ok and again.output.strip() == "alive"
+
+
+def test_files_in_and_out(runtime, base_image):
+    result = runtime.run(
+        base_image,
+        "tr a-z A-Z < /tmp/in.txt > /tmp/out.txt; stat -c %a /tmp/run.sh",
+        files={"/tmp/in.txt": "hello", "/tmp/run.sh": ("echo", 0o755)},
+        fetch=["/tmp/out.txt", "/tmp/absent.txt"],
+        timeout=60,
+    )
+    assert result.ok, result.output
+    assert result.output.strip() == "755"
+    assert result.files == {"/tmp/out.txt": b"HELLO"}
+
+
+def test_session_diff_and_commit(runtime, base_image):
+    with runtime.session(base_image) as session:
+        session.put_files({"/tmp/new.txt": "x"})
+        assert session.exec("rm /etc/hostname.bak 2>/dev/null; echo changed >> /etc/issue; rm /etc/debian_version").ok
+        changes = {(c.kind, c.path) for c in session.diff()}
+        assert ("A", "/tmp/new.txt") in changes
+        assert ("C", "/etc/issue") in changes
+        assert ("D", "/etc/debian_version") in changes
+        assert session.get_file("/tmp/new.txt") == b"x"
+        assert session.get_file("/nope") is None
+        image_id = session.commit("cligym/test-commit", "t1")
+    try:
+        image = runtime.client.images.get(image_id)
+        assert image.labels.get(LABEL) == "1"
+        check = runtime.run("cligym/test-commit:t1", "test ! -e /etc/debian_version && cat /tmp/new.txt", timeout=60)
+        assert check.ok and check.output.strip() == "x"
+    finally:
+        runtime.remove_image("cligym/test-commit:t1")
+
+
+def test_session_removed_when_body_raises(runtime, base_image):
+    with pytest.raises(RuntimeError):
+        with runtime.session(base_image) as session:
+            cid = session.id
+            raise RuntimeError("boom")
+    with pytest.raises(docker.errors.NotFound):
+        runtime.client.containers.get(cid)
+
+
+def test_build_and_failed_build_cleanup(runtime, base_image, tmp_path):
+    ok = tmp_path / "ok"
+    ok.mkdir()
+    (ok / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo built > /built\n")
+    image_id = runtime.build(ok, "cligym/test-build:ok")
+    try:
+        assert runtime.client.images.get(image_id).labels.get(LABEL) == "1"
+        assert runtime.run("cligym/test-build:ok", "cat /built", timeout=60).output.strip() == "built"
+    finally:
+        runtime.remove_image("cligym/test-build:ok")
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo step1 > /s1\nRUN echo failing && exit 7\n")
+    before = set(runtime.labelled_containers())
+    dangling_before = runtime.dangling_images()
+    with pytest.raises(BuildFailed) as info:
+        runtime.build(bad, "cligym/test-build:bad")
+    assert "failing" in info.value.log
+    assert set(runtime.labelled_containers()) == before
+    assert not runtime.image_exists("cligym/test-build:bad")
+    assert runtime.dangling_images() == dangling_before
+
+
+def test_build_has_no_network(runtime, base_image, tmp_path):
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM {base_image}\nRUN test \"$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ')\" = lo\n"
+    )
+    runtime.build(tmp_path, "cligym/test-build:nonet")
+    runtime.remove_image("cligym/test-build:nonet")
+
+
+def test_engine_unreachable_says_how_to_start(monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(EngineUnavailable) as info:
+        Runtime()
+    assert "setup.sh" in str(info.value) and "dockerd" in str(info.value)

@@ -186,6 +186,7 @@ def declared_test_requirements(path: Path, project: str) -> list[str]:
         groups = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("dependency-groups", {}) or {}
     for key in TEST_KEYS:
         reqs += extras.get(key, [])
+    for key in TEST_KEYS:
         reqs += _group(groups, key, {key})
     if not reqs:
         for name in ("requirements/tests.in", "requirements/test.in", "requirements/tests.txt",

@@ -36,6 +36,7 @@ def test_gold_from_pypi_sdist(spec, runtime, gold_envs):
     assert set(gold.durations) == set(gold.tests)
     assert gold.runs == 3 and len(gold.test_seconds) == 3
     assert not set(gold.tests) & set(gold.flaky)
+    assert all("::" in node for node in gold.tests + gold.failing + gold.flaky)
     _recheck(runtime, gold)
 
 

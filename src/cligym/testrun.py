@@ -131,12 +131,14 @@ def run_tests(
     test_command: str,
     node_ids: Iterable[str] = (),
     *,
+    paths: Sequence[str] = (),
     timeout: float = 900,
 ) -> TestRun:
-    """Run the test command (all tests, or the given node ids) in a fresh container."""
+    """Run the test command in a fresh container: the given node ids (each gets an
+    outcome, ``missing`` if the report lacks it), or a whole collection of ``paths``."""
     ids = list(node_ids)
     result = runtime.run(
-        image, shell_command(workdir, test_command) + ids, timeout=timeout, fetch=[REPORT_PATH]
+        image, shell_command(workdir, test_command) + [*paths, *ids], timeout=timeout, fetch=[REPORT_PATH]
     )
     report = result.files.get(REPORT_PATH)
     results: dict[str, TestResult] = {}

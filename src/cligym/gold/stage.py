@@ -239,7 +239,7 @@ def _run_suite(
     with reporter.task(f"running the test suite {runs} times", total=runs):
         for _ in range(runs):
             results.append(
-                run_tests(runtime, gold.image, gold.workdir, gold.test_command, test_paths, timeout=timeout)
+                run_tests(runtime, gold.image, gold.workdir, gold.test_command, paths=test_paths, timeout=timeout)
             )
             reporter.advance()
     first = results[0]

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from cligym.runtime import Runtime
+from cligym.runtime import Runtime, Session
 
 REPORT_PATH = "/tmp/cligym-report.xml"
 #: Options appended to every test command: no cache dir written into the project, and a
@@ -140,7 +140,20 @@ def run_tests(
     result = runtime.run(
         image, shell_command(workdir, test_command) + [*paths, *ids], timeout=timeout, fetch=[REPORT_PATH]
     )
-    report = result.files.get(REPORT_PATH)
+    return _collect(result, result.files.get(REPORT_PATH), ids)
+
+
+def run_tests_in_session(
+    session: Session, workdir: str, test_command: str, node_ids: Iterable[str], *, timeout: float = 900
+) -> TestRun:
+    """Run node ids inside an already running container (e.g. after a repair script)."""
+    ids = list(node_ids)
+    session.exec(["rm", "-f", REPORT_PATH], timeout=60)
+    result = session.exec(shell_command(workdir, test_command) + ids, timeout=timeout)
+    return _collect(result, session.get_file(REPORT_PATH), ids)
+
+
+def _collect(result, report: bytes | None, ids: list[str]) -> TestRun:
     results: dict[str, TestResult] = {}
     if report:
         try:

@@ -150,6 +150,14 @@ class Session:
         except docker.errors.NotFound:
             return None
 
+    def get_archive(self, path: str) -> bytes | None:
+        """A tar of ``path`` (file or directory, named by its last component), or None."""
+        try:
+            chunks, _ = self.container.get_archive(path)
+            return b"".join(chunks)
+        except docker.errors.NotFound:
+            return None
+
     def diff(self) -> list[Change]:
         """The container's filesystem changes against its image."""
         kinds = {0: "C", 1: "A", 2: "D"}

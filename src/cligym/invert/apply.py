@@ -1,0 +1,44 @@
+"""Turning a Dockerfile delta into a broken image, and repairing one with a script."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from cligym.config import LABEL, home
+from cligym.gold import GoldEnv
+from cligym.runtime import Runtime
+from cligym.testrun import TestRun, run_tests_in_session
+
+SOLUTION_PATH = "/tmp/cligym-solve.sh"
+
+
+def dockerfile_text(base: str, lines: Iterable[str]) -> str:
+    return "\n".join([f"FROM {base}", f"LABEL {LABEL}=1 {LABEL}.broken=1", *lines]) + "\n"
+
+
+def build_broken(runtime: Runtime, gold: GoldEnv, lines: list[str], tag: str) -> str:
+    """Build gold + ΔD from scratch (no layer cache) as ``tag``; returns the tag.
+
+    Raises BuildFailed when a ΔD line fails.
+    """
+    root = home() / "build"
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root) as tmp:
+        (Path(tmp) / "Dockerfile").write_text(dockerfile_text(gold.image, lines))
+        runtime.build(Path(tmp), tag, nocache=True)
+    return tag
+
+
+def repair_and_test(
+    runtime: Runtime, image: str, gold: GoldEnv, solution: str, tests: list[str], timeout: float = 900
+) -> tuple[int | None, str, TestRun]:
+    """Run the solution script in a container of ``image``, then the tests in the same
+    container. Returns the script's exit code and output, and the test run."""
+    with runtime.session(image) as session:
+        session.put_files({SOLUTION_PATH: (solution, 0o755)})
+        fixed = session.exec(["sh", SOLUTION_PATH], timeout=600)
+        session.exec(["rm", "-f", SOLUTION_PATH], timeout=60)
+        run = run_tests_in_session(session, gold.workdir, gold.test_command, tests, timeout=timeout)
+    return fixed.exit_code, fixed.output, run

@@ -1,0 +1,3 @@
+"""Operators: certificates."""
+
+from cligym.invert.operators.base import Operator, Target, register  # noqa: F401

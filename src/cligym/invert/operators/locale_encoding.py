@@ -1,0 +1,3 @@
+"""Operators: locale_encoding."""
+
+from cligym.invert.operators.base import Operator, Target, register  # noqa: F401

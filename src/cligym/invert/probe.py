@@ -1,0 +1,144 @@
+"""Probe a gold environment once: what do its tests touch?
+
+The probe runs the gold tests in a throw-away container with a recording pytest plugin
+(``probe_plugin.py``) and lists the image's filesystem. The result is saved beside
+gold.json as probe.json; operators choose their targets from it.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from cligym.errors import CligymError
+from cligym.gold import GoldEnv
+from cligym.records import load, save
+from cligym.runtime import Runtime
+from cligym.testrun import shell_command
+from cligym.verify.manifest import Entry, take_manifest
+
+PROBE_FILE = "probe.json"
+PLUGIN_DIR = "/tmp/cligym_probe"
+PROBE_OUT = "/tmp/cligym-probe.json"
+
+
+class Touch(BaseModel):
+    modules: list[str] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=list)
+    env: list[str] = Field(default_factory=list)
+    commands: list[str] = Field(default_factory=list)
+    libs: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    markers: list[str] = Field(default_factory=list)
+    file: str | None = None
+
+
+class Dist(BaseModel):
+    name: str
+    version: str
+    path: str | None = None
+    top_level: list[str] = Field(default_factory=list)
+    entry_points: list[dict[str, str]] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=list)
+
+
+class Probe(BaseModel):
+    gold_image_id: str
+    tests: list[str]  # the gold tests the probe ran
+    touch: dict[str, Touch]  # node ids, and "file:<module path>" for collection
+    modules: dict[str, str]  # module name -> real file path
+    libs: list[str]  # shared objects mapped at the end of the session
+    dists: list[Dist]
+    python: dict
+    ssl: dict = Field(default_factory=dict)
+    inifile: str | None = None
+    rootdir: str = ""
+    env: dict[str, str] = Field(default_factory=dict)
+    files: dict[str, Entry] = Field(default_factory=dict)  # the gold filesystem listing
+
+    def of(self, test: str) -> Touch:
+        """What one test touches, its module's collection included."""
+        own = self.touch.get(test, Touch())
+        base = self.touch.get(own.file or "", Touch())
+        return Touch(**{
+            key: sorted(set(getattr(own, key)) | set(getattr(base, key)))
+            for key in ("modules", "files", "env", "commands", "libs", "warnings", "markers")
+        }, file=own.file)
+
+    def touching(self, tests: list[str], key: str, value: str) -> list[str]:
+        """The tests among ``tests`` whose touch list ``key`` contains ``value``."""
+        return [t for t in tests if value in getattr(self.of(t), key)]
+
+    def realpath(self, path: str) -> str:
+        """Resolve symlinks using the gold filesystem listing."""
+        seen = 0
+        parts = Path(path)
+        while seen < 40:
+            seen += 1
+            entry = self.files.get(str(parts))
+            if entry is None or entry.type != "l":
+                # resolve a symlinked parent directory
+                for parent in parts.parents:
+                    pe = self.files.get(str(parent))
+                    if pe is not None and pe.type == "l":
+                        target = Path(pe.link) if pe.link.startswith("/") else parent.parent / pe.link
+                        parts = Path(str(target)) / parts.relative_to(parent)
+                        break
+                else:
+                    return str(parts)
+                continue
+            target = Path(entry.link)
+            parts = target if target.is_absolute() else parts.parent / target
+            parts = Path(_normalize(str(parts)))
+        return str(parts)
+
+
+def _normalize(path: str) -> str:
+    out: list[str] = []
+    for piece in path.split("/"):
+        if piece in ("", "."):
+            continue
+        if piece == "..":
+            if out:
+                out.pop()
+        else:
+            out.append(piece)
+    return "/" + "/".join(out)
+
+
+def run_probe(runtime: Runtime, gold: GoldEnv, timeout: float = 1800) -> Probe:
+    plugin = (resources.files("cligym.invert") / "probe_plugin.py").read_bytes()
+    argv = shell_command(gold.workdir, f"{gold.test_command} -p cligym_probe_plugin") + list(gold.tests)
+    result = runtime.run(
+        gold.image,
+        argv,
+        timeout=timeout,
+        env={"PYTHONPATH": PLUGIN_DIR, "CLIGYM_PROBE_OUT": PROBE_OUT},
+        files={f"{PLUGIN_DIR}/cligym_probe_plugin.py": plugin},
+        fetch=[PROBE_OUT],
+    )
+    raw = result.files.get(PROBE_OUT)
+    if not raw:
+        raise CligymError(f"the probe of {gold.image} wrote no record: {result.output[-300:]}")
+    probe = Probe.model_validate_json(
+        raw.replace(b'"touch"', b'"gold_image_id": "%s", "tests": [], "touch"' % gold.image_id.encode(), 1)
+    )
+    probe.tests = list(gold.tests)
+    probe.env.pop("PYTHONPATH", None)
+    probe.env.pop("CLIGYM_PROBE_OUT", None)
+    probe.files = take_manifest(runtime, gold.image)
+    return probe
+
+
+def load_or_probe(runtime: Runtime, gold: GoldEnv, gold_dir: Path) -> Probe:
+    """The probe saved beside gold.json, made now if missing or stale."""
+    path = gold_dir / PROBE_FILE
+    if path.is_file():
+        probe = load(Probe, path)
+        if probe.gold_image_id == gold.image_id and probe.tests == gold.tests:
+            return probe
+    probe = run_probe(runtime, gold)
+    save(probe, path)
+    return probe

@@ -1,0 +1,63 @@
+"""A listing of an image's filesystem (type, mode, size, mtime, link target per path),
+taken with ``find`` in a container so it works in images whose Python is broken."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from cligym.errors import CligymError
+from cligym.runtime import Runtime
+
+#: Paths the engine mounts into every container; they say nothing about the image.
+RUNTIME_PATHS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/.dockerenv")
+
+FIND = (
+    "find / -xdev \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o "
+    "-printf '%y\\t%m\\t%s\\t%T@\\t%p\\t%l\\n'"
+)
+
+
+class Entry(BaseModel):
+    type: str  # f file, d directory, l symlink, ...
+    mode: str
+    size: int
+    mtime: str
+    link: str = ""
+
+    def same_as(self, other: Entry) -> bool:
+        return (self.type, self.mode, self.size, self.mtime, self.link) == (
+            other.type, other.mode, other.size, other.mtime, other.link,
+        )
+
+
+Manifest = dict[str, Entry]
+
+
+def take_manifest(runtime: Runtime, image: str) -> Manifest:
+    result = runtime.run(image, ["sh", "-c", FIND], timeout=300)
+    if result.exit_code not in (0, 1) or not result.output:
+        raise CligymError(f"could not list the filesystem of {image}: {result.output[-200:]}")
+    manifest: Manifest = {}
+    for line in result.output.splitlines():
+        parts = line.split("\t")
+        if len(parts) != 6 or parts[4] in RUNTIME_PATHS:
+            continue
+        kind, mode, size, mtime, path, link = parts
+        manifest[path] = Entry(type=kind, mode=mode, size=int(size), mtime=mtime, link=link)
+    return manifest
+
+
+def diff_manifests(gold: Manifest, broken: Manifest) -> dict[str, list[str]]:
+    """Paths added, changed and deleted from ``gold`` to ``broken`` (directories whose
+    only change is their mtime are left out)."""
+    added = sorted(set(broken) - set(gold))
+    deleted = sorted(set(gold) - set(broken))
+    changed = []
+    for path in set(gold) & set(broken):
+        old, new = gold[path], broken[path]
+        if old.same_as(new):
+            continue
+        if old.type == new.type == "d" and old.mode == new.mode:
+            continue
+        changed.append(path)
+    return {"added": added, "changed": sorted(changed), "deleted": deleted}

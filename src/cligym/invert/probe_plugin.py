@@ -31,7 +31,10 @@ def _audit(event, args):
         elif event in ("subprocess.Popen", "os.exec", "os.posix_spawn"):
             exe, argv = args[0], args[1]
             first = argv[0] if isinstance(argv, (list, tuple)) and argv else argv
-            command = str(exe or first)
+            command = exe or first
+            if isinstance(command, bytes):
+                command = command.decode("utf-8", "replace")
+            command = str(command)
             _REC["commands"].add(command)
             # a forked child (e.g. the sh library) loses its memory: log to a file too
             with open(_EXEC_LOG, "a") as log:

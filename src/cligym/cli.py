@@ -86,6 +86,109 @@ def gold(
 
 
 @app.command()
+def operators(
+    category: Annotated[Optional[str], typer.Option(help="Only this category.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """List the built-in degradation operators and their categories."""
+    from cligym.invert.operators import REGISTRY
+
+    rows = [
+        {"name": op.name, "category": op.category, "broad": op.broad, "symptom": op.symptom, "hint": op.hint}
+        for op in sorted(REGISTRY.values(), key=lambda o: (o.category, o.name))
+        if category is None or op.category == category
+    ]
+    if as_json:
+        out.print_json(json.dumps(rows))
+        return
+    table = Table(title=f"{len(rows)} operators in {len({r['category'] for r in rows})} categories")
+    for column in ("category", "name", "hint"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["category"], row["name"] + (" (broad)" if row["broad"] else ""), row["hint"])
+    out.print(table)
+
+
+@app.command()
+def invert(
+    gold_dir: Annotated[Path, typer.Argument(help="A directory holding gold.json (made by 'cligym gold').")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The run directory (created; resumed if it exists).")],
+    attempts: Annotated[int, typer.Option("-n", "--attempts", help="How many attempts to make.")] = 10,
+    seed: Annotated[int, typer.Option(help="Seed: the same seed and gold give the same attempts.")] = 0,
+    operator: Annotated[
+        Optional[str], typer.Option("--operators", help="Comma-separated operator names to use (default: all).")
+    ] = None,
+    sample: Annotated[int, typer.Option(help="Gold tests sampled per attempt.")] = 200,
+    max_operators: Annotated[int, typer.Option(help="Most operators combined in one attempt (1-3).")] = 3,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress display.")] = False,
+) -> None:
+    """Break a gold environment on purpose, guided by its tests, and keep the verified
+    broken states as tasks (RUN_DIR/tasks/*/instance.json). Interrupted runs resume."""
+    from cligym.invert.search import invert as run_invert
+
+    names = [n.strip() for n in operator.split(",") if n.strip()] if operator else None
+    with _reporter(quiet or as_json) as reporter:
+        summary = run_invert(
+            gold_dir, output, attempts=attempts, seed=seed, operators=names, sample_size=sample,
+            max_operators=max_operators, reporter=reporter,
+        )
+    if as_json:
+        out.print_json(summary.model_dump_json(by_alias=True))
+        return
+    table = Table(title=f"inversion of {gold_dir}", show_header=False)
+    table.add_row("attempts", str(summary.attempts))
+    table.add_row("verified tasks", f"{summary.verified} (yield {summary.yield_:.0%})")
+    table.add_row("discarded", ", ".join(f"{k} {v}" for k, v in sorted(summary.discard_reasons.items())) or "none")
+    table.add_row("per category", ", ".join(f"{k} {v}" for k, v in sorted(summary.per_category.items())) or "none")
+    if summary.seconds_per_verified is not None:
+        table.add_row("seconds per verified task", f"{summary.seconds_per_verified:.1f}")
+    table.add_row("tasks", str(output / "tasks"))
+    out.print(table)
+
+
+@app.command()
+def verify(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory made by 'cligym invert'.")],
+    gold_dir: Annotated[Path, typer.Option("--gold", help="The gold directory the run was made from.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """Re-check every task of a run from scratch: fresh build of gold + ΔD, F2P fails twice
+    with nothing done, leak scan clean, the solution makes F2P and P2P pass."""
+    from cligym.invert.models import TaskInstance
+    from cligym.invert.probe import load_or_probe
+    from cligym.invert.search import load_gold
+    from cligym.records import load
+    from cligym.runtime import Runtime
+    from cligym.verify.checks import recheck_task
+
+    tasks = sorted((run_dir / "tasks").glob("*/instance.json")) if run_dir.is_dir() else []
+    if not tasks:
+        raise CligymError(f"{run_dir} has no tasks (expected RUN_DIR/tasks/*/instance.json)", exit_code=2)
+    gold = load_gold(gold_dir)
+    runtime = Runtime()
+    probe = load_or_probe(runtime, gold, gold_dir)
+    results = []
+    with _reporter(as_json) as reporter, reporter.task("re-checking tasks", total=len(tasks)):
+        for path in tasks:
+            task = load(TaskInstance, path)
+            verdict = recheck_task(runtime, gold, probe.files, task)
+            results.append({"instance_id": task.instance_id, "ok": verdict.ok, "kind": verdict.kind, "reason": verdict.reason})
+            reporter.advance()
+    if as_json:
+        out.print_json(json.dumps(results))
+    else:
+        table = Table(title="verification")
+        for column in ("instance", "ok", "reason"):
+            table.add_column(column)
+        for row in results:
+            table.add_row(row["instance_id"], "yes" if row["ok"] else "NO", row["reason"])
+        out.print(table)
+    if not all(r["ok"] for r in results):
+        raise typer.Exit(1)
+
+
+@app.command()
 def clean(
     images: Annotated[bool, typer.Option(help="Also remove every image with the cligym label (gold and base).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Report as JSON.")] = False,

@@ -9,7 +9,7 @@ from cligym.errors import CligymError
 from cligym.runtime import Runtime
 
 #: Paths the engine mounts into every container; they say nothing about the image.
-RUNTIME_PATHS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/.dockerenv")
+RUNTIME_PATHS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/etc/mtab", "/.dockerenv")
 
 FIND = (
     "find / -xdev \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o "

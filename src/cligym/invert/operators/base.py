@@ -84,6 +84,9 @@ class Operator:
     hint: ClassVar[str]
     #: Operators that break every test (e.g. the interpreter) are sampled less often.
     broad: ClassVar[bool] = False
+    #: Position of this operator's ΔD lines when several are combined: operators that
+    #: break what later build steps need (shared libraries, the interpreter) go last.
+    order: ClassVar[int] = 50
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
         raise NotImplementedError

@@ -1,0 +1,236 @@
+"""Test-guided search for broken states (the offline, operator-driven inversion).
+
+Each attempt is seeded by (seed, attempt number) alone, so a run is reproducible and a
+resumed run makes the same attempts. An attempt samples up to ``sample_size`` gold tests,
+then 1–3 operators with targets those tests touch (narrow targets preferred), builds
+gold + ΔD from scratch, runs the sample, classifies it (failing → FAIL_TO_PASS, passing →
+PASS_TO_PASS; a test command that cannot run makes the whole sample FAIL_TO_PASS; nothing
+failing → discarded), and verifies the state (cligym.verify.checks). Every attempt leaves
+RUN_DIR/candidates/<id>.json; every verified one RUN_DIR/tasks/<instance_id>/instance.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections import Counter
+from pathlib import Path
+
+from cligym.errors import BadInput, BuildFailed, CligymError
+from cligym.gold import GOLD_FILE, GoldEnv
+from cligym.invert.apply import build_broken
+from cligym.invert.models import AppliedOperator, Candidate, InvertConfig, Summary, TaskInstance
+from cligym.invert.operators import GoldFiles, Operator, Target, get
+from cligym.invert.probe import Probe, load_or_probe
+from cligym.records import load, save
+from cligym.runtime import Runtime
+from cligym.testrun import TestRun, run_tests
+from cligym.ui import Reporter
+from cligym.verify.checks import check_broken_state
+
+CONFIG_FILE = "config.json"
+SUMMARY_FILE = "summary.json"
+#: How often 1, 2 or 3 operators are combined in one attempt.
+OPERATOR_COUNT_WEIGHTS = {1: 6, 2: 3, 3: 1}
+BROAD_WEIGHT = 0.15
+
+
+def load_gold(gold_dir: Path) -> GoldEnv:
+    if not gold_dir.is_dir():
+        raise BadInput(f"{gold_dir} is not a directory (expected a gold dir made by 'cligym gold')")
+    return load(GoldEnv, gold_dir / GOLD_FILE, "gold environment")
+
+
+def choose_targets(
+    rng: random.Random, probe: Probe, operators: list[Operator], sample: list[str], files: GoldFiles, count: int
+) -> list[tuple[Operator, Target]]:
+    """Pick ``count`` operators with a prepared target each; narrow targets weigh more."""
+    options: list[tuple[Operator, list[Target]]] = []
+    for op in operators:
+        targets = [t for t in op.applies_to(probe, sample) if t.touching]
+        if targets:
+            options.append((op, targets))
+    chosen: list[tuple[Operator, Target]] = []
+    used_paths: set[str] = set()
+    while options and len(chosen) < count:
+        weights = [BROAD_WEIGHT if op.broad else 1.0 for op, _ in options]
+        index = rng.choices(range(len(options)), weights=weights)[0]
+        op, targets = options.pop(index)
+        if chosen and op.broad:
+            continue  # a broad break hides everything else: keep it alone
+        pool = [t for t in targets if t.key not in used_paths][:50]
+        for _ in range(min(5, len(pool))):
+            pick = rng.choices(pool, weights=[1.0 / len(t.touching) for t in pool])[0]
+            pool.remove(pick)
+            prepared = op.prepare(pick, files)
+            if prepared is not None:
+                chosen.append((op, prepared))
+                used_paths.add(prepared.key)
+                break
+    return chosen
+
+
+def classify(run: TestRun, sample: list[str]) -> tuple[list[str], list[str]]:
+    if not run.report_found:
+        return list(sample), []
+    failing = [t for t in sample if t not in run.results or run.results[t].outcome != "passed"]
+    passing = [t for t in sample if t not in set(failing)]
+    return failing, passing
+
+
+def solution_script(pairs: list[tuple[Operator, Target]]) -> str:
+    parts = ["#!/bin/sh", "# repair script: undo each change, last applied first", "set -e"]
+    for op, target in reversed(pairs):
+        parts += [f"# {op.category}", op.solution(target).strip()]
+    return "\n".join(parts) + "\n"
+
+
+def invert(
+    gold_dir: Path,
+    run_dir: Path,
+    *,
+    attempts: int,
+    seed: int = 0,
+    operators: list[str] | None = None,
+    sample_size: int = 200,
+    max_operators: int = 3,
+    runtime: Runtime | None = None,
+    reporter: Reporter | None = None,
+) -> Summary:
+    reporter = reporter or Reporter()
+    if attempts < 1:
+        raise BadInput("-n must be at least 1")
+    if not 1 <= max_operators <= 3:
+        raise BadInput("--max-operators must be 1, 2 or 3")
+    try:
+        ops = get(operators)
+    except KeyError as exc:
+        raise BadInput(f"unknown operator(s): {exc.args[0]} (see 'cligym operators')") from exc
+    gold = load_gold(gold_dir)
+    runtime = runtime or Runtime()
+    if not runtime.image_exists(gold.image):
+        raise BadInput(f"gold image {gold.image} is not in the Docker engine; run 'cligym gold' again")
+    config = InvertConfig(
+        gold_image_id=gold.image_id, seed=seed, operators=[o.name for o in ops],
+        sample_size=sample_size, max_operators=max_operators,
+    )
+    config_path = run_dir / CONFIG_FILE
+    if config_path.exists():
+        previous = load(InvertConfig, config_path, "invert config")
+        if previous != config:
+            raise BadInput(f"{run_dir} holds a run with other arguments (gold, seed or operators); use another -o")
+    save(config, config_path)
+    with reporter.task("probing the gold environment"):
+        probe = load_or_probe(runtime, gold, gold_dir)
+
+    with runtime.session(gold.image) as gold_session, reporter.task(
+        f"inverting {gold.source.spec}", total=attempts
+    ):
+        files = GoldFiles.of_session(gold_session)
+        for attempt in range(attempts):
+            path = run_dir / "candidates" / f"{attempt:04d}.json"
+            if not path.exists():
+                candidate = _attempt(runtime, gold, probe, ops, files, seed, attempt, sample_size, max_operators, run_dir)
+                save(candidate, path)
+            reporter.advance()
+    summary = summarize(run_dir, gold, attempts)
+    save(summary, run_dir / SUMMARY_FILE)
+    return summary
+
+
+def _attempt(
+    runtime: Runtime, gold: GoldEnv, probe: Probe, ops: list[Operator], files: GoldFiles,
+    seed: int, attempt: int, sample_size: int, max_operators: int, run_dir: Path,
+) -> Candidate:
+    rng = random.Random(f"cligym:{seed}:{attempt}")
+    sample = sorted(rng.sample(gold.tests, min(sample_size, len(gold.tests))))
+    counts = [c for c in OPERATOR_COUNT_WEIGHTS if c <= max_operators]
+    count = rng.choices(counts, weights=[OPERATOR_COUNT_WEIGHTS[c] for c in counts])[0]
+    cid = f"{attempt:04d}"
+    seconds: dict[str, float] = {}
+    started = time.monotonic()
+    pairs = choose_targets(rng, probe, ops, sample, files, count)
+    pairs.sort(key=lambda pair: pair[0].order)
+    seconds["choose"] = time.monotonic() - started
+    base = dict(id=cid, attempt=attempt, seed=seed, sample=sample, seconds=seconds)
+    if not pairs:
+        return Candidate(**base, status="discarded", discard_kind="no_target", reason="no operator applies to the sample")
+    applied = [
+        AppliedOperator(name=op.name, category=op.category, target=t.key, **op.describe(t)) for op, t in pairs
+    ]
+    lines = [line for op, t in pairs for line in op.apply(t)]
+    solution = solution_script(pairs)
+    base.update(operators=applied, dockerfile=lines, solution=solution)
+    digest = hashlib.sha256("\n".join([gold.image_id, *lines]).encode()).hexdigest()[:10]
+    instance_id = f"{gold.source.name}.{'+'.join(op.name for op, _ in pairs)}.{digest}"
+    tag = f"cligym/broken-{gold.source.name.lower()}:{digest}"
+    try:
+        started = time.monotonic()
+        try:
+            build_broken(runtime, gold, lines, tag)
+        except BuildFailed as exc:
+            return Candidate(**base, status="discarded", discard_kind="build_failed", reason=str(exc)[:500])
+        seconds["build"] = time.monotonic() - started
+        started = time.monotonic()
+        first = run_tests(runtime, tag, gold.workdir, gold.test_command, sample)
+        seconds["run"] = time.monotonic() - started
+        f2p, p2p = classify(first, sample)
+        base.update(FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, fail_fraction=round(len(f2p) / len(sample), 4))
+        if not f2p:
+            return Candidate(**base, status="discarded", discard_kind="no_failure", reason="every sampled test passed")
+        verdict = check_broken_state(runtime, gold, probe.files, tag, f2p, p2p, solution)
+        seconds.update(verdict.seconds)
+        base["extra_bytes"] = max(0, runtime.image_size(tag) - gold.image_bytes) if gold.image_bytes else None
+        if not verdict.ok:
+            return Candidate(**base, status="discarded", discard_kind=verdict.kind, reason=verdict.reason)
+        task_path = run_dir / "tasks" / instance_id / "instance.json"
+        if task_path.exists():
+            existing = load(TaskInstance, task_path)
+            if existing.attempt != attempt:
+                return Candidate(**base, status="discarded", discard_kind="duplicate",
+                                 reason=f"same delta as attempt {existing.attempt}")
+        errors = {t: (first.results[t].message if t in first.results else "")[:1500] for t in f2p}
+        task = TaskInstance(
+            instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
+            workdir=gold.workdir, test_command=gold.test_command, dockerfile=lines,
+            operators=[a.name for a in applied], category=applied[0].category,
+            categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
+            FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, solution=solution, errors=errors,
+            symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied],
+            fail_fraction=base["fail_fraction"], suite_size=len(gold.tests), extra_bytes=base["extra_bytes"],
+            seed=seed, attempt=attempt,
+        )
+        save(task, task_path)
+        return Candidate(**base, status="verified", instance_id=instance_id)
+    except CligymError as exc:
+        return Candidate(**base, status="discarded", discard_kind="error", reason=str(exc)[:500])
+    finally:
+        runtime.remove_image(tag)
+
+
+def summarize(run_dir: Path, gold: GoldEnv, attempts: int) -> Summary:
+    candidates = [load(Candidate, run_dir / "candidates" / f"{i:04d}.json") for i in range(attempts)
+                  if (run_dir / "candidates" / f"{i:04d}.json").exists()]
+    verified = [c for c in candidates if c.status == "verified"]
+    stage: Counter[str] = Counter()
+    for c in candidates:
+        stage.update(c.seconds)
+    total = sum(stage.values())
+    sample_seconds = [sum(gold.durations.get(t, 0.0) for t in c.sample) for c in candidates] or [0.0]
+    return Summary(
+        attempts=len(candidates),
+        verified=len(verified),
+        discarded=len(candidates) - len(verified),
+        **{"yield": round(len(verified) / len(candidates), 4) if candidates else 0.0},
+        discard_reasons=dict(Counter(c.discard_kind for c in candidates if c.discard_kind)),
+        per_category=dict(Counter(c.operators[0].category for c in verified)),
+        per_operator=dict(Counter(a.name for c in verified for a in c.operators)),
+        stage_seconds={k: round(v, 2) for k, v in sorted(stage.items())},
+        seconds_per_verified=round(total / len(verified), 2) if verified else None,
+        mean_fail_fraction=round(sum(c.fail_fraction for c in verified) / len(verified), 4) if verified else None,
+        mean_extra_bytes=(
+            round(sum(c.extra_bytes or 0 for c in verified) / len(verified)) if verified else None
+        ),
+        selected_tests_seconds=round(sum(sample_seconds) / len(sample_seconds), 3),
+    )

@@ -1,0 +1,97 @@
+"""The validity checks for a broken state: reproducible, non-trivial, solvable, leak-free."""
+
+from __future__ import annotations
+
+import uuid
+
+from pydantic import BaseModel, Field
+
+from cligym.gold import GoldEnv
+from cligym.invert.apply import build_broken, repair_and_test
+from cligym.runtime import Runtime
+from cligym.testrun import run_tests
+from cligym.verify.leaks import Finding, scan
+from cligym.verify.manifest import Manifest
+
+
+class Verdict(BaseModel):
+    ok: bool
+    kind: str | None = None  # the discard kind when not ok
+    reason: str = ""
+    leaks: list[Finding] = Field(default_factory=list)
+    seconds: dict[str, float] = Field(default_factory=dict)
+
+
+def check_broken_state(
+    runtime: Runtime,
+    gold: GoldEnv,
+    gold_manifest: Manifest,
+    image: str,
+    f2p: list[str],
+    p2p: list[str],
+    solution: str,
+    *,
+    repeats: int = 1,
+    timeout: float = 900,
+) -> Verdict:
+    """Check a broken image built from gold + ΔD alone against the recorded F2P/P2P sets.
+
+    (a)+(c) ``repeats`` more runs with nothing done fail exactly F2P and pass P2P;
+    (d) the leak scan of the image against gold is clean;
+    (b) the solution script, then the tests in the same container: F2P and P2P pass.
+    """
+    import time
+
+    seconds: dict[str, float] = {}
+    selected = sorted(set(f2p) | set(p2p))
+    started = time.monotonic()
+    for _ in range(repeats):
+        again = run_tests(runtime, image, gold.workdir, gold.test_command, selected, timeout=timeout)
+        failing = {t for t in selected if again.results.get(t) is None or again.results[t].outcome != "passed"}
+        if not failing & set(f2p):
+            return Verdict(ok=False, kind="trivial", reason="with nothing done the F2P tests pass")
+        if failing != set(f2p):
+            extra, gone = sorted(failing - set(f2p)), sorted(set(f2p) - failing)
+            return Verdict(
+                ok=False, kind="not_reproducible",
+                reason=f"a repeat run differs: {len(extra)} more failing {extra[:3]}, {len(gone)} now passing {gone[:3]}",
+            )
+    seconds["repeat"] = time.monotonic() - started
+
+    started = time.monotonic()
+    report = scan(runtime, gold.image, gold_manifest, image)
+    seconds["leak_scan"] = time.monotonic() - started
+    if not report.clean:
+        first = report.findings[0]
+        return Verdict(ok=False, kind="leak", reason=f"{first.kind}: {first.path} {first.detail}",
+                       leaks=report.findings, seconds=seconds)
+
+    started = time.monotonic()
+    code, output, repaired = repair_and_test(runtime, image, gold, solution, selected, timeout=timeout)
+    seconds["solve"] = time.monotonic() - started
+    if code != 0:
+        return Verdict(ok=False, kind="not_solvable", reason=f"the solution exited {code}: {output.strip()[-200:]}",
+                       seconds=seconds)
+    still = sorted(set(selected) - repaired.passed())
+    if still:
+        return Verdict(ok=False, kind="not_solvable", reason=f"{len(still)} tests still fail after the solution: {still[:3]}",
+                       seconds=seconds)
+    return Verdict(ok=True, seconds=seconds)
+
+
+def recheck_task(runtime: Runtime, gold: GoldEnv, gold_manifest: Manifest, task) -> Verdict:
+    """Re-check a saved TaskInstance from scratch: a fresh build of gold + ΔD, two runs
+    failing exactly F2P, a clean leak scan, and a working solution."""
+    from cligym.errors import BuildFailed
+
+    tag = f"cligym/recheck:{uuid.uuid4().hex[:12]}"
+    try:
+        try:
+            build_broken(runtime, gold, task.dockerfile, tag)
+        except BuildFailed as exc:
+            return Verdict(ok=False, kind="build_failed", reason=str(exc))
+        return check_broken_state(
+            runtime, gold, gold_manifest, tag, task.FAIL_TO_PASS, task.PASS_TO_PASS, task.solution, repeats=2
+        )
+    finally:
+        runtime.remove_image(tag)

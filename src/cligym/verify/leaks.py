@@ -1,0 +1,131 @@
+"""The leak scanner: does a broken image give its repair away?
+
+It compares the broken image's filesystem with the gold image's and reports
+- files the delta added or changed that should never be in a task image: VCS data,
+  pip/apt caches, backup files (*.bak, *.orig, *~, ...), shell and REPL histories, and the
+  task's own tests or solution;
+- a copy, anywhere among the added or changed files (inside tar/zip/gzip archives too),
+  of the original content of a file that the delta changed or deleted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import re
+import tarfile
+import zipfile
+
+from pydantic import BaseModel, Field
+
+from cligym.runtime import Runtime
+from cligym.verify.manifest import Manifest, diff_manifests, take_manifest
+
+#: Original contents shorter than this are too common to call a copy (empty files...).
+MIN_COPY_BYTES = 16
+ARCHIVE = re.compile(r"\.(tar|tgz|tar\.gz|tar\.xz|tar\.bz2|gz|zip|whl)$")
+NAME_RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("vcs", re.compile(r"(^|/)\.(git|hg|svn)(/|$)")),
+    ("pip-cache", re.compile(r"(^|/)\.cache/pip(/|$)|^/root/\.cache/|(^|/)pip-(req|install|unpack)-")),
+    ("apt-cache", re.compile(r"^/var/cache/apt/(archives/.+\.deb|.+\.bin)$|^/var/lib/apt/lists/[^/]+_[^/]+$")),
+    ("backup", re.compile(r"(\.bak|\.orig|\.old|\.rej|\.swp|\.save|~|\.dpkg-old|\.dpkg-dist)$")),
+    ("history", re.compile(r"(^|/)\.(bash|sh|zsh|python|psql|mysql|node_repl)_history$|(^|/)\.(lesshst|viminfo)$")),
+    ("task-files", re.compile(r"^/(tests|solution|oracle)(/|$)|(^|/)(solve|solution|run-tests)\.sh$")),
+]
+
+
+class Finding(BaseModel):
+    kind: str
+    path: str
+    detail: str = ""
+
+
+class LeakReport(BaseModel):
+    added: list[str] = Field(default_factory=list)
+    changed: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings
+
+
+def name_findings(paths: list[str]) -> list[Finding]:
+    found = []
+    for path in paths:
+        for kind, rule in NAME_RULES:
+            if rule.search(path):
+                found.append(Finding(kind=kind, path=path, detail=f"matches the {kind} rule"))
+                break
+    return found
+
+
+def sha256_in(runtime: Runtime, image: str, paths: list[str]) -> dict[str, str]:
+    """sha256 of regular files inside ``image`` (coreutils, so a broken Python is fine)."""
+    out: dict[str, str] = {}
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        result = runtime.run(image, ["sha256sum", "--", *chunk], timeout=600)
+        for line in result.output.splitlines():
+            digest, _, path = line.partition("  ")
+            if len(digest) == 64 and path:
+                out[path] = digest
+    return out
+
+
+def archive_member_hashes(data: bytes) -> list[str]:
+    """sha256 of every member of a tar/zip/gzip archive (nested one level)."""
+    hashes = []
+    try:
+        if data[:2] == b"PK":
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                hashes += [hashlib.sha256(zf.read(n)).hexdigest() for n in zf.namelist()]
+            return hashes
+        if data[:2] == b"\x1f\x8b":
+            inner = gzip.decompress(data)
+            hashes.append(hashlib.sha256(inner).hexdigest())
+            data = inner
+        with tarfile.open(fileobj=io.BytesIO(data)) as tf:
+            for member in tf:
+                if member.isfile():
+                    handle = tf.extractfile(member)
+                    if handle:
+                        hashes.append(hashlib.sha256(handle.read()).hexdigest())
+    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError):
+        pass
+    return hashes
+
+
+def scan(runtime: Runtime, gold_image: str, gold_manifest: Manifest, broken_image: str) -> LeakReport:
+    broken_manifest = take_manifest(runtime, broken_image)
+    diff = diff_manifests(gold_manifest, broken_manifest)
+    report = LeakReport(**diff)
+    report.findings += name_findings(diff["added"] + diff["changed"])
+
+    originals = [
+        p for p in diff["changed"] + diff["deleted"]
+        if gold_manifest[p].type == "f" and gold_manifest[p].size >= MIN_COPY_BYTES
+    ]
+    if not originals:
+        return report
+    original_hashes = sha256_in(runtime, gold_image, originals)
+    by_hash: dict[str, str] = {digest: path for path, digest in original_hashes.items()}
+    candidates = [p for p in diff["added"] + diff["changed"] if broken_manifest[p].type == "f"]
+    for path, digest in sha256_in(runtime, broken_image, candidates).items():
+        source = by_hash.get(digest)
+        if source and source != path:
+            report.findings.append(Finding(kind="copy", path=path, detail=f"holds the original content of {source}"))
+    archives = [p for p in candidates if ARCHIVE.search(p) and broken_manifest[p].size < 64 * 1024 * 1024]
+    if archives:
+        with runtime.session(broken_image) as session:
+            for path in archives:
+                data = session.get_file(path) or b""
+                for digest in archive_member_hashes(data):
+                    if digest in by_hash:
+                        report.findings.append(
+                            Finding(kind="copy", path=path, detail=f"archive holds the original content of {by_hash[digest]}")
+                        )
+                        break
+    return report

@@ -59,8 +59,11 @@ def gold(
     as_json: Annotated[bool, typer.Option("--json", help="Print the GoldEnv record as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress display.")] = False,
 ) -> None:
-    """Build a gold environment: the project installed offline in an image, its tests run
-    several times, and the ones that pass every time recorded in OUTPUT/gold.json."""
+    """Build a gold environment and record the tests that pass every time.
+
+    The project is installed offline in an image, its suite runs several times, and the
+    tests that pass on every run go into OUTPUT/gold.json.
+    """
     from cligym.gold import GOLD_FILE, make_gold
 
     reporter = _reporter(quiet or as_json)
@@ -123,8 +126,11 @@ def invert(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress display.")] = False,
 ) -> None:
-    """Break a gold environment on purpose, guided by its tests, and keep the verified
-    broken states as tasks (RUN_DIR/tasks/*/instance.json). Interrupted runs resume."""
+    """Break a gold environment on purpose and keep the verified broken states as tasks.
+
+    Guided by its tests; tasks land in RUN_DIR/tasks/*/instance.json, every attempt in
+    RUN_DIR/candidates/. An interrupted run resumes where it stopped.
+    """
     from cligym.invert.search import invert as run_invert
 
     names = [n.strip() for n in operator.split(",") if n.strip()] if operator else None
@@ -153,8 +159,11 @@ def verify(
     gold_dir: Annotated[Path, typer.Option("--gold", help="The gold directory the run was made from.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
-    """Re-check every task of a run from scratch: fresh build of gold + ΔD, F2P fails twice
-    with nothing done, leak scan clean, the solution makes F2P and P2P pass."""
+    """Re-check every task of a run from scratch.
+
+    A fresh build of gold + ΔD must fail exactly F2P twice with nothing done, the leak
+    scan must be clean, and the solution must make F2P and P2P pass.
+    """
     from cligym.invert.models import TaskInstance
     from cligym.invert.probe import load_or_probe
     from cligym.invert.search import load_gold
@@ -209,12 +218,18 @@ def clean(
 def demo(
     output: Annotated[Path, typer.Option("-o", "--output", help="Where the demo writes its records.")] = Path("demo-out"),
     project: Annotated[str, typer.Option(help="The PyPI project the demo starts from.")] = DEMO_PROJECT,
+    attempts: Annotated[int, typer.Option("-n", "--attempts", help="Inversion attempts.")] = 12,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Run the pipeline on a real PyPI project with built-in defaults."""
+    """Run the pipeline on a real PyPI project with built-in defaults.
+
+    gold (markupsafe 3.0.2 by default) → invert (operators, no LLM) → verified tasks.
+    """
     gold(source=project, output=output / "gold", image=None, test_cmd=None, workdir=None,
          base_image=DEFAULT_BASE_IMAGE, profile=None, runs=3, timeout=1800, rebuild=False,
-         as_json=as_json, quiet=False)
+         as_json=as_json, quiet=as_json)
+    invert(gold_dir=output / "gold", output=output / "run", attempts=attempts, seed=0, operator=None,
+           sample=200, max_operators=3, as_json=as_json, quiet=as_json)
 
 
 @app.command()

@@ -30,7 +30,7 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def save(record: BaseModel, path: Path) -> Path:
-    write_atomic(path, record.model_dump_json(indent=2) + "\n")
+    write_atomic(path, record.model_dump_json(indent=2, by_alias=True) + "\n")
     return path
 
 

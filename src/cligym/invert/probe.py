@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from cligym.errors import CligymError
 from cligym.gold import GoldEnv
@@ -57,15 +57,21 @@ class Probe(BaseModel):
     rootdir: str = ""
     env: dict[str, str] = Field(default_factory=dict)
     files: dict[str, Entry] = Field(default_factory=dict)  # the gold filesystem listing
+    _merged: dict[str, Touch] = PrivateAttr(default_factory=dict)
 
     def of(self, test: str) -> Touch:
-        """What one test touches, its module's collection included."""
+        """What one test touches: its own run, its module's collection, and the session
+        start-up (pytest itself, conftest imports), which every test goes through."""
+        if test in self._merged:
+            return self._merged[test]
         own = self.touch.get(test, Touch())
-        base = self.touch.get(own.file or "", Touch())
-        return Touch(**{
-            key: sorted(set(getattr(own, key)) | set(getattr(base, key)))
+        parts = [own, self.touch.get(own.file or "", Touch()), self.touch.get("session", Touch())]
+        merged = Touch(**{
+            key: sorted(set().union(*(getattr(p, key) for p in parts)))
             for key in ("modules", "files", "env", "commands", "libs", "warnings", "markers")
         }, file=own.file)
+        self._merged[test] = merged
+        return merged
 
     def touching(self, tests: list[str], key: str, value: str) -> list[str]:
         """The tests among ``tests`` whose touch list ``key`` contains ``value``."""

@@ -12,10 +12,15 @@ import sys
 
 import pytest
 
-_current = None
+_current = "session"  # outside any test or module: pytest start-up, conftest imports
 _EXEC_LOG = "/tmp/cligym-probe-exec.log"
 _touch = {}
-_REC = {"files": set(), "env": set(), "commands": set(), "dlopen": set()}
+_REC = {}  # scope -> {"files": set, "env": set, "commands": set, "dlopen": set}
+_START_MODULES = set(sys.modules)
+
+
+def _bucket(key):
+    return _REC.setdefault(key, {"files": set(), "env": set(), "commands": set(), "dlopen": set()})
 
 
 def _audit(event, args):
@@ -26,8 +31,8 @@ def _audit(event, args):
             path = args[0]
             if isinstance(path, bytes):
                 path = path.decode("utf-8", "replace")
-            if isinstance(path, str) and path.startswith("/"):
-                _REC["files"].add(path)
+            if isinstance(path, str) and path.startswith("/") and not path.startswith("/tmp/"):
+                _bucket(_current)["files"].add(path)
         elif event in ("subprocess.Popen", "os.exec", "os.posix_spawn"):
             exe, argv = args[0], args[1]
             first = argv[0] if isinstance(argv, (list, tuple)) and argv else argv
@@ -35,12 +40,12 @@ def _audit(event, args):
             if isinstance(command, bytes):
                 command = command.decode("utf-8", "replace")
             command = str(command)
-            _REC["commands"].add(command)
+            _bucket(_current)["commands"].add(command)
             # a forked child (e.g. the sh library) loses its memory: log to a file too
             with open(_EXEC_LOG, "a") as log:
                 log.write(f"{_current}\t{command}\n")
         elif event == "ctypes.dlopen":
-            _REC["dlopen"].add(str(args[0]))
+            _bucket(_current)["dlopen"].add(str(args[0]))
     except Exception:
         pass
 
@@ -51,12 +56,12 @@ sys.addaudithook(_audit)
 class _RecordingEnviron(type(os.environ)):
     def __getitem__(self, key):
         if _current is not None:
-            _REC["env"].add(key)
+            _bucket(_current)["env"].add(key)
         return super().__getitem__(key)
 
     def __contains__(self, key):
         if _current is not None:
-            _REC["env"].add(key)
+            _bucket(_current)["env"].add(key)
         return super().__contains__(key)
 
 
@@ -86,8 +91,7 @@ class _Scope:
     def __enter__(self):
         global _current
         self.prev = _current
-        for bucket in _REC.values():
-            bucket.clear()
+        _REC.pop(self.key, None)
         self.modules = set(sys.modules)
         self.libs = _maps()
         _current = self.key
@@ -96,12 +100,13 @@ class _Scope:
     def __exit__(self, *exc):
         global _current
         _current = None
+        rec = _bucket(self.key)
         entry = _touch.setdefault(self.key, {"modules": [], "files": [], "env": [], "commands": [], "libs": []})
         entry["modules"] = sorted(set(entry["modules"]) | (set(sys.modules) - self.modules))
-        entry["files"] = sorted(set(entry["files"]) | _REC["files"])
-        entry["env"] = sorted(set(entry["env"]) | _REC["env"])
-        entry["commands"] = sorted(set(entry["commands"]) | _REC["commands"])
-        entry["libs"] = sorted(set(entry["libs"]) | (_maps() - self.libs) | _REC["dlopen"])
+        entry["files"] = sorted(set(entry["files"]) | rec["files"])
+        entry["env"] = sorted(set(entry["env"]) | rec["env"])
+        entry["commands"] = sorted(set(entry["commands"]) | rec["commands"])
+        entry["libs"] = sorted(set(entry["libs"]) | (_maps() - self.libs) | rec["dlopen"])
         _current = self.prev
         return False
 
@@ -175,9 +180,17 @@ def pytest_sessionfinish(session, exitstatus):
                     _touch[key]["commands"] = sorted(set(_touch[key]["commands"]) | {command})
     except OSError:
         pass
+    scoped_modules = set().union(*(set(e["modules"]) for e in _touch.values())) if _touch else set()
+    scoped_libs = set().union(*(set(e["libs"]) for e in _touch.values())) if _touch else set()
+    rec = _bucket("session")
+    _touch["session"] = {
+        "modules": sorted(set(sys.modules) - _START_MODULES - scoped_modules),
+        "files": sorted(rec["files"]), "env": sorted(rec["env"]), "commands": sorted(rec["commands"]),
+        "libs": sorted((_maps() - scoped_libs) | rec["dlopen"]),
+    }
     tests = {}
     for key, entry in _touch.items():
-        if not key.startswith("file:"):
+        if not key.startswith("file:") and key != "session":
             entry["warnings"] = sorted(_warned.get(key, ()))
             entry["markers"] = _markers.get(key, [])
             entry["file"] = "file:" + key.split("::")[0]

@@ -1,0 +1,102 @@
+"""The real search on real gold environments; every kept task re-checked independently."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from cligym.invert.models import Candidate, Summary, TaskInstance
+from cligym.invert.probe import load_or_probe
+from cligym.invert.search import invert
+from cligym.records import load, save
+from cligym.verify.checks import recheck_task
+
+
+def _gold_dir(tmp_path_factory, gold):
+    path = tmp_path_factory.mktemp("golddir")
+    save(gold, path / "gold.json")
+    return path
+
+
+def _run_and_recheck(runtime, gold, gold_dir, run_dir, attempts, seed):
+    summary = invert(gold_dir, run_dir, attempts=attempts, seed=seed, runtime=runtime)
+    assert summary.attempts == attempts
+    candidates = sorted((run_dir / "candidates").glob("*.json"))
+    assert len(candidates) == attempts
+    tasks = sorted((run_dir / "tasks").glob("*/instance.json"))
+    assert len(tasks) == summary.verified
+    probe = load_or_probe(runtime, gold, gold_dir)
+    for path in tasks:
+        task = load(TaskInstance, path)
+        assert task.FAIL_TO_PASS and set(task.FAIL_TO_PASS).isdisjoint(task.PASS_TO_PASS)
+        assert task.image_name == gold.image and task.dockerfile and task.solution
+        assert set(task.errors) == set(task.FAIL_TO_PASS)
+        verdict = recheck_task(runtime, gold, probe.files, task)  # (a)-(d), from scratch
+        assert verdict.ok, f"{task.instance_id}: {verdict.kind} {verdict.reason}"
+    for path in candidates:
+        c = load(Candidate, path)
+        assert c.status == "verified" or c.discard_kind, c
+    return summary
+
+
+@pytest.mark.parametrize("spec", ["markupsafe==3.0.2", pytest.param("h11==0.16.0", marks=pytest.mark.slow)])
+def test_search_makes_verified_tasks(spec, runtime, gold_envs, tmp_path_factory, tmp_path):
+    gold = gold_envs(spec)
+    gold_dir = _gold_dir(tmp_path_factory, gold)
+    summary = _run_and_recheck(runtime, gold, gold_dir, tmp_path / "run", attempts=6, seed=1)
+    assert summary.verified >= 3, summary
+    data = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert data["yield"] == summary.yield_ and "discard_reasons" in data and "stage_seconds" in data
+
+
+def test_same_seed_same_attempts_and_resume(runtime, gold_envs, tmp_path_factory, tmp_path):
+    gold = gold_envs("markupsafe==3.0.2")
+    gold_dir = _gold_dir(tmp_path_factory, gold)
+    first = invert(gold_dir, tmp_path / "a", attempts=3, seed=7, runtime=runtime)
+    # an "interrupted" run: only the first attempt is there, the rest is made on resume
+    invert(gold_dir, tmp_path / "b", attempts=1, seed=7, runtime=runtime)
+    before = (tmp_path / "b" / "candidates" / "0000.json").read_text()
+    resumed = invert(gold_dir, tmp_path / "b", attempts=3, seed=7, runtime=runtime)
+    assert (tmp_path / "b" / "candidates" / "0000.json").read_text() == before  # not redone
+    for i in range(3):
+        a = load(Candidate, tmp_path / "a" / "candidates" / f"{i:04d}.json")
+        b = load(Candidate, tmp_path / "b" / "candidates" / f"{i:04d}.json")
+        assert (a.dockerfile, a.sample, a.status) == (b.dockerfile, b.sample, b.status)
+    assert resumed.verified == first.verified
+    assert sorted(p.name for p in (tmp_path / "a" / "tasks").iterdir()) == sorted(
+        p.name for p in (tmp_path / "b" / "tasks").iterdir()
+    ) if (tmp_path / "a" / "tasks").exists() else True
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "cligym", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_invert_bad_input(tmp_path, gold_envs, tmp_path_factory):
+    gold_dir = _gold_dir(tmp_path_factory, gold_envs("markupsafe==3.0.2"))
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "gold.json").write_text("{not json")
+    cases = [
+        (["invert", str(tmp_path / "missing"), "-o", str(tmp_path / "r1")], "is not a directory"),
+        (["invert", str(bad), "-o", str(tmp_path / "r2")], "not a valid"),
+        (["invert", str(gold_dir), "-n", "0", "-o", str(tmp_path / "r3")], "at least 1"),
+        (["invert", str(gold_dir), "--operators", "no_such_op", "-o", str(tmp_path / "r4")], "unknown operator"),
+    ]
+    for args, needle in cases:
+        proc = _cli(*args, "-q")
+        assert proc.returncode != 0
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and needle in lines[0] and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_operators_listing():
+    proc = _cli("operators", "--json")
+    assert proc.returncode == 0
+    rows = json.loads(proc.stdout)
+    assert len(rows) >= 30
+    assert len({r["category"] for r in rows}) >= 10
+    assert all(r["symptom"] and r["hint"] for r in rows)

@@ -61,6 +61,7 @@ class TaskInstance(BaseModel):
     FAIL_TO_PASS: list[str]
     PASS_TO_PASS: list[str]
     solution: str
+    changed_paths: list[str] = Field(default_factory=list)  # what ΔD added, changed or deleted
     errors: dict[str, str] = Field(default_factory=dict)  # F2P test -> error excerpt
     symptoms: list[str] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)

@@ -197,6 +197,7 @@ def _attempt(
             operators=[a.name for a in applied], category=applied[0].category,
             categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
             FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, solution=solution, errors=errors,
+            changed_paths=verdict.changed_paths,
             symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied],
             fail_fraction=base["fail_fraction"], suite_size=len(gold.tests), extra_bytes=base["extra_bytes"],
             seed=seed, attempt=attempt,

@@ -19,6 +19,7 @@ class Verdict(BaseModel):
     kind: str | None = None  # the discard kind when not ok
     reason: str = ""
     leaks: list[Finding] = Field(default_factory=list)
+    changed_paths: list[str] = Field(default_factory=list)  # added, changed or deleted by ΔD
     seconds: dict[str, float] = Field(default_factory=dict)
 
 
@@ -61,10 +62,11 @@ def check_broken_state(
     started = time.monotonic()
     report = scan(runtime, gold.image, gold_manifest, image)
     seconds["leak_scan"] = time.monotonic() - started
+    changed_paths = sorted(set(report.added) | set(report.changed) | set(report.deleted))
     if not report.clean:
         first = report.findings[0]
         return Verdict(ok=False, kind="leak", reason=f"{first.kind}: {first.path} {first.detail}",
-                       leaks=report.findings, seconds=seconds)
+                       leaks=report.findings, seconds=seconds, changed_paths=changed_paths)
 
     started = time.monotonic()
     code, output, repaired = repair_and_test(runtime, image, gold, solution, selected, timeout=timeout)
@@ -76,7 +78,7 @@ def check_broken_state(
     if still:
         return Verdict(ok=False, kind="not_solvable", reason=f"{len(still)} tests still fail after the solution: {still[:3]}",
                        seconds=seconds)
-    return Verdict(ok=True, seconds=seconds)
+    return Verdict(ok=True, seconds=seconds, changed_paths=changed_paths)
 
 
 def recheck_task(runtime: Runtime, gold: GoldEnv, gold_manifest: Manifest, task) -> Verdict:

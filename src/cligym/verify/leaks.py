@@ -20,7 +20,7 @@ import zipfile
 from pydantic import BaseModel, Field
 
 from cligym.runtime import Runtime
-from cligym.verify.manifest import Manifest, diff_manifests, take_manifest
+from cligym.verify.manifest import Manifest, Runner, diff_manifests, read_manifest
 
 #: Original contents shorter than this are too common to call a copy (empty files...).
 MIN_COPY_BYTES = 16
@@ -62,12 +62,16 @@ def name_findings(paths: list[str]) -> list[Finding]:
     return found
 
 
-def sha256_in(runtime: Runtime, image: str, paths: list[str]) -> dict[str, str]:
-    """sha256 of regular files inside ``image`` (coreutils, so a broken Python is fine)."""
+#: sha256 of original gold files, by (gold image, path): gold images do not change.
+_GOLD_HASHES: dict[tuple[str, str], str] = {}
+
+
+def sha256_in(run: Runner, paths: list[str]) -> dict[str, str]:
+    """sha256 of regular files in a container (coreutils, so a broken Python is fine)."""
     out: dict[str, str] = {}
     for start in range(0, len(paths), 500):
         chunk = paths[start : start + 500]
-        result = runtime.run(image, ["sha256sum", "--", *chunk], timeout=600)
+        result = run(["sha256sum", "--", *chunk])
         for line in result.output.splitlines():
             digest, _, path = line.partition("  ")
             if len(digest) == 64 and path:
@@ -99,7 +103,13 @@ def archive_member_hashes(data: bytes) -> list[str]:
 
 
 def scan(runtime: Runtime, gold_image: str, gold_manifest: Manifest, broken_image: str) -> LeakReport:
-    broken_manifest = take_manifest(runtime, broken_image)
+    """Scan ``broken_image`` (one container for all its reads) against the gold image."""
+    with runtime.session(broken_image) as session:
+        return _scan(runtime, gold_image, gold_manifest, lambda argv: session.exec(argv, timeout=600), session)
+
+
+def _scan(runtime: Runtime, gold_image: str, gold_manifest: Manifest, run: Runner, session) -> LeakReport:
+    broken_manifest = read_manifest(run, "the broken image")
     diff = diff_manifests(gold_manifest, broken_manifest)
     report = LeakReport(**diff)
     report.findings += name_findings(diff["added"] + diff["changed"])
@@ -110,22 +120,23 @@ def scan(runtime: Runtime, gold_image: str, gold_manifest: Manifest, broken_imag
     ]
     if not originals:
         return report
-    original_hashes = sha256_in(runtime, gold_image, originals)
-    by_hash: dict[str, str] = {digest: path for path, digest in original_hashes.items()}
+    todo = [p for p in originals if (gold_image, p) not in _GOLD_HASHES]
+    if todo:
+        for path, digest in sha256_in(lambda argv: runtime.run(gold_image, argv, timeout=600), todo).items():
+            _GOLD_HASHES[(gold_image, path)] = digest
+    by_hash = {_GOLD_HASHES[(gold_image, p)]: p for p in originals if (gold_image, p) in _GOLD_HASHES}
     candidates = [p for p in diff["added"] + diff["changed"] if broken_manifest[p].type == "f"]
-    for path, digest in sha256_in(runtime, broken_image, candidates).items():
+    for path, digest in sha256_in(run, candidates).items():
         source = by_hash.get(digest)
         if source and source != path:
             report.findings.append(Finding(kind="copy", path=path, detail=f"holds the original content of {source}"))
     archives = [p for p in candidates if ARCHIVE.search(p) and broken_manifest[p].size < 64 * 1024 * 1024]
-    if archives:
-        with runtime.session(broken_image) as session:
-            for path in archives:
-                data = session.get_file(path) or b""
-                for digest in archive_member_hashes(data):
-                    if digest in by_hash:
-                        report.findings.append(
-                            Finding(kind="copy", path=path, detail=f"archive holds the original content of {by_hash[digest]}")
-                        )
-                        break
+    for path in archives:
+        data = session.get_file(path) or b""
+        for digest in archive_member_hashes(data):
+            if digest in by_hash:
+                report.findings.append(
+                    Finding(kind="copy", path=path, detail=f"archive holds the original content of {by_hash[digest]}")
+                )
+                break
     return report

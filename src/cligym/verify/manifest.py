@@ -3,10 +3,15 @@ taken with ``find`` in a container so it works in images whose Python is broken.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel
 
 from cligym.errors import CligymError
-from cligym.runtime import Runtime
+from cligym.runtime import RunResult, Runtime
+
+#: Runs an argv in some container: a one-off ``runtime.run`` or a session's ``exec``.
+Runner = Callable[[list[str]], RunResult]
 
 #: Paths the engine mounts into every container; they say nothing about the image.
 RUNTIME_PATHS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/etc/mtab", "/.dockerenv")
@@ -34,9 +39,13 @@ Manifest = dict[str, Entry]
 
 
 def take_manifest(runtime: Runtime, image: str) -> Manifest:
-    result = runtime.run(image, ["sh", "-c", FIND], timeout=300)
+    return read_manifest(lambda argv: runtime.run(image, argv, timeout=300), image)
+
+
+def read_manifest(run: Runner, what: str) -> Manifest:
+    result = run(["sh", "-c", FIND])
     if result.exit_code not in (0, 1) or not result.output:
-        raise CligymError(f"could not list the filesystem of {image}: {result.output[-200:]}")
+        raise CligymError(f"could not list the filesystem of {what}: {result.output[-200:]}")
     manifest: Manifest = {}
     for line in result.output.splitlines():
         parts = line.split("\t")

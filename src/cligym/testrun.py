@@ -162,7 +162,9 @@ def _collect(result, report: bytes | None, ids: list[str]) -> TestRun:
             report = None
     if not report:
         why = "the test command produced no report" + (" (timed out)" if result.timed_out else "")
-        results = {n: TestResult(outcome="error", message=why) for n in ids}
+        tail = "\n".join(result.output.strip().splitlines()[-25:])
+        message = f"{why}; its output ended with:\n{tail}" if tail else why
+        results = {n: TestResult(outcome="error", message=message[-4000:]) for n in ids}
     return TestRun(
         exit_code=result.exit_code,
         timed_out=result.timed_out,

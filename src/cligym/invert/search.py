@@ -22,6 +22,7 @@ from cligym.gold import GOLD_FILE, GoldEnv
 from cligym.invert.apply import build_broken
 from cligym.invert.models import AppliedOperator, Candidate, InvertConfig, Summary, TaskInstance
 from cligym.invert.operators import GoldFiles, Operator, Target, get
+from cligym.invert.operators.base import protected
 from cligym.invert.probe import Probe, load_or_probe
 from cligym.records import load, save
 from cligym.runtime import Runtime
@@ -48,7 +49,7 @@ def choose_targets(
     """Pick ``count`` operators with a prepared target each; narrow targets weigh more."""
     options: list[tuple[Operator, list[Target]]] = []
     for op in operators:
-        targets = [t for t in op.applies_to(probe, sample) if t.touching]
+        targets = [t for t in op.applies_to(probe, sample) if t.touching and not protected(t.path)]
         if targets:
             options.append((op, targets))
     chosen: list[tuple[Operator, Target]] = []

@@ -158,6 +158,17 @@ def restore_tree(path: str, tar_gz: bytes) -> str:
     return f"rm -rf {q(path)} && echo {encoded} | base64 -d | tar xzf - -C {q(parent)}"
 
 
+#: Shared objects that the shell, coreutils and the harness need. Breaking them breaks the
+#: verifier itself (it could not even write a reward), so no operator may target them.
+PROTECTED_LIBS = ("libc.so", "libc-", "ld-linux", "libm.so", "libtinfo", "libselinux", "libpcre",
+                  "libacl", "libattr", "libgmp", "libcrypt.so", "libcap", "libdl", "libpthread")
+
+
+def protected(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith(PROTECTED_LIBS)
+
+
 def under(path: str, *roots: str) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 

@@ -198,6 +198,114 @@ def verify(
 
 
 @app.command()
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory made by 'cligym invert'.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="harbor, tb (Terminal-Bench 1.0) or jsonl.")] = "harbor",
+    output: Annotated[Path, typer.Option("-o", "--output", help="Where the tasks go (must be empty unless --force).")] = Path("tasks"),
+    hint: Annotated[bool, typer.Option("--hint/--no-hint", help="Put the hint paragraph in the instruction.")] = False,
+    style: Annotated[str, typer.Option(help="Issue text guidance: strong, balanced or weak.")] = "strong",
+    force: Annotated[bool, typer.Option(help="Replace a non-empty output directory.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the export report as JSON.")] = False,
+) -> None:
+    """Export verified tasks as Harbor or Terminal-Bench 1.0 task dirs, or a JSONL dataset."""
+    from cligym.export.stage import export as run_export
+    from cligym.runtime import Runtime
+
+    runtime = Runtime() if fmt in ("harbor", "tb") else None
+    report = run_export(run_dir, fmt, output, hint=hint, style=style, force=force, runtime=runtime)
+    if as_json:
+        out.print_json(report.model_dump_json())
+        return
+    out.print(f"exported {len(report.tasks)} tasks as {report.format} to {report.output}")
+    out.print(f"they build FROM {len(report.gold_images)} gold image(s): {', '.join(report.gold_images)}")
+
+
+@app.command()
+def validate(
+    tasks_dir: Annotated[Path, typer.Argument(help="A directory of exported Harbor or Terminal-Bench tasks.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress display.")] = False,
+) -> None:
+    """Run every exported task as the oracle (reward must be 1) and as nop (reward must be 0)."""
+    from cligym.runtime import Runtime
+    from cligym.validate.stage import task_dirs, validate_task
+
+    dirs = task_dirs(tasks_dir)
+    runtime = Runtime()
+    results = []
+    with _reporter(quiet or as_json) as reporter, reporter.task("validating tasks", total=len(dirs)):
+        for task_dir in dirs:
+            results.append(validate_task(runtime, task_dir))
+            reporter.advance()
+    if as_json:
+        out.print_json(json.dumps([{**r.model_dump(), "ok": r.ok} for r in results]))
+    else:
+        table = Table(title=f"validation of {len(results)} tasks")
+        for column in ("task", "oracle", "nop", "ok", "seconds"):
+            table.add_column(column)
+        for r in results:
+            table.add_row(r.task, str(r.oracle.reward), str(r.nop.reward), "yes" if r.ok else "NO", f"{r.seconds:.1f}")
+        out.print(table)
+        for r in results:
+            if not r.ok:
+                err.print(f"{r.task}: oracle {r.oracle.reward} ({r.oracle.detail}) nop {r.nop.reward} ({r.nop.detail})",
+                          markup=False)
+    if not all(r.ok for r in results):
+        raise typer.Exit(1)
+
+
+images_app = typer.Typer(help="Save or load the gold images that exported tasks build FROM.", no_args_is_help=True)
+app.add_typer(images_app, name="images")
+
+
+@images_app.command("save")
+def images_save(
+    source: Annotated[Path, typer.Argument(help="A run directory or an export directory.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The tar file to write.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Report as JSON.")] = False,
+) -> None:
+    """docker save the gold images of a run or export into one tar (shared layers once)."""
+    from cligym.export.stage import EXPORT_FILE, ExportReport, load_tasks
+    from cligym.records import load
+    from cligym.runtime import Runtime
+
+    if (source / EXPORT_FILE).is_file():
+        report = load(ExportReport, source / EXPORT_FILE)
+        images, count = report.gold_images, len(report.tasks)
+    else:
+        tasks = load_tasks(source)
+        images, count = sorted({t.image_name for t in tasks}), len(tasks)
+    runtime = Runtime()
+    missing = [i for i in images if not runtime.image_exists(i)]
+    if missing:
+        raise CligymError(f"gold image {missing[0]} is not in the Docker engine", exit_code=2)
+    size = runtime.save_images(images, output)
+    result = {"file": str(output), "images": images, "tasks": count, "bytes": size,
+              "bytes_per_task": round(size / count) if count else None}
+    if as_json:
+        out.print_json(json.dumps(result))
+    else:
+        out.print(f"saved {len(images)} image(s), {size / 1e6:.1f} MB ({result['bytes_per_task'] / 1e6:.1f} MB per task) to {output}")
+
+
+@images_app.command("load")
+def images_load(
+    file: Annotated[Path, typer.Argument(help="A tar written by 'cligym images save'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Report as JSON.")] = False,
+) -> None:
+    """docker load gold images saved on another machine."""
+    from cligym.runtime import Runtime
+
+    if not file.is_file():
+        raise CligymError(f"{file} does not exist", exit_code=2)
+    loaded = Runtime().load_images(file)
+    if as_json:
+        out.print_json(json.dumps({"loaded": loaded}))
+    else:
+        out.print(f"loaded {', '.join(loaded) or 'nothing'}")
+
+
+@app.command()
 def clean(
     images: Annotated[bool, typer.Option(help="Also remove every image with the cligym label (gold and base).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Report as JSON.")] = False,

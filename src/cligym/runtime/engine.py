@@ -424,6 +424,29 @@ class Runtime:
             except docker.errors.APIError:
                 pass
 
+    def save_images(self, refs: list[str], path: Path) -> int:
+        """``docker save`` several images into one tar (shared layers stored once); bytes written."""
+        response = self.api._get(self.api._url("/images/get"), params={"names": refs}, stream=True)
+        self.api._raise_for_status(response)
+        written = 0
+        with open(path, "wb") as handle:
+            for chunk in response.iter_content(chunk_size=1 << 20):
+                handle.write(chunk)
+                written += len(chunk)
+        return written
+
+    def load_images(self, path: Path) -> list[str]:
+        """``docker load`` a tar made by save_images; returns the loaded image names."""
+        with open(path, "rb") as handle:
+            loaded = []
+            for chunk in self.api.load_image(handle):
+                text = chunk.get("stream", "") if isinstance(chunk, dict) else ""
+                if "Loaded image" in text:
+                    loaded.append(text.split(":", 1)[1].strip())
+                if isinstance(chunk, dict) and chunk.get("error"):
+                    raise CligymError(f"docker load failed: {chunk['error']}")
+        return loaded
+
     def remove_labelled_images(self) -> int:
         """Remove every image carrying the cligym label; returns how many went."""
         images = self.client.images.list(filters={"label": LABEL})

@@ -1,0 +1,60 @@
+"""Harbor (Terminal-Bench 2.0) task directories.
+
+Layout: task.toml, instruction.md, environment/Dockerfile (FROM the gold image, then ΔD),
+tests/test.sh (copied to /tests after the agent finishes, run in WORKDIR, writes
+/logs/verifier/reward.txt), solution/solve.sh (the oracle's repair). The task's tests and
+solution are never part of the image.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cligym.export.common import difficulty, dockerfile, task_name, toml_document, verifier_script, write
+from cligym.invert.models import TaskInstance
+
+AGENT_TIMEOUT = 1800.0
+VERIFIER_TIMEOUT = 900.0
+BUILD_TIMEOUT = 600.0
+
+
+def task_toml(task: TaskInstance) -> str:
+    return toml_document(
+        {"version": "1.0"},
+        {
+            "task": {
+                "name": task_name(task),
+                "description": f"Repair the environment of {task.repo} so its failing tests pass again.",
+                "keywords": ["environment-repair", *task.categories],
+            },
+            "metadata": {
+                "author_name": "cligym",
+                "difficulty": difficulty(task),
+                "category": task.category,
+                "tags": ["environment-repair", *task.categories, *task.operators],
+                "operators": list(task.operators),
+                "source_project": task.repo,
+                "gold_image": task.image_name,
+                "instance_id": task.instance_id,
+                "fail_to_pass": len(task.FAIL_TO_PASS),
+                "pass_to_pass": len(task.PASS_TO_PASS),
+            },
+            "verifier": {"timeout_sec": VERIFIER_TIMEOUT},
+            "agent": {"timeout_sec": AGENT_TIMEOUT},
+            "environment": {
+                "build_timeout_sec": BUILD_TIMEOUT,
+                "network_mode": "no-network",
+                "cpus": 1,
+                "memory_mb": 2048,
+            },
+        },
+    )
+
+
+def write_task(task: TaskInstance, instruction: str, out: Path) -> Path:
+    write(out / "task.toml", task_toml(task))
+    write(out / "instruction.md", instruction)
+    write(out / "environment" / "Dockerfile", dockerfile(task))
+    write(out / "tests" / "test.sh", verifier_script(task, junit="/logs/verifier/junit.xml"), 0o755)
+    write(out / "solution" / "solve.sh", task.solution, 0o755)
+    return out

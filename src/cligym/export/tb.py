@@ -1,0 +1,60 @@
+"""Terminal-Bench 1.0 task directories.
+
+Layout: task.yaml, Dockerfile (build context: the task dir), docker-compose.yaml (service
+``client``, image and container name from the T_BENCH_* variables, ``sleep infinity``, the
+log volumes), run-tests.sh (pytest with -rA so the harness's pytest parser reads the
+summary), solution.sh, tests/ (copied to $TEST_DIR by the harness).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cligym.export.common import difficulty, dockerfile, verifier_script, write
+from cligym.invert.models import TaskInstance
+
+COMPOSE = """\
+services:
+  client:
+    build:
+      context: .
+      dockerfile: Dockerfile
+    image: ${T_BENCH_TASK_DOCKER_CLIENT_IMAGE_NAME}
+    container_name: ${T_BENCH_TASK_DOCKER_CLIENT_CONTAINER_NAME}
+    command: [ "sh", "-c", "sleep infinity" ]
+    environment:
+      - TEST_DIR=${T_BENCH_TEST_DIR}
+    volumes:
+      - ${T_BENCH_TASK_LOGS_PATH}:${T_BENCH_CONTAINER_LOGS_PATH}
+      - ${T_BENCH_TASK_AGENT_LOGS_PATH}:${T_BENCH_CONTAINER_AGENT_LOGS_PATH}
+"""
+
+
+def task_yaml(task: TaskInstance, instruction: str) -> str:
+    fields = {
+        "instruction": instruction,
+        "author_name": "cligym",
+        "author_email": "unknown",
+        "difficulty": difficulty(task),
+        "category": task.category,
+        "tags": ["environment-repair", *task.categories, *task.operators],
+        "parser_name": "pytest",
+        "max_agent_timeout_sec": 1800,
+        "max_test_timeout_sec": 900,
+        "run_tests_in_same_shell": False,
+        "disable_asciinema": True,
+    }
+    # JSON scalars and flow sequences are valid YAML; this keeps the file exact
+    return "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in fields.items())
+
+
+def write_task(task: TaskInstance, instruction: str, out: Path) -> Path:
+    write(out / "task.yaml", task_yaml(task, instruction))
+    write(out / "Dockerfile", dockerfile(task))
+    write(out / "docker-compose.yaml", COMPOSE)
+    write(out / "run-tests.sh", verifier_script(task), 0o755)
+    write(out / "solution.sh", task.solution, 0o755)
+    tests = sorted(set(task.FAIL_TO_PASS) | set(task.PASS_TO_PASS))
+    write(out / "tests" / "selected_tests.txt", "\n".join(tests) + "\n")
+    return out

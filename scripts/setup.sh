@@ -35,3 +35,16 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -c "import cligym, docker, openai, typer" 
   touch "$stamp"
 fi
+
+# Harbor's own task and trajectory models, for the tests that check exported files against
+# them. Harbor declares Python >= 3.12, but its pydantic models import on 3.11, so only
+# the package itself (no dependencies) plus what those models need goes into .venv-harbor.
+if [ ! -f .venv-harbor/.cligym-installed ]; then
+  "$PY" -m venv .venv-harbor
+  .venv-harbor/bin/python -m pip install -q --disable-pip-version-check --no-deps --ignore-requires-python \
+    harbor==0.25.0 >/dev/null 2>&1 || true
+  .venv-harbor/bin/python -m pip install -q --disable-pip-version-check pydantic==2.14.3 toml==0.10.2 \
+    pyyaml==6.0.3 >/dev/null 2>&1 || true
+  .venv-harbor/bin/python -c "from harbor.models.task.config import TaskConfig; from harbor.models.trajectories import Trajectory" \
+    && touch .venv-harbor/.cligym-installed
+fi

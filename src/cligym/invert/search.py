@@ -17,6 +17,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import docker.errors
+
 from cligym.errors import BadInput, BuildFailed, CligymError
 from cligym.gold import GOLD_FILE, GoldEnv
 from cligym.invert.apply import build_broken
@@ -166,6 +168,12 @@ def _attempt(
     digest = hashlib.sha256("\n".join([gold.image_id, *lines]).encode()).hexdigest()[:10]
     instance_id = f"{gold.source.name}.{'+'.join(op.name for op, _ in pairs)}.{digest}"
     tag = f"cligym/broken-{gold.source.name.lower()}:{digest}"
+    task_path = run_dir / "tasks" / instance_id / "instance.json"
+    if task_path.exists():
+        existing = load(TaskInstance, task_path)
+        if existing.attempt != attempt:
+            return Candidate(**base, status="discarded", discard_kind="duplicate",
+                             reason=f"same delta as attempt {existing.attempt}")
     try:
         started = time.monotonic()
         try:
@@ -185,12 +193,6 @@ def _attempt(
         base["extra_bytes"] = max(0, runtime.image_size(tag) - gold.image_bytes) if gold.image_bytes else None
         if not verdict.ok:
             return Candidate(**base, status="discarded", discard_kind=verdict.kind, reason=verdict.reason)
-        task_path = run_dir / "tasks" / instance_id / "instance.json"
-        if task_path.exists():
-            existing = load(TaskInstance, task_path)
-            if existing.attempt != attempt:
-                return Candidate(**base, status="discarded", discard_kind="duplicate",
-                                 reason=f"same delta as attempt {existing.attempt}")
         errors = {t: (first.results[t].message if t in first.results else "")[:1500] for t in f2p}
         task = TaskInstance(
             instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
@@ -205,7 +207,7 @@ def _attempt(
         )
         save(task, task_path)
         return Candidate(**base, status="verified", instance_id=instance_id)
-    except CligymError as exc:
+    except (CligymError, docker.errors.DockerException) as exc:
         return Candidate(**base, status="discarded", discard_kind="error", reason=str(exc)[:500])
     finally:
         runtime.remove_image(tag)

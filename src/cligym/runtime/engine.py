@@ -372,13 +372,16 @@ class Runtime:
                 except docker.errors.APIError:
                     pass
             seconds = time.monotonic() - start
-            output = _tail(container.logs(stdout=True, stderr=True) or b"")
+            try:
+                output = _tail(container.logs(stdout=True, stderr=True) or b"")
+            except docker.errors.APIError as exc:  # e.g. the engine already marked it dead
+                output = f"[output unavailable: {exc.explanation or exc}]"
             got: dict[str, bytes] = {}
             for path in fetch:
                 try:
                     chunks, _ = container.get_archive(path)
                     data = _untar_one(chunks)
-                except docker.errors.NotFound:
+                except docker.errors.APIError:
                     data = None
                 if data is not None:
                     got[path] = data

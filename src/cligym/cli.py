@@ -353,5 +353,12 @@ def main() -> None:
         err.print(f"cligym: error: {exc}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        err.print("cligym: interrupted", markup=False)
+        err.print("cligym: interrupted (finished records are kept; run the same command to resume)", markup=False)
         sys.exit(130)
+    except Exception as exc:  # the engine failing under us: one line, not a traceback
+        import docker.errors
+
+        if not isinstance(exc, docker.errors.DockerException):
+            raise
+        err.print(f"cligym: error: the Docker engine failed: {exc}", markup=False, soft_wrap=True)
+        sys.exit(1)

@@ -1,3 +1,131 @@
-"""Operators: bytecode."""
+"""Operators: bytecode (compiled .pyc files that no longer match their sources)."""
 
-from cligym.invert.operators.base import Operator, Target, register  # noqa: F401
+from __future__ import annotations
+
+import ast
+import re
+
+from cligym.invert.operators.base import (
+    MAX_EMBED, Operator, Target, q, register, restore_file, run_python, site_packages, under,
+)
+from cligym.invert.operators.dependencies import TOOLING_TOPS, b64, narrow_first, tests_using, unb64
+
+TEST_FILE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+
+# Compiles SOURCE (the module plus a trailing `del NAME`) to CFILE as if it were PATH.
+COMPILE = """\
+import sys
+sys.dont_write_bytecode = True
+import os, py_compile, tempfile
+path, cfile, mode = {path!r}, {cfile!r}, {mode!r}
+with open(path, 'rb') as handle:
+    source = handle.read() + b'\\n\\ndel {name}\\n'
+fd, scratch = tempfile.mkstemp(suffix='.py')
+try:
+    os.write(fd, source)
+    os.close(fd)
+    os.makedirs(os.path.dirname(cfile), exist_ok=True)
+    py_compile.compile(scratch, cfile=cfile, dfile=path, doraise=True,
+                       invalidation_mode=getattr(py_compile.PycInvalidationMode, mode))
+    os.chmod(cfile, 0o644)
+finally:
+    os.remove(scratch)
+"""
+
+
+def cache_path(path: str, tag: str) -> str:
+    """importlib.util.cache_from_source(path) for the interpreter whose cache tag is ``tag``."""
+    folder, _, file = path.rpartition("/")
+    return f"{folder}/__pycache__/{file[:-3]}.{tag}.pyc"
+
+
+def imported_modules(probe, tests: list[str]) -> list[Target]:
+    """Python source modules of the project and its dependencies that tests import."""
+    site = site_packages(probe)
+    root = probe.rootdir or "/testbed"
+    targets = []
+    for module, path in probe.modules.items():
+        top = module.split(".")[0]
+        if top in TOOLING_TOPS or not path.endswith(".py") or TEST_FILE.search(path):
+            continue
+        if not (under(path, root) or under(path, site)) or probe.files.get(path) is None:
+            continue
+        touching = tests_using(probe, tests, "modules", lambda m, name=module: m == name)
+        targets.append(Target(path=path, name=module, data={"mode": probe.files[path].mode}, touching=touching))
+    return narrow_first(targets)
+
+
+def public_name(source: bytes) -> str | None:
+    """A public top-level name of a module: the first in __all__ if it has one, else its
+    first public function or class."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    defined, bound, exported = [], set(), []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.append(node.name)
+        elif isinstance(node, ast.ImportFrom):
+            bound |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Assign):
+            bound |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets) and \
+                    isinstance(node.value, (ast.List, ast.Tuple)):
+                exported = [e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    names = [n for n in exported if n in bound or n in defined] or defined
+    names = [n for n in names if not n.startswith("_") and n.isidentifier()]
+    return names[0] if names else None
+
+
+class _StalePyc(Operator):
+    category = "bytecode"
+
+    def applies_to(self, probe, tests):
+        tag = "cpython-" + probe.python.get("version", "3.11").replace(".", "")
+        out = []
+        for target in imported_modules(probe, tests):
+            target.data["tag"] = tag
+            out.append(target)
+        return out
+
+    def prepare(self, target, gold):
+        raw = gold.read(target.path)
+        if raw is None or len(raw) > MAX_EMBED:
+            return None
+        name = public_name(raw)
+        if name is None:
+            return None
+        return target.model_copy(update={"data": {**target.data, "deleted": name, "original": b64(raw)}})
+
+
+@register
+class StalePycUnchecked(_StalePyc):
+    name = "stale_pyc_unchecked"
+    symptom = "ImportError or NameError for {deleted} from {name}, although the source file plainly defines it."
+    hint = "What Python actually executes when it imports {name}, and when it re-reads the source."
+
+    def apply(self, target):
+        cfile = cache_path(target.path, target.data["tag"])
+        code = COMPILE.format(path=target.path, cfile=cfile, mode="UNCHECKED_HASH", name=target.data["deleted"])
+        return [run_python(code)]
+
+    def solution(self, target):
+        return f"rm -f {q(cache_path(target.path, target.data['tag']))}\n"
+
+
+@register
+class SourcelessPycStale(_StalePyc):
+    name = "sourceless_pyc_stale"
+    symptom = "ImportError or AttributeError for {deleted} from {name}; tracebacks show no source lines for it."
+    hint = "Which file Python loads for the module {name}."
+
+    def apply(self, target):
+        legacy = target.path + "c"
+        code = COMPILE.format(path=target.path, cfile=legacy, mode="TIMESTAMP", name=target.data["deleted"])
+        return [run_python(code + f"os.remove({target.path!r})\n")]
+
+    def solution(self, target):
+        d = target.data
+        return "set -e\n" + restore_file(target.path, unb64(d["original"]), d.get("mode", "644")) + \
+            f"\nrm -f {q(target.path + 'c')}\n"

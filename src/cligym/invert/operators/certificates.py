@@ -1,3 +1,143 @@
-"""Operators: certificates."""
+"""Operators: certificates.
 
-from cligym.invert.operators.base import Operator, Target, register  # noqa: F401
+The PEM bundles of trusted CA certificates that tests load: the system bundle behind
+OpenSSL's default verify paths (what ssl.create_default_context() loads) and bundles that
+packages ship (certifi's cacert.pem), or any bundle a test opens itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from cligym.invert.operators.base import GoldFiles, Operator, Target, q, register
+from cligym.invert.operators.system_files import embed, file_mode, own, restore_embedded
+from cligym.invert.probe import Probe
+
+SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+UPDATE_CA = "/usr/sbin/update-ca-certificates"
+BUNDLE_SUFFIXES = (".pem", ".crt", ".cer", ".bundle")
+SSL_MODULES = {"ssl", "_ssl"}
+SSL_VARS = {"SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"}
+PEM_BEGIN = b"-----BEGIN CERTIFICATE-----"
+
+#: Appended by ca_bundle_garbage: a certificate whose copy was cut short.
+BROKEN_BLOCK = (
+    "-----BEGIN CERTIFICATE-----",
+    "MIIFazCCA1OgAwIBAgIRAIIQz7DSQONZRGPgu2OCiwAwDQYJKoZIhvcNAQELBQAw",
+    "TzELMAkGA1UEBhMCVVMxKTAnBgNVBAoTIEludGVybmV0IFNlY3VyaXR5IFJlc2Vh",
+    "-----END CERTIFICATE-----",
+)
+
+
+def _bundles(probe: Probe, tests: list[str]) -> list[Target]:
+    """CA bundles and the tests that load them, the ones fewer tests load first."""
+    system = {probe.realpath(p) for p in (probe.ssl.get("cafile"), probe.ssl.get("openssl_cafile")) if p}
+    if probe.env.get("SSL_CERT_FILE"):
+        system = {probe.realpath(probe.env["SSL_CERT_FILE"])}
+    certifi = set()
+    for dist in probe.dists:
+        if dist.name.lower() == "certifi" and dist.path:
+            certifi.add(probe.realpath(str(PurePosixPath(dist.path).parent / "certifi" / "cacert.pem")))
+    project = (probe.rootdir or "/testbed").rstrip("/") + "/"
+    found: dict[str, list[str]] = {}
+
+    def add(path: str, test: str) -> None:
+        entry = probe.files.get(path)
+        if entry is not None and entry.type == "f" and entry.size > 0 and test not in found.setdefault(path, []):
+            found[path].append(test)
+
+    for test in tests:
+        mine = own(probe, test)
+        for path in mine.files:
+            real = probe.realpath(path)
+            if not real.endswith(BUNDLE_SUFFIXES) or real.startswith(project):
+                continue  # a project's own test certificates are test data, not a trust store
+            if real in system or real in certifi or "/ssl/" in real or "cert" in real.rsplit("/", 1)[-1].lower():
+                add(real, test)
+        modules = set(mine.modules)
+        if modules & SSL_MODULES or any("/libssl" in lib for lib in mine.libs) or set(mine.env) & SSL_VARS:
+            for path in system:
+                add(path, test)
+        if any(m == "certifi" or m.startswith("certifi.") for m in modules):
+            for path in certifi:
+                add(path, test)
+    return [
+        Target(path=path, data={"size": probe.files[path].size, "mode": file_mode(probe, path)}, touching=users)
+        for path, users in sorted(found.items(), key=lambda item: (len(item[1]), item[0]))
+        if users
+    ]
+
+
+def _is_bundle(gold: GoldFiles, path: str) -> bytes | None:
+    content = gold.read(path)
+    return content if content and PEM_BEGIN in content else None
+
+
+@register
+class CaBundleGarbage(Operator):
+    """A truncated certificate block appended to a CA bundle that tests load."""
+
+    name = "ca_bundle_garbage"
+    category = "certificates"
+    symptom = (
+        "Creating an SSL context fails with ssl.SSLError: [X509] PEM lib, or the default "
+        "context trusts no certificate authority at all."
+    )
+    hint = "the bundle of trusted CA certificates"
+
+    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
+        return _bundles(probe, tests)
+
+    def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
+        content = _is_bundle(gold, target.path)
+        if content is None:
+            return None
+        return target.model_copy(update={"data": {**target.data, "size": len(content)}})
+
+    def apply(self, target: Target) -> list[str]:
+        echoes = "; ".join(f"echo {q(line)}" for line in BROKEN_BLOCK)
+        return [f"RUN {{ {echoes}; }} >> {q(target.path)}"]
+
+    def solution(self, target: Target) -> str:
+        return f"#!/bin/sh\nset -e\ntruncate -s {int(target.data['size'])} {q(target.path)}\n"
+
+
+@register
+class CaBundleEmptied(Operator):
+    """A CA bundle that tests load truncated to zero bytes."""
+
+    name = "ca_bundle_emptied"
+    category = "certificates"
+    symptom = (
+        "TLS verification cannot work: loading the CA bundle raises 'no certificate or crl found', "
+        "or the default SSL context has no CA certificates."
+    )
+    hint = "the bundle of trusted CA certificates"
+
+    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
+        targets = _bundles(probe, tests)
+        regenerable = (
+            UPDATE_CA in probe.files and "/etc/ca-certificates.conf" in probe.files
+            and "/usr/share/ca-certificates" in probe.files
+        )
+        for target in targets:
+            if target.path == SYSTEM_BUNDLE and regenerable:
+                target.data["regenerate"] = True
+        return targets
+
+    def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
+        content = _is_bundle(gold, target.path)
+        if content is None:
+            return None
+        if target.data.get("regenerate"):
+            return target
+        return target.model_copy(update={"data": {**target.data, "content": embed(content)}})
+
+    def apply(self, target: Target) -> list[str]:
+        return [f"RUN : > {q(target.path)}"]
+
+    def solution(self, target: Target) -> str:
+        if target.data.get("regenerate"):
+            # the bundle is built from /usr/share/ca-certificates and /etc/ca-certificates.conf
+            return "#!/bin/sh\nset -e\nupdate-ca-certificates --fresh >/dev/null\n"
+        return restore_embedded(target)

@@ -1,3 +1,329 @@
-"""Operators: dependencies."""
+"""Operators: dependency_versions (what the project's dependencies provide).
 
-from cligym.invert.operators.base import Operator, Target, register  # noqa: F401
+The helpers at the top (which distribution is the project, which are test tooling, which
+tests use a distribution) are shared with the metadata and bytecode operators.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import re
+
+from cligym.invert.operators.base import (
+    MAX_EMBED, GoldFiles, Operator, Target, q, register, restore_file, restore_tree, site_packages, under,
+)
+from cligym.invert.probe import Dist, Probe
+
+#: Distributions (canonical names) and top-level modules of pytest and the packaging
+#: tools: breaking them breaks the test runner rather than the project.
+TOOLING = frozenset({
+    "pytest", "pluggy", "iniconfig", "pip", "setuptools", "packaging", "wheel", "pygments",
+    "exceptiongroup", "tomli", "colorama", "py",
+})
+TOOLING_TOPS = TOOLING | {"_pytest", "pkg_resources", "_distutils_hack", "__main__"}
+
+
+def canon(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def b64(content: bytes) -> str:
+    return base64.b64encode(content).decode()
+
+
+def unb64(text: str) -> bytes:
+    return base64.b64decode(text)
+
+
+def dist_tops(dist: Dist) -> list[str]:
+    """Top-level module names a distribution installs (top_level.txt or its RECORD)."""
+    tops = set(dist.top_level)
+    for entry in dist.files:
+        first, sep, _ = entry.partition("/")
+        if first.startswith("..") or first == "__pycache__" or first.endswith((".dist-info", ".egg-info", ".data")):
+            continue
+        if sep:
+            tops.add(first)
+        elif first.endswith(".py"):
+            tops.add(first[:-3])
+        elif ".so" in first or first.endswith(".pyd"):
+            tops.add(first.split(".")[0])
+    return sorted(t for t in tops if t.isidentifier())
+
+
+def project_tops(probe: Probe) -> set[str]:
+    """Top-level modules found in the project's source tree (flat or src layout)."""
+    root = probe.rootdir or "/testbed"
+    pattern = re.compile(rf"^{re.escape(root)}/(?:src/)?([A-Za-z_]\w*)(?:/__init__\.py|\.py)$")
+    return {m.group(1) for path in probe.files if (m := pattern.match(path))} - {"setup", "conftest", "noxfile"}
+
+
+def dependencies(probe: Probe) -> list[Dist]:
+    """Installed distributions other than the project itself and the test tooling."""
+    own = project_tops(probe)
+    site = site_packages(probe)
+    out = []
+    for dist in probe.dists:
+        tops = dist_tops(dist)
+        if canon(dist.name) in TOOLING or not dist.path or not under(dist.path, site):
+            continue
+        if not tops or set(tops) & (own | TOOLING_TOPS):
+            continue
+        out.append(dist)
+    return sorted(out, key=lambda d: canon(d.name))
+
+
+def tests_using(probe: Probe, tests: list[str], key: str, match) -> list[str]:
+    """The tests whose touch list ``key`` has an item for which ``match`` is true."""
+    return [t for t in tests if any(match(v) for v in getattr(probe.of(t), key))]
+
+
+def module_of(tops: list[str]):
+    return lambda mod: mod.split(".")[0] in tops
+
+
+def narrow_first(targets: list[Target]) -> list[Target]:
+    return sorted((t for t in targets if t.touching), key=lambda t: (len(t.touching), t.key, t.name))
+
+
+def older_version(version: str) -> str | None:
+    """A plausible older release than ``version`` (an incompatible one where possible)."""
+    m = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", version)
+    if not m:
+        return None
+    major, minor, micro = (int(x or 0) for x in m.groups())
+    if major > 1:
+        return f"{major - 1}.0.0"
+    if major == 1:
+        return "0.9.0"
+    if minor > 0:
+        return f"0.{minor - 1}.0"
+    return f"0.0.{micro - 1}" if micro > 0 else None
+
+
+def set_version_cmd(metadata: str, version: str) -> str:
+    return f"sed -i '0,/^Version: /s/^Version: .*/Version: {version}/' {q(metadata)}"
+
+
+# ---- which project reference to break --------------------------------------------------
+
+
+def _definitions(source: str) -> dict[str, tuple[int, str]]:
+    """Top-level def/class names of a module: name -> (line number, keyword)."""
+    out = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            kw = "class" if isinstance(node, ast.ClassDef) else "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+            out.setdefault(node.name, (node.lineno, kw))
+    return out
+
+
+def _reexports(source: str, module: str, is_pkg: bool) -> dict[str, tuple[str, str]]:
+    """Names a module imports from elsewhere: name -> (module it comes from, original name)."""
+    out = {}
+    package = module if is_pkg else module.rpartition(".")[0]
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            for alias in node.names:
+                out[alias.asname or alias.name] = (base, alias.name)
+    return out
+
+
+def project_references(sources: list[str], tops: list[str]) -> list[tuple[str, str]]:
+    """(module, name) pairs the project's code takes from modules under ``tops``."""
+    refs: set[tuple[str, str]] = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module and node.module.split(".")[0] in tops:
+                for alias in node.names:
+                    if alias.name != "*":
+                        refs.add((node.module, alias.name))
+                        aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] in tops:
+                        bound = alias.asname or alias.name.split(".")[0]
+                        aliases[bound] = alias.name if alias.asname else bound
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+                refs.add((aliases[node.value.id], node.attr))
+    return sorted(refs, key=lambda r: (r[1].startswith("_"), r[0], r[1]))
+
+
+def find_definition(read, modules: dict[str, str], module: str, name: str, hops: int = 3):
+    """(file, line, keyword) of the top-level def/class that ``module.name`` resolves to."""
+    for _ in range(hops):
+        path = modules.get(module)
+        if not path or not path.endswith(".py"):
+            return None
+        raw = read(path)
+        if raw is None:
+            return None
+        try:
+            source = raw.decode()
+            found = _definitions(source)
+            if name in found:
+                return path, *found[name]
+            imported = _reexports(source, module, path.endswith("/__init__.py")).get(name)
+        except (SyntaxError, UnicodeDecodeError):
+            return None
+        if not imported or f"{imported[0]}.{imported[1]}" in modules:
+            return None  # not imported, or a submodule rather than a def/class
+        module, name = imported
+    return None
+
+
+@register
+class DependencyApiRemoved(Operator):
+    name = "dependency_api_removed"
+    category = "dependency_versions"
+    symptom = "Code of the project fails with ImportError or AttributeError: {dist} seems to lack {name}."
+    hint = "Which release of the dependency {dist} is installed, and what API that release provides."
+
+    def applies_to(self, probe, tests):
+        own = project_tops(probe)
+        root = probe.rootdir or "/testbed"
+        site = site_packages(probe)
+        project_files = sorted({
+            path for mod, path in probe.modules.items()
+            if mod.split(".")[0] in own and path.endswith(".py") and (under(path, root) or under(path, site))
+            and not re.search(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$", path) and "/tests/" not in path
+        })
+        if not project_files:
+            return []
+        targets = []
+        for dist in dependencies(probe):
+            tops = dist_tops(dist)
+            modules = {m: p for m, p in probe.modules.items() if m.split(".")[0] in tops and under(p, site)}
+            if not modules or f"{dist.path}/METADATA" not in probe.files:
+                continue
+            targets.append(Target(
+                name=dist.name, data={"dist": dist.name, "version": dist.version, "dist_path": dist.path,
+                                      "tops": tops, "modules": modules, "project_files": project_files},
+                touching=tests_using(probe, tests, "modules", module_of(tops)),
+            ))
+        return narrow_first(targets)
+
+    def prepare(self, target, gold: GoldFiles):
+        d = target.data
+        older = older_version(d["version"])
+        metadata = gold.read(f"{d['dist_path']}/METADATA")
+        if older is None or metadata is None or not re.search(rb"^Version: ", metadata, re.M):
+            return None
+        sources = [raw.decode("utf-8", "replace") for p in d["project_files"] if (raw := gold.read(p))]
+        for module, name in project_references(sources, d["tops"]):
+            found = find_definition(gold.read, d["modules"], module, name)
+            if found is None:
+                continue
+            path, line, kw = found
+            original = gold.read(path)
+            if original is None or len(original) > MAX_EMBED:
+                continue
+            data = {k: v for k, v in d.items() if k not in ("modules", "project_files")}
+            data.update(older=older, line=line, kw=kw, file_b64=b64(original), metadata_b64=b64(metadata))
+            return Target(path=path, name=name, data=data, touching=target.touching)
+        return None
+
+    def apply(self, target):
+        d = target.data
+        rename = f"sed -i '{d['line']}s/^{d['kw']} {target.name}\\b/{d['kw']} _{target.name}/' {q(target.path)}"
+        return [f"RUN {rename} && {set_version_cmd(d['dist_path'] + '/METADATA', d['older'])}"]
+
+    def solution(self, target):
+        d = target.data
+        return "set -e\n" + "\n".join([
+            restore_file(target.path, unb64(d["file_b64"])),
+            restore_file(f"{d['dist_path']}/METADATA", unb64(d["metadata_b64"])),
+        ]) + "\n"
+
+
+def _installed_paths(probe: Probe, dist: Dist, children: list[str]) -> list[str]:
+    """The top-level packages/modules of ``dist`` in site-packages, then its dist-info."""
+    site = site_packages(probe)
+    paths = set()
+    for top in dist_tops(dist):
+        paths |= {p for p in (f"{site}/{top}", f"{site}/{top}.py") if p in probe.files}
+        paths |= {p for p in children if p.rpartition("/")[2].startswith(top + ".cpython-")}
+    return sorted(paths) + [dist.path]
+
+
+@register
+class DependencyUninstalled(Operator):
+    name = "dependency_uninstalled"
+    category = "dependency_versions"
+    symptom = "Importing the project fails with ModuleNotFoundError for {dist}, a declared dependency."
+    hint = "Which packages are installed in the project's virtual environment."
+
+    def applies_to(self, probe, tests):
+        site = site_packages(probe)
+        children = [p for p in probe.files if p.rpartition("/")[0] == site]
+        targets = []
+        for dist in dependencies(probe):
+            paths = _installed_paths(probe, dist, children)
+            if len(paths) < 2 or dist.path not in probe.files:
+                continue
+            tops = dist_tops(dist)
+            targets.append(Target(path=paths[0], name=dist.name, data={"dist": dist.name, "paths": paths},
+                                  touching=tests_using(probe, tests, "modules", module_of(tops))))
+        return narrow_first(targets)
+
+    def prepare(self, target, gold):
+        archives, size = {}, 0
+        for path in target.data["paths"]:
+            blob = gold.tar_gz(path)
+            if blob is None:
+                return None
+            size += len(blob)
+            archives[path] = b64(blob)
+        if size > MAX_EMBED:
+            return None
+        return target.model_copy(update={"data": {**target.data, "archives": archives}})
+
+    def apply(self, target):
+        return ["RUN rm -rf " + " ".join(q(p) for p in target.data["paths"])]
+
+    def solution(self, target):
+        lines = [restore_tree(p, unb64(blob)) for p, blob in target.data["archives"].items()]
+        return "set -e\n" + "\n".join(lines) + "\n"
+
+
+@register
+class DependencyVersionMismatch(Operator):
+    name = "dependency_version_mismatch"
+    category = "dependency_versions"
+    symptom = "Tests fail or take unexpected code paths because {dist} reports an older version than expected."
+    hint = "The version that the installed distribution {dist} declares about itself."
+
+    def applies_to(self, probe, tests):
+        targets = []
+        for dist in dependencies(probe):
+            path = f"{dist.path}/METADATA"
+            older = older_version(dist.version)
+            if path not in probe.files or older is None:
+                continue
+            targets.append(Target(path=path, name=dist.name, data={"dist": dist.name, "older": older},
+                                  touching=tests_using(probe, tests, "files", lambda f, p=path: f == p)))
+        return narrow_first(targets)
+
+    def prepare(self, target, gold):
+        raw = gold.read(target.path)
+        if raw is None or not re.search(rb"^Version: ", raw, re.M):
+            return None
+        return target.model_copy(update={"data": {**target.data, "metadata_b64": b64(raw)}})
+
+    def apply(self, target):
+        return [f"RUN {set_version_cmd(target.path, target.data['older'])}"]
+
+    def solution(self, target):
+        return "set -e\n" + restore_file(target.path, unb64(target.data["metadata_b64"])) + "\n"

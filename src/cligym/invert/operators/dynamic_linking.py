@@ -1,3 +1,216 @@
-"""Operators: dynamic_linking."""
+"""Operators: dynamic_linking (how shared libraries are found and loaded).
 
-from cligym.invert.operators.base import Operator, Target, register  # noqa: F401
+Targets are shared objects the tests map (probe Touch.libs): system libraries such as
+libz, libssl or libexpat, and extension modules in lib-dynload or site-packages. The C
+library, the loader, libm and the other libraries the shell and harness need are never
+touched (base.protected).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from cligym.invert.operators.base import (
+    MAX_EMBED, Operator, Target, protected, q, register, restore_file, under, write_file_line,
+)
+from cligym.invert.operators.dependencies import b64, narrow_first, unb64
+
+EXTENSION_DIRS = ("/lib-dynload/", "/site-packages/", "/dist-packages/")
+VERSIONED = re.compile(r"^(lib[\w+.-]*?)\.so\.\d[\d.]*$")
+
+
+def _mapped(probe, tests: list[str]) -> dict[str, list[str]]:
+    """Real path of each shared object the tests map -> the tests mapping it."""
+    out: dict[str, list[str]] = {}
+    for test in tests:
+        for lib in probe.of(test).libs:
+            real = probe.realpath(lib)
+            entry = probe.files.get(real)
+            if entry is None or entry.type != "f" or protected(real) or protected(lib) or ".so" not in real:
+                continue
+            out.setdefault(real, []).append(test)
+    return out
+
+
+def _system(path: str) -> bool:
+    return not any(d in path for d in EXTENSION_DIRS)
+
+
+def _libraries(probe, folders: set[str]) -> dict[str, list[tuple[str, str]]]:
+    """Versioned library names in ``folders``: folder -> [(path, entry type)]."""
+    out: dict[str, list[tuple[str, str]]] = {f: [] for f in folders}
+    for path, entry in probe.files.items():
+        folder, _, name = path.rpartition("/")
+        if folder in out and VERSIONED.match(name):
+            out[folder].append((path, entry.type))
+    return out
+
+
+def _soname_links(probe, index, real: str) -> list[str]:
+    """Versioned symlinks beside ``real`` that resolve to it (libz.so.1 -> libz.so.1.2.13)."""
+    folder = posixpath.dirname(real)
+    return sorted(p for p, kind in index.get(folder, []) if kind == "l" and probe.realpath(p) == real)
+
+
+def _is_soname(data: bytes | None, name: str) -> bool:
+    """Whether ``name`` is among the strings of an ELF file (its DT_SONAME is)."""
+    return data is not None and data[:4] == b"\x7fELF" and b"\0" + name.encode() + b"\0" in data
+
+
+def _stem(name: str) -> str:
+    return name.split(".so")[0]
+
+
+class _LibOperator(Operator):
+    category = "dynamic_linking"
+    # the ΔD breaks libraries that later build steps (Python itself) may need
+    order = 90
+
+
+@register
+class ElfMagicCorrupt(_LibOperator):
+    name = "elf_magic_corrupt"
+    symptom = "Loading a shared library fails: 'invalid ELF header' (ImportError, or the program does not start)."
+    hint = "The shared libraries and compiled extension modules Python loads."
+
+    def applies_to(self, probe, tests):
+        return narrow_first([
+            Target(path=real, name=posixpath.basename(real), touching=users)
+            for real, users in _mapped(probe, tests).items()
+        ])
+
+    def apply(self, target):
+        return [f"RUN printf '\\000\\000\\000\\000' | dd of={q(target.path)} bs=1 count=4 conv=notrunc status=none"]
+
+    def solution(self, target):
+        return f"set -e\nprintf '\\177ELF' | dd of={q(target.path)} bs=1 count=4 conv=notrunc status=none\n"
+
+
+class _SymlinkOperator(_LibOperator):
+    def applies_to(self, probe, tests):
+        mapped = {r: u for r, u in _mapped(probe, tests).items() if _system(r)}
+        index = _libraries(probe, {posixpath.dirname(r) for r in mapped})
+        targets = []
+        for real, users in mapped.items():
+            for link in _soname_links(probe, index, real):
+                data = {"real": real, "original": probe.files[link].link}
+                data.update(self.choose(probe, index, link, real) or {})
+                if len(data) > 2:
+                    targets.append(Target(path=link, name=posixpath.basename(link), data=data, touching=users))
+        return narrow_first(targets)
+
+    def choose(self, probe, index, link: str, real: str) -> dict | None:
+        raise NotImplementedError
+
+    def prepare(self, target, gold):
+        # only the soname link matters (libbz2.so.1.0, not the extra libbz2.so.1)
+        return target if _is_soname(gold.read(target.data["real"]), target.name) else None
+
+    def apply(self, target):
+        return [f"RUN ln -sfn {q(target.data['new'])} {q(target.path)}"]
+
+    def solution(self, target):
+        return f"set -e\nln -sfn {q(target.data['original'])} {q(target.path)}\n"
+
+
+@register
+class LibSymlinkRetarget(_SymlinkOperator):
+    name = "lib_symlink_retarget"
+    symptom = "Programs fail to load {name}: 'version ... not found' or 'undefined symbol' errors from the dynamic loader."
+    hint = "Which file the dynamic loader actually opens for the library {name}."
+
+    def choose(self, probe, index, link, real):
+        stem = _stem(posixpath.basename(real))
+        mapped = {probe.realpath(lib) for lib in probe.libs}
+        options = []
+        for path, kind in index.get(posixpath.dirname(link), []):
+            name = posixpath.basename(path)
+            other = _stem(name)
+            if kind != "f":
+                continue
+            if other.startswith(stem) or stem.startswith(other) or path in mapped or protected(path):
+                continue
+            common = len(posixpath.commonprefix([stem, other]))
+            options.append((-common, name))
+        return {"new": min(options)[1]} if options else None
+
+
+@register
+class LibSymlinkDangling(_SymlinkOperator):
+    name = "lib_symlink_dangling"
+    symptom = "'cannot open shared object file: No such file or directory' for {name}, though the library package is installed."
+    hint = "The symbolic links through which the dynamic loader finds the library {name}."
+
+    def choose(self, probe, index, link, real):
+        original = probe.files[link].link
+        m = re.match(r"^(.*?)(\d+)$", original)
+        if not m:
+            return None
+        for bump in range(1, 10):
+            new = f"{m.group(1)}{int(m.group(2)) + bump}"
+            if posixpath.join(posixpath.dirname(link), new) not in probe.files:
+                return {"new": new}
+        return None
+
+
+@register
+class LdLibraryPathShadow(_LibOperator):
+    name = "ld_library_path_shadow"
+    symptom = "Loading {name} fails with 'invalid ELF header' although the installed library is intact."
+    hint = "Where the dynamic loader searches for shared libraries, and in which order."
+
+    DIR = "/usr/local/lib"
+
+    def applies_to(self, probe, tests):
+        mapped = {r: u for r, u in _mapped(probe, tests).items() if _system(r)}
+        index = _libraries(probe, {posixpath.dirname(r) for r in mapped})
+        targets = []
+        for real, users in mapped.items():
+            names = sorted({posixpath.basename(real)} | {posixpath.basename(s) for s in _soname_links(probe, index, real)})
+            for name in names:
+                path = f"{self.DIR}/{name}"
+                if VERSIONED.match(name) and path not in probe.files:
+                    targets.append(Target(path=path, name=name, touching=users,
+                                          data={"real": real, "old": probe.env.get("LD_LIBRARY_PATH", "")}))
+        return narrow_first(targets)
+
+    def prepare(self, target, gold):
+        return target if _is_soname(gold.read(target.data["real"]), target.name) else None
+
+    def apply(self, target):
+        stub = f"/* GNU ld script */\nINPUT({posixpath.basename(target.data['real'])})\n".encode()
+        value = ":".join(p for p in (self.DIR, target.data["old"]) if p)
+        return [f"RUN {write_file_line(target.path, stub)}", f"ENV LD_LIBRARY_PATH={value}"]
+
+    def solution(self, target):
+        # the variable stays set (a script cannot unset an image's ENV): remove what it finds
+        return f"set -e\nrm -f {q(target.path)}\n"
+
+
+@register
+class ExtensionModuleRemoved(_LibOperator):
+    name = "extension_module_removed"
+    symptom = "ModuleNotFoundError for the compiled module {module}, part of an installed package or of Python itself."
+    hint = "The compiled extension modules installed for Python and its packages."
+
+    def applies_to(self, probe, tests):
+        by_path = {path: mod for mod, path in probe.modules.items()}
+        return narrow_first([
+            Target(path=real, name=posixpath.basename(real), touching=users,
+                   data={"mode": probe.files[real].mode, "module": by_path.get(real, posixpath.basename(real).split(".")[0])})
+            for real, users in _mapped(probe, tests).items()
+            if not _system(real) and under(real, "/usr/lib", "/usr/local/lib", "/opt") and real.endswith(".so")
+        ])
+
+    def prepare(self, target, gold):
+        raw = gold.read(target.path)
+        if raw is None or len(raw) > MAX_EMBED:
+            return None
+        return target.model_copy(update={"data": {**target.data, "original": b64(raw)}})
+
+    def apply(self, target):
+        return [f"RUN rm -f {q(target.path)}"]
+
+    def solution(self, target):
+        return "set -e\n" + restore_file(target.path, unb64(target.data["original"]), target.data["mode"]) + "\n"

@@ -1,3 +1,80 @@
-"""Operators: environment."""
+"""Operators: environment_variables (image ENV that misleads Python or the tests)."""
 
-from cligym.invert.operators.base import Operator, Target, register  # noqa: F401
+from __future__ import annotations
+
+from cligym.invert.operators.base import Operator, Target, q, register, write_file_line
+from cligym.invert.operators.import_system import own, touched_tops
+
+
+@register
+class EnvPythonpathShadow(Operator):
+    name = "env_pythonpath_shadow"
+    category = "environment_variables"
+    symptom = "Tests using {name} fail: the module imports but lacks the functions and classes it should have."
+    hint = "Environment variables that add directories to Python's module search path."
+    order = 80
+
+    DIR = "/usr/local/lib/python-site"
+
+    def applies_to(self, probe, tests):
+        if self.DIR in probe.files:
+            return []
+        return [
+            Target(path=f"{self.DIR}/{mod}.py", name=mod, data={"dir": self.DIR}, touching=touching)
+            for mod, touching in touched_tops(probe, tests, ("stdlib", "dep"))
+        ]
+
+    def apply(self, target):
+        stub = f'"""Site-local tweaks for {target.name}."""\n'.encode()
+        return [f"RUN {write_file_line(target.path, stub)}", f"ENV PYTHONPATH={target.data['dir']}"]
+
+    def solution(self, target):
+        return f"rm -rf {q(target.data['dir'])}\n"
+
+
+@register
+class EnvHomeMissing(Operator):
+    name = "env_home_missing"
+    category = "environment_variables"
+    symptom = "Tests that use the user's home directory fail with \"No such file or directory\"."
+    hint = "The environment variable that names the user's home directory, and what it points to."
+
+    HOMES = ("/home/tester", "/home/ci", "/home/app")
+
+    def applies_to(self, probe, tests):
+        home = probe.env.get("HOME", "/root")
+        touching = [t for t in tests if "HOME" in own(probe, t, "env") or any(
+            f.startswith(home.rstrip("/") + "/") for f in own(probe, t, "files"))]
+        new = next((h for h in self.HOMES if h not in probe.files), None)
+        if not touching or new is None:
+            return []
+        return [Target(path=new, name="HOME", data={"old": home}, touching=touching)]
+
+    def apply(self, target):
+        return [f"ENV HOME={target.path}"]
+
+    def solution(self, target):
+        return f"mkdir -p {q(target.path)}\n"
+
+
+@register
+class EnvPythonhomeWrong(Operator):
+    name = "env_pythonhome_wrong"
+    category = "environment_variables"
+    symptom = "Python cannot start: it reports that it cannot find its standard library (no module named 'encodings')."
+    hint = "Environment variables that tell Python where its own installation lives."
+    broad = True
+    order = 90
+
+    def applies_to(self, probe, tests):
+        base = probe.python.get("base_prefix", "/usr")
+        path = f"/opt/python{probe.python.get('version', '3')}"
+        if path in probe.files:
+            return []
+        return [Target(path=path, name="PYTHONHOME", data={"base": base}, touching=list(tests))]
+
+    def apply(self, target):
+        return [f"ENV PYTHONHOME={target.path}"]
+
+    def solution(self, target):
+        return f"mkdir -p {q(target.path.rsplit('/', 1)[0] or '/')} && ln -sfn {q(target.data['base'])} {q(target.path)}\n"

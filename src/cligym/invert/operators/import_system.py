@@ -1,3 +1,216 @@
-"""Operators: import_system."""
+"""Operators: import_system (how Python finds and loads modules)."""
 
-from cligym.invert.operators.base import Operator, Target, register  # noqa: F401
+from __future__ import annotations
+
+import base64
+import re
+
+from cligym.invert.operators.base import (
+    Operator, Target, q, register, restore_file, site_packages, under, write_file_line,
+)
+from cligym.invert.probe import Probe, Touch
+
+#: Top-level modules of pytest and its own dependencies: shadowing them breaks pytest, not the tests.
+PYTEST_OWN = frozenset({
+    "pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging", "pygments", "exceptiongroup",
+    "tomli", "colorama", "_distutils_hack", "setuptools", "pkg_resources", "pip", "__main__",
+})
+
+
+def project_tops(probe: Probe, root: str = "/testbed") -> set[str]:
+    """Top-level module names the project ships in its source tree (flat or src layout)."""
+    pattern = re.compile(rf"^{re.escape(root)}/(?:src/)?([A-Za-z_]\w*)(?:/__init__\.py|\.py)$")
+    return {m.group(1) for path in probe.files if (m := pattern.match(path))} - {"setup", "conftest"}
+
+
+def is_project(probe: Probe, name: str, path: str) -> bool:
+    return under(path, "/testbed") or name.split(".")[0] in project_tops(probe)
+
+
+def module_kind(probe: Probe, name: str) -> str | None:
+    """'stdlib', 'dep' (a non-pytest dependency) or 'project' for a loaded module, else None."""
+    path = probe.modules.get(name)
+    if not path:
+        return None
+    if is_project(probe, name, path):
+        return "project"
+    if under(path, probe.python.get("stdlib", "/usr/lib/python3")):
+        return "stdlib"
+    if any(under(path, sp) for sp in probe.python.get("site_packages", [])):
+        return None if name.split(".")[0] in PYTEST_OWN else "dep"
+    return None
+
+
+def own(probe: Probe, test: str, key: str) -> set[str]:
+    """What a test itself (its run and its module's collection) touched, without the
+    session start-up that every test shares (pytest itself, conftest imports)."""
+    mine = probe.touch.get(test, Touch())
+    return set(getattr(mine, key)) | set(getattr(probe.touch.get(mine.file or "", Touch()), key))
+
+
+def touched_tops(probe: Probe, tests: list[str], kinds: tuple[str, ...]) -> list[tuple[str, list[str]]]:
+    """Public top-level modules that some tests import (pytest itself does not), narrowest
+    first: (name, touching tests)."""
+    seen: dict[str, list[str]] = {}
+    for test in tests:
+        for mod in sorted(own(probe, test, "modules")):
+            if "." in mod or mod.startswith("_") or mod.startswith("test") or mod in PYTEST_OWN:
+                continue
+            seen.setdefault(mod, []).append(test)
+    out = [(m, ts) for m, ts in seen.items() if module_kind(probe, m) in kinds]
+    return sorted(out, key=lambda item: (len(item[1]), item[0]))
+
+
+def free_path(probe: Probe, path: str) -> bool:
+    return path not in probe.files
+
+
+def b64(content: bytes) -> str:
+    return base64.b64encode(content).decode()
+
+
+def unb64(text: str) -> bytes:
+    return base64.b64decode(text)
+
+
+def pycache_glob(path: str) -> str:
+    """A shell glob for the cached bytecode of a source file (to be left unquoted)."""
+    folder, _, file = path.rpartition("/")
+    return f"{q(folder + '/__pycache__/' + file[:-3])}.*.pyc"
+
+
+@register
+class CwdShadowModule(Operator):
+    name = "cwd_shadow_module"
+    category = "import_system"
+    symptom = "Tests that use the module {name} fail: it seems to lack functions and classes it normally has."
+    hint = "Which file Python actually imports for a module name, given the directory the tests start in."
+
+    def applies_to(self, probe, tests):
+        cwd = probe.env.get("PWD") or probe.rootdir or "/testbed"
+        targets = []
+        for mod, touching in touched_tops(probe, tests, ("stdlib", "dep")):
+            path = f"{cwd}/{mod}.py"
+            if free_path(probe, path) and free_path(probe, f"{cwd}/{mod}"):
+                targets.append(Target(path=path, name=mod, touching=touching))
+        return targets
+
+    def apply(self, target):
+        text = f'"""Scratch: trying out {target.name} before wiring it in."""\n'
+        return [f"RUN {write_file_line(target.path, text.encode())}"]
+
+    def solution(self, target):
+        return f"rm -f {q(target.path)} {pycache_glob(target.path)}\n"
+
+
+@register
+class PthShadowPath(Operator):
+    name = "pth_shadow_path"
+    category = "import_system"
+    symptom = "Importing {name} gives a package without its usual contents, although it is installed."
+    hint = "What runs at interpreter start-up from site-packages, and the order of the module search path."
+
+    DIR = "/usr/local/lib/python-vendor"
+
+    def applies_to(self, probe, tests):
+        if not free_path(probe, self.DIR):
+            return []
+        site = site_packages(probe)
+        return [
+            Target(path=f"{site}/00-vendor.pth", name=mod, data={"dir": self.DIR}, touching=touching)
+            for mod, touching in touched_tops(probe, tests, ("dep",))
+        ]
+
+    def apply(self, target):
+        folder = target.data["dir"]
+        pth = f"import sys; sys.path.insert(0, {folder!r})\n".encode()
+        stub = f'"""Vendored {target.name} (placeholder)."""\n'.encode()
+        return [f"RUN {write_file_line(f'{folder}/{target.name}/__init__.py', stub)} && "
+                f"{write_file_line(target.path, pth)}"]
+
+    def solution(self, target):
+        return f"rm -f {q(target.path)}\nrm -rf {q(target.data['dir'])}\n"
+
+
+BLOCKER = '''import sys
+
+
+class _Policy:
+    """Refuses imports that the deployment policy does not allow."""
+
+    denied = ({module!r},)
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in self.denied:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _Policy())
+'''
+
+
+@register
+class ImportBlocker(Operator):
+    name = "import_blocker"
+    category = "import_system"
+    symptom = "Tests fail with \"No module named '{name}'\" although the module is present on disk."
+    hint = "Import hooks installed at interpreter start-up (the finders Python consults on import)."
+
+    def applies_to(self, probe, tests):
+        site = site_packages(probe)
+        if not free_path(probe, f"{site}/_import_policy.py"):
+            return []
+        return [
+            Target(name=mod, data={"site": site}, touching=touching)
+            for mod, touching in touched_tops(probe, tests, ("stdlib", "dep"))
+        ]
+
+    def apply(self, target):
+        site = target.data["site"]
+        module = BLOCKER.format(module=target.name).encode()
+        return [f"RUN {write_file_line(f'{site}/_import_policy.py', module)} && "
+                f"{write_file_line(f'{site}/import_policy.pth', b'import _import_policy' + bytes([10]))}"]
+
+    def solution(self, target):
+        site = target.data["site"]
+        return (f"rm -f {q(site + '/import_policy.pth')} {q(site + '/_import_policy.py')}\n"
+                f"rm -rf {q(site + '/__pycache__')}/_import_policy.*\n")
+
+
+@register
+class InitPyRemoved(Operator):
+    name = "init_py_removed"
+    category = "import_system"
+    symptom = "Tests importing {name} fail with ImportError or AttributeError: names the package should define are missing."
+    hint = "What makes a directory a regular package rather than a namespace package."
+
+    MIN_SIZE = 64
+
+    def applies_to(self, probe, tests):
+        targets = []
+        for mod, path in sorted(probe.modules.items()):
+            kind = module_kind(probe, mod)
+            entry = probe.files.get(path)
+            if not path.endswith("/__init__.py") or entry is None or entry.size < self.MIN_SIZE:
+                continue
+            if kind == "dep" and "." not in mod or kind not in ("dep", "project"):
+                continue
+            if mod.split(".")[-1].startswith("test"):
+                continue
+            touching = probe.touching(tests, "modules", mod)
+            if touching:
+                targets.append(Target(path=path, name=mod, data={"mode": entry.mode}, touching=touching))
+        return sorted(targets, key=lambda t: (len(t.touching), t.name))
+
+    def prepare(self, target, gold):
+        content = gold.read(target.path)
+        if not content or not re.search(rb"^(from|import|def|class|\w+\s*=)", content, re.M):
+            return None
+        return target.model_copy(update={"data": {**target.data, "content": b64(content)}})
+
+    def apply(self, target):
+        return [f"RUN rm -f {q(target.path)} {pycache_glob(target.path)}"]
+
+    def solution(self, target):
+        return restore_file(target.path, unb64(target.data["content"]), target.data["mode"]) + "\n"

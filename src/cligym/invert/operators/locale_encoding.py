@@ -1,3 +1,233 @@
-"""Operators: locale_encoding."""
+"""Operators: locale_encoding.
 
-from cligym.invert.operators.base import Operator, Target, register  # noqa: F401
+Each one leaves an ``ENV`` naming a locale (an ``ENV`` cannot be undone by a script), so
+every repair happens on the filesystem: the locale the environment names is compiled
+again from the pristine definition shipped with the ``locales`` package.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cligym.invert.operators.base import GoldFiles, Operator, Target, q, register, run_python
+from cligym.invert.operators.system_files import own
+from cligym.invert.probe import Probe
+
+DEFINITIONS = "/usr/share/i18n/locales"
+CHARMAPS = "/usr/share/i18n/charmaps"
+LOCALEDEF = "/usr/bin/localedef"
+ARCHIVE = "/usr/lib/locale/locale-archive"
+#: Standard locales with a dot as decimal point, tried in this order.
+CANDIDATES = ("en_US", "en_GB")
+#: Environment variables through which code asks for the user's locale.
+LOCALE_VARS = frozenset({
+    "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_MONETARY", "LC_TIME",
+    "LC_COLLATE", "LC_MESSAGES",
+})
+#: Variables only code that sets a locale category reads (gettext reads none of them).
+CATEGORY_VARS = frozenset({"LC_CTYPE", "LC_NUMERIC", "LC_MONETARY", "LC_TIME", "LC_COLLATE", "PYTHONIOENCODING"})
+CTYPE_VARS = frozenset({"LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONUTF8"})
+NUMERIC_VARS = frozenset({"LANG", "LC_ALL", "LC_NUMERIC", "LC_MONETARY"})
+LOCALE_DIRS = ("/usr/lib/locale/", "/usr/share/i18n/", "/usr/share/locale/")
+#: Text files read in the default encoding (their bytes are checked in prepare).
+TEXT_SUFFIXES = (".txt", ".csv", ".tsv", ".json", ".md", ".rst", ".ini", ".cfg", ".toml", ".yaml",
+                 ".yml", ".html", ".htm", ".xml", ".env", ".po", ".conf", ".log", ".sql")
+
+
+def _locale_tests(probe: Probe, tests: list[str], variables: frozenset[str], copies: bool = False) -> list[str]:
+    """Tests that ask for the locale themselves: they read one of ``variables`` or open
+    compiled locale data. Reads made by the session start-up do not count, nor gettext's
+    lookup of a message catalog (it reads LANGUAGE or LC_MESSAGES but needs no locale), nor,
+    unless ``copies``, a copy of the whole environment (e.g. for a subprocess)."""
+    out = []
+    for test in tests:
+        mine = own(probe, test)
+        env = set(mine.env)
+        if not copies and probe.env and len(env & set(probe.env)) >= max(3, 0.8 * len(probe.env)):
+            env -= set(probe.env)
+        if env & {"LANGUAGE", "LC_MESSAGES"} and not env & CATEGORY_VARS:
+            env = set()
+        if env & variables or any(f.startswith(LOCALE_DIRS) for f in mine.files):
+            out.append(test)
+    return out
+
+
+def _can_compile(probe: Probe, base: str) -> bool:
+    return (
+        LOCALEDEF in probe.files
+        and f"{DEFINITIONS}/{base}" in probe.files
+        and any(p in probe.files for p in (f"{CHARMAPS}/UTF-8.gz", f"{CHARMAPS}/UTF-8"))
+    )
+
+
+def _targets(probe: Probe, touching: list[str], **data) -> list[Target]:
+    if not touching:
+        return []
+    return [
+        Target(name=f"{base}.UTF-8", data={"base": base, **data}, touching=touching)
+        for base in CANDIDATES
+        if _can_compile(probe, base)
+    ]
+
+
+def regenerate(target: Target) -> str:
+    """Shell lines compiling the target's locale from its pristine definition."""
+    base, name = target.data["base"], target.name
+    return f"localedef --replace -i {q(base)} -f UTF-8 {q(name)}\n"
+
+
+@register
+class LocaleCharsetMislabeled(Operator):
+    """A locale named ``en_US.UTF-8`` whose character map is really ASCII, named by LANG."""
+
+    name = "locale_charset_mislabeled"
+    category = "locale_encoding"
+    symptom = (
+        "Reading or writing text with accented characters fails with UnicodeDecodeError or "
+        "UnicodeEncodeError ('ascii' codec), although the environment says {name}."
+    )
+    hint = "the compiled locale behind {name} (its character set) that the environment selects"
+
+    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
+        if any(probe.env.get(v) for v in ("LC_ALL", "LC_CTYPE", "PYTHONUTF8", "PYTHONIOENCODING")):
+            return []  # LANG would not decide the character set
+        if not any(f"{CHARMAPS}/ANSI_X3.4-1968{ext}" in probe.files for ext in (".gz", "")):
+            return []
+        env_tests = _locale_tests(probe, tests, CTYPE_VARS, copies=True)
+        texts = {t: sorted(_text_files(probe, t)) for t in tests}
+        asking = set(env_tests)
+        candidates = [t for t in tests if texts[t] or t in asking]
+        return _targets(probe, candidates, env_tests=env_tests, texts={t: f for t, f in texts.items() if f})
+
+    def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
+        """Keep the tests that read locale variables or open project text that is not ASCII."""
+        touching = set(target.data.get("env_tests", []))
+        for test, files in target.data.get("texts", {}).items():
+            for path in files:
+                content = gold.read(path)
+                if content and not content.isascii():
+                    touching.add(test)
+                    break
+        if not touching:
+            return None
+        data = {k: v for k, v in target.data.items() if k not in ("env_tests", "texts")}
+        return target.model_copy(update={
+            "data": data, "touching": [t for t in target.touching if t in touching],
+        })
+
+    def apply(self, target: Target) -> list[str]:
+        base, name = target.data["base"], target.name
+        return [
+            f"RUN localedef -c --replace -i {q(base)} -f ANSI_X3.4-1968 {q(name)} || [ $? -eq 1 ]",
+            f"ENV LANG={name}",
+        ]
+
+    def solution(self, target: Target) -> str:
+        return "#!/bin/sh\nset -e\n" + regenerate(target)
+
+
+def _text_files(probe: Probe, test: str) -> set[str]:
+    """Project text files (not under a venv or the stdlib) the test opened."""
+    workdir = probe.rootdir or "/testbed"
+    out = set()
+    for path in own(probe, test).files:
+        if not path.startswith(workdir.rstrip("/") + "/") or "/site-packages/" in path:
+            continue
+        if path.lower().endswith(TEXT_SUFFIXES):
+            entry = probe.files.get(path)
+            if entry is not None and entry.type == "f" and 0 < entry.size <= 1024 * 1024:
+                out.add(path)
+    return out
+
+
+_SWAP = r'''
+import os, re, shutil, subprocess, sys, tempfile
+base, name = {base!r}, {name!r}
+with open("{definitions}/" + base, encoding="utf-8") as handle:
+    text = handle.read()
+
+def swap(match):
+    body = match.group(0)
+    point = re.search(r'^decimal_point\s+"([^"]*)"', body, re.M).group(1)
+    sep = re.search(r'^thousands_sep\s+"([^"]*)"', body, re.M).group(1)
+    body = re.sub(r'^(decimal_point\s+)"[^"]*"', lambda m: m.group(1) + '"' + sep + '"', body, flags=re.M)
+    return re.sub(r'^(thousands_sep\s+)"[^"]*"', lambda m: m.group(1) + '"' + point + '"', body, flags=re.M)
+
+swapped = re.sub(r'^LC_NUMERIC\s*$.*?^END LC_NUMERIC\s*$', swap, text, count=1, flags=re.M | re.S)
+if swapped == text:
+    sys.exit("no LC_NUMERIC section to change")
+work = tempfile.mkdtemp()
+try:
+    path = os.path.join(work, base)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(swapped)
+    code = subprocess.run(["localedef", "--replace", "-i", path, "-f", "UTF-8", name]).returncode
+finally:
+    shutil.rmtree(work)
+sys.exit(code)
+'''
+
+_NUMERIC = re.compile(r"^LC_NUMERIC\s*$(.*?)^END LC_NUMERIC\s*$", re.M | re.S)
+
+
+@register
+class LocaleSeparatorsSwapped(Operator):
+    """A locale with a standard name whose decimal point and thousands separator are swapped."""
+
+    name = "locale_separators_swapped"
+    category = "locale_encoding"
+    symptom = (
+        "Numbers formatted for the user's locale ({name}) come out as 1.234,50 instead of "
+        "1,234.50, and the locale's decimal point is a comma."
+    )
+    hint = "the numeric conventions of the compiled locale {name} that the environment selects"
+
+    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
+        return _targets(probe, _locale_tests(probe, tests, NUMERIC_VARS))
+
+    def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
+        raw = gold.read(f"{DEFINITIONS}/{target.data['base']}")
+        if raw is None:
+            return None
+        section = _NUMERIC.search(raw.decode("utf-8", "replace"))
+        if section is None:
+            return None
+        point = re.search(r'^decimal_point\s+"([^"]*)"', section.group(1), re.M)
+        sep = re.search(r'^thousands_sep\s+"([^"]*)"', section.group(1), re.M)
+        if not point or not sep or not sep.group(1) or point.group(1) == sep.group(1):
+            return None  # copied from elsewhere, or nothing to swap
+        return target
+
+    def apply(self, target: Target) -> list[str]:
+        code = _SWAP.format(base=target.data["base"], name=target.name, definitions=DEFINITIONS)
+        return [run_python(code), f"ENV LC_ALL={target.name}"]
+
+    def solution(self, target: Target) -> str:
+        return "#!/bin/sh\nset -e\n" + regenerate(target)
+
+
+@register
+class LocaleNotGenerated(Operator):
+    """LANG names a standard locale that is not compiled on the system (removed if it was)."""
+
+    name = "locale_not_generated"
+    category = "locale_encoding"
+    symptom = "locale.setlocale(locale.LC_ALL, '') raises locale.Error: unsupported locale setting."
+    hint = "whether the locale {name} that the environment asks for is available on the system"
+
+    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
+        if probe.env.get("LC_ALL"):
+            return []  # LANG would be overridden
+        return _targets(probe, _locale_tests(probe, tests, LOCALE_VARS))
+
+    def apply(self, target: Target) -> list[str]:
+        base, name = target.data["base"], target.name
+        folded = f"{base}.utf8"
+        return [
+            f"RUN if [ -s {ARCHIVE} ]; then localedef --delete-from-archive {q(folded)} {q(name)} 2>/dev/null"
+            f" || true; fi && rm -rf /usr/lib/locale/{q(folded)} /usr/lib/locale/{q(name)}",
+            f"ENV LANG={name}",
+        ]
+
+    def solution(self, target: Target) -> str:
+        return "#!/bin/sh\nset -e\n" + regenerate(target)

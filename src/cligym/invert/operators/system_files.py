@@ -1,3 +1,277 @@
-"""Operators: system_files."""
+"""Operators: system_files.
 
-from cligym.invert.operators.base import Operator, Target, register  # noqa: F401
+Files of the operating system and of the interpreter's standard library that some tests
+read: a pure-Python stdlib module, the media-type table, the OS release file.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+
+from cligym.invert.operators.base import (
+    MAX_EMBED,
+    GoldFiles,
+    Operator,
+    Target,
+    q,
+    register,
+    restore_file,
+    run_python,
+    under,
+)
+from cligym.invert.probe import Probe, Touch
+
+TOUCH_KEYS = ("modules", "files", "env", "commands", "libs")
+
+
+def own(probe: Probe, test: str) -> Touch:
+    """What a test touches itself: its run and its module's collection, without the
+    session start-up that every test shares (pytest, conftest imports)."""
+    mine = probe.touch.get(test, Touch())
+    module = probe.touch.get(mine.file or "file:" + test.split("::")[0], Touch())
+    return Touch(
+        **{k: sorted(set(getattr(mine, k)) | set(getattr(module, k))) for k in TOUCH_KEYS}, file=mine.file
+    )
+
+
+def opened(probe: Probe, tests: list[str], keep) -> dict[str, list[str]]:
+    """Real paths (symlinks resolved) of the regular files the tests opened themselves,
+    for which ``keep(real_path)`` holds, each with its tests in ``tests`` order."""
+    found: dict[str, list[str]] = {}
+    for test in tests:
+        for path in own(probe, test).files:
+            real = probe.realpath(path)
+            entry = probe.files.get(real)
+            if entry is None or entry.type != "f" or not keep(real):
+                continue
+            if test not in found.setdefault(real, []):
+                found[real].append(test)
+    return found
+
+
+def narrow_first(found: dict[str, list[str]], **data) -> list[Target]:
+    """Targets for ``{path: tests}``, the ones fewer tests touch first."""
+    return [
+        Target(path=path, data=dict(data), touching=tests)
+        for path, tests in sorted(found.items(), key=lambda item: (len(item[1]), item[0]))
+        if tests
+    ]
+
+
+def embed(content: bytes) -> str:
+    """Bytes kept in a target's data (as base64 text, so the target stays JSON-safe)."""
+    return base64.b64encode(content).decode()
+
+
+def restore_embedded(target: Target) -> str:
+    """A solution script putting the embedded original bytes of ``target.path`` back."""
+    content = base64.b64decode(target.data["content"])
+    return "#!/bin/sh\nset -e\n" + restore_file(target.path, content, target.data.get("mode", "644")) + "\n"
+
+
+def file_mode(probe: Probe, path: str, default: str = "644") -> str:
+    entry = probe.files.get(path)
+    return entry.mode if entry is not None and entry.mode else default
+
+
+# ---- a pure-Python module of the standard library ------------------------------------
+
+#: Modules whose damage takes the interpreter's start-up, site or codec machinery with it.
+INFRASTRUCTURE = ("encodings", "importlib", "site", "sitecustomize", "usercustomize", "sysconfig",
+                  "_sysconfigdata", "os", "posixpath", "genericpath", "stat", "abc", "codecs", "io",
+                  "_collections_abc", "_sitebuiltins", "zipimport", "runpy", "pkgutil")
+
+
+def _infrastructure(module: str) -> bool:
+    top = module.split(".")[0]
+    return any(top == n or top.startswith(n + "_") or module.startswith(n + ".") for n in INFRASTRUCTURE) or (
+        top.startswith("_sysconfigdata")
+    )
+
+
+@register
+class StdlibModuleCorrupted(Operator):
+    """A pure-Python module of the standard library cut off in the middle."""
+
+    name = "stdlib_module_corrupted"
+    category = "system_files"
+    symptom = (
+        "Importing the standard-library module {module} fails with a SyntaxError that points "
+        "into the Python installation, not into the project."
+    )
+    hint = "the interpreter's standard library ({module})"
+
+    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
+        stdlib = (probe.python.get("stdlib") or "").rstrip("/")
+        if not stdlib:
+            return []
+        users: dict[str, list[str]] = {}
+        names: dict[str, str] = {}
+        for test in tests:
+            for module in own(probe, test).modules:
+                path = probe.modules.get(module, "")
+                if (
+                    not path.endswith(".py")
+                    or not under(path, stdlib)
+                    or "-packages/" in path
+                    or "/lib-dynload/" in path
+                    or _infrastructure(module)
+                ):
+                    continue
+                entry = probe.files.get(path)
+                if entry is None or entry.type != "f" or entry.size < 64:
+                    continue
+                names.setdefault(path, module)
+                if test not in users.setdefault(path, []):
+                    users[path].append(test)
+        # only some tests: a module every test imports is the interpreter's, not the tests'
+        found = {p: t for p, t in users.items() if len(t) < len(tests)}
+        targets = narrow_first(found)
+        for target in targets:
+            target.name = names[target.path]
+            target.data["module"] = names[target.path]
+            target.data["mode"] = file_mode(probe, target.path)
+        return targets
+
+    def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
+        content = gold.read(target.path)
+        if not content or len(content) > MAX_EMBED:
+            return None
+        cut = _cut_point(content)
+        if cut is None:
+            return None
+        return target.model_copy(update={"data": {**target.data, "content": embed(content), "cut": cut}})
+
+    def apply(self, target: Target) -> list[str]:
+        return [f"RUN truncate -s {int(target.data['cut'])} {q(target.path)}"]
+
+    def solution(self, target: Target) -> str:
+        return restore_embedded(target)
+
+
+def _cut_point(content: bytes) -> int | None:
+    """An offset near the middle at which the source no longer compiles."""
+    middle = len(content) // 2
+    for offset in [middle + d for d in range(0, min(middle, 4096), 7)]:
+        try:
+            compile(content[:offset], "<cut>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return offset
+    return None
+
+
+# ---- the media-type table ------------------------------------------------------------
+
+MIME_TABLES = ("/etc/mime.types", "/etc/httpd/mime.types", "/etc/httpd/conf/mime.types",
+               "/etc/apache/mime.types", "/etc/apache2/mime.types", "/usr/local/etc/httpd/conf/mime.types",
+               "/usr/local/lib/netscape/mime.types", "/usr/local/etc/mime.types")
+
+_ROTATE = r'''
+path = {path!r}
+with open(path, "rb") as handle:
+    lines = handle.read().split(b"\n")
+rows = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith(b"#")
+        and len(line.split()) >= 2]
+types = [lines[i].split()[0] for i in rows]
+for n, i in enumerate(rows):
+    head = lines[i].split()[0]
+    lines[i] = types[(n + 1) % len(types)] + lines[i][len(head):]
+with open(path, "wb") as handle:
+    handle.write(b"\n".join(lines))
+'''
+
+_LATIN1 = r'''
+path = {path!r}
+with open(path, "rb") as handle:
+    lines = handle.read().split(b"\n")
+at = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith(b"#")), len(lines))
+lines.insert(at, b"# \xe9dit\xe9 localement : types ajout\xe9s par l'administrateur")
+lines.insert(at + 1, b"application/x-caf\xe9-menu\t\t\t\t\tmenu")
+with open(path, "wb") as handle:
+    handle.write(b"\n".join(lines))
+'''
+
+
+@register
+class MimeTypesCorrupted(Operator):
+    """The system media-type table altered: its types shifted by one line, or a line in
+    Latin-1 that is not valid UTF-8."""
+
+    name = "mime_types_corrupted"
+    category = "system_files"
+    symptom = (
+        "mimetypes.guess_type gives wrong media types for common file names, or reading the "
+        "media-type table fails with UnicodeDecodeError."
+    )
+    hint = "the system's table of media types that the mimetypes module reads"
+
+    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
+        found = opened(probe, tests, lambda p: p in {probe.realpath(m) for m in MIME_TABLES})
+        targets = narrow_first(found, how="mappings") + narrow_first(found, how="encoding")
+        for target in targets:
+            target.data["mode"] = file_mode(probe, target.path)
+        return targets
+
+    def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
+        content = gold.read(target.path)
+        if not content or len(content) > MAX_EMBED:
+            return None
+        rows = [ln for ln in content.split(b"\n") if ln.strip() and not ln.lstrip().startswith(b"#")
+                and len(ln.split()) >= 2]
+        if target.data["how"] == "mappings" and len({r.split()[0] for r in rows}) < 2:
+            return None
+        return target.model_copy(update={"data": {**target.data, "content": embed(content)}})
+
+    def apply(self, target: Target) -> list[str]:
+        code = (_ROTATE if target.data["how"] == "mappings" else _LATIN1).format(path=target.path)
+        return [run_python(code)]
+
+    def solution(self, target: Target) -> str:
+        return restore_embedded(target)
+
+
+# ---- the OS release file ------------------------------------------------------------
+
+OS_RELEASE = ("/etc/os-release", "/usr/lib/os-release")
+
+_SPACED = r'''
+import re
+path = {path!r}
+with open(path, "rb") as handle:
+    text = handle.read()
+with open(path, "wb") as handle:
+    handle.write(re.sub(rb"^([A-Za-z0-9_]+)=", rb"\1 = ", text, flags=re.M))
+'''
+
+
+@register
+class OsReleaseCorrupted(Operator):
+    """The os-release file rewritten with ``KEY = value`` lines that no parser accepts."""
+
+    name = "os_release_corrupted"
+    category = "system_files"
+    symptom = (
+        "platform.freedesktop_os_release() returns only the generic defaults (NAME 'Linux'), "
+        "so ID and VERSION_ID are missing."
+    )
+    hint = "the file describing the operating system release"
+
+    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
+        reals = {probe.realpath(p) for p in OS_RELEASE}
+        targets = narrow_first(opened(probe, tests, lambda p: p in reals))
+        for target in targets:
+            target.data["mode"] = file_mode(probe, target.path)
+        return targets
+
+    def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
+        content = gold.read(target.path)
+        if not content or not re.search(rb"^[A-Za-z0-9_]+=", content, re.M):
+            return None
+        return target.model_copy(update={"data": {**target.data, "content": embed(content)}})
+
+    def apply(self, target: Target) -> list[str]:
+        return [run_python(_SPACED.format(path=target.path))]
+
+    def solution(self, target: Target) -> str:
+        return restore_embedded(target)

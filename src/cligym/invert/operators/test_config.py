@@ -1,3 +1,117 @@
-"""Operators: test_config."""
+"""Operators: test_configuration (pytest configuration files that change how tests run)."""
 
-from cligym.invert.operators.base import Operator, Target, register  # noqa: F401
+from __future__ import annotations
+
+import posixpath
+
+from cligym.invert.operators.base import Operator, Target, q, register, write_file_line
+from cligym.invert.operators.import_system import pycache_glob
+
+#: Markers pytest registers itself; --strict-markers never rejects them.
+BUILTIN_MARKERS = frozenset({
+    "parametrize", "skip", "skipif", "xfail", "usefixtures", "filterwarnings", "tryfirst", "trylast",
+})
+
+CHDIR_CONFTEST = b'''import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cwd(tmp_path):
+    """Run every test in a scratch directory so that nothing lands in the checkout."""
+    previous = os.getcwd()
+    os.chdir(tmp_path)
+    yield
+    os.chdir(previous)
+'''
+
+
+def new_pytest_ini(probe) -> str | None:
+    """Where a new pytest.ini would take over the project's configuration, if it can."""
+    root = probe.rootdir or "/testbed"
+    path = f"{root}/pytest.ini"
+    if path in probe.files or (probe.inifile or "").endswith("/pytest.ini"):
+        return None
+    if probe.inifile and posixpath.dirname(probe.inifile) != root:
+        return None
+    return path
+
+
+class _PytestIni(Operator):
+    category = "test_configuration"
+    CONTENT = b""
+
+    def apply(self, target):
+        return [f"RUN {write_file_line(target.path, self.CONTENT)}"]
+
+    def solution(self, target):
+        return f"rm -f {q(target.path)}\n"
+
+
+@register
+class PytestIniWarningsError(_PytestIni):
+    name = "pytest_ini_warnings_error"
+    symptom = "Tests that used to pass now fail with a warning (such as a DeprecationWarning) raised as an error."
+    hint = "Which pytest configuration file is in effect, and how it treats warnings."
+    CONTENT = b"[pytest]\nfilterwarnings =\n    error\n"
+
+    def applies_to(self, probe, tests):
+        path = new_pytest_ini(probe)
+        touching = [t for t in tests if probe.of(t).warnings]
+        return [Target(path=path, name="pytest.ini", touching=touching)] if path and touching else []
+
+
+@register
+class PytestIniStrictMarkers(_PytestIni):
+    name = "pytest_ini_strict_markers"
+    symptom = "Test modules error out during collection, complaining about a marker that is not registered."
+    hint = "Which pytest configuration file is in effect, and where test markers are declared."
+    CONTENT = b"[pytest]\naddopts = --strict-markers\n"
+
+    def applies_to(self, probe, tests):
+        path = new_pytest_ini(probe)
+        custom = {t: set(probe.of(t).markers) - BUILTIN_MARKERS for t in tests}
+        touching = [t for t in tests if custom[t]]
+        if not path or not touching or not probe.inifile:
+            return []
+        markers = sorted(set().union(*custom.values()))
+        return [Target(path=path, name="pytest.ini", data={"markers": markers, "inifile": probe.inifile},
+                       touching=touching)]
+
+    def prepare(self, target, gold):
+        text = (gold.read(target.data["inifile"]) or b"").decode("utf-8", "replace")
+        registered = [m for m in target.data["markers"] if m in text]
+        if not registered:
+            return None  # registered elsewhere (a plugin or a conftest): the new file would not drop them
+        return target.model_copy(update={"data": {**target.data, "markers": registered}})
+
+
+@register
+class ConftestAutouseChdir(Operator):
+    name = "conftest_autouse_chdir"
+    category = "test_configuration"
+    symptom = "Some tests fail to find files or directories they expect relative to the project checkout."
+    hint = "Fixtures that apply to every test and change the process state around it."
+
+    def applies_to(self, probe, tests):
+        root = (probe.rootdir or "/testbed").rstrip("/")
+        folders: dict[str, list[str]] = {}
+        for test in tests:
+            folder = posixpath.dirname(f"{root}/{test.split('::')[0]}")
+            while folder.startswith(root):
+                folders.setdefault(folder, []).append(test)
+                if folder == root:
+                    break
+                folder = posixpath.dirname(folder)
+        return [
+            Target(path=f"{folder}/conftest.py", name=posixpath.relpath(folder, root), touching=touching)
+            for folder, touching in sorted(folders.items(), key=lambda item: (-item[0].count("/"), item[0]))
+            if f"{folder}/conftest.py" not in probe.files
+        ]
+
+    def apply(self, target):
+        return [f"RUN {write_file_line(target.path, CHDIR_CONFTEST)}"]
+
+    def solution(self, target):
+        return f"rm -f {q(target.path)} {pycache_glob(target.path)}\n"

@@ -46,11 +46,11 @@ def _remove_session_images(request):
 def _no_leftover_containers(request):
     """Every test must leave no cligym-labelled container behind."""
     rt = Runtime()
-    before = set(rt.labelled_containers())
+    before = set(rt.labelled_containers(mine=True))
     yield
-    after = set(rt.labelled_containers()) - before
+    after = set(rt.labelled_containers(mine=True)) - before
     if after:
-        rt.remove_labelled_containers()
+        rt.remove_labelled_containers(mine=True)
         pytest.fail(f"{len(after)} cligym container(s) survived the test")
 
 

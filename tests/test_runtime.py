@@ -41,11 +41,11 @@ def test_session_container_has_limits_and_label(runtime, base_image):
 
 
 def test_run_times_out_and_removes_container(runtime, base_image):
-    before = set(runtime.labelled_containers())
+    before = set(runtime.labelled_containers(mine=True))
     result = runtime.run(base_image, "sleep 60", timeout=2)
     assert result.timed_out and not result.ok
     assert result.seconds < 30
-    assert set(runtime.labelled_containers()) == before
+    assert set(runtime.labelled_containers(mine=True)) == before
 
 
 def test_exec_timeout_kills_command(runtime, base_image):
@@ -112,12 +112,12 @@ def test_build_and_failed_build_cleanup(runtime, base_image, tmp_path):
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo step1 > /s1\nRUN echo failing && exit 7\n")
-    before = set(runtime.labelled_containers())
+    before = set(runtime.labelled_containers(mine=True))
     dangling_before = runtime.dangling_images()
     with pytest.raises(BuildFailed) as info:
         runtime.build(bad, "cligym/test-build:bad")
     assert "failing" in info.value.log
-    assert set(runtime.labelled_containers()) == before
+    assert set(runtime.labelled_containers(mine=True)) == before
     assert not runtime.image_exists("cligym/test-build:bad")
     assert runtime.dangling_images() == dangling_before
 

@@ -13,6 +13,7 @@ step ends, whether it succeeded, failed, raised or timed out.
 from __future__ import annotations
 
 import io
+import os
 import shlex
 import tarfile
 import time
@@ -27,6 +28,9 @@ import requests.exceptions
 
 from cligym.config import DEFAULT_MEM_LIMIT, DEFAULT_PIDS_LIMIT, DEFAULT_RUN_TIMEOUT, LABEL
 from cligym.errors import BuildFailed, CligymError, EngineUnavailable
+
+#: Label naming the process that created a container (so concurrent runs can tell theirs).
+OWNER = f"{LABEL}.pid"
 
 #: How much output a run keeps (the tail), so a chatty test suite cannot exhaust memory.
 MAX_OUTPUT = 4 * 1024 * 1024
@@ -311,7 +315,7 @@ class Runtime:
                 mem_limit=self.mem_limit,
                 memswap_limit=self.mem_limit,
                 pids_limit=self.pids_limit,
-                labels={LABEL: "1", **(labels or {})},
+                labels={LABEL: "1", OWNER: str(os.getpid()), **(labels or {})},
                 working_dir=workdir,
                 environment=dict(env) if env else None,
                 user=user or "",
@@ -460,12 +464,14 @@ class Runtime:
                 pass
         return len(images)
 
-    def labelled_containers(self) -> list[str]:
-        """Ids of every container (running or not) that carries the cligym label."""
-        return [c.id for c in self.client.containers.list(all=True, filters={"label": LABEL})]
+    def labelled_containers(self, *, mine: bool = False) -> list[str]:
+        """Ids of every container (running or not) with the cligym label; with ``mine``,
+        only those this process created."""
+        label = f"{OWNER}={os.getpid()}" if mine else LABEL
+        return [c.id for c in self.client.containers.list(all=True, filters={"label": label})]
 
-    def remove_labelled_containers(self) -> int:
-        ids = self.labelled_containers()
+    def remove_labelled_containers(self, *, mine: bool = False) -> int:
+        ids = self.labelled_containers(mine=mine)
         for cid in ids:
             try:
                 self._remove_container(self.client.containers.get(cid))

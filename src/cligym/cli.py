@@ -327,17 +327,60 @@ def demo(
     output: Annotated[Path, typer.Option("-o", "--output", help="Where the demo writes its records.")] = Path("demo-out"),
     project: Annotated[str, typer.Option(help="The PyPI project the demo starts from.")] = DEMO_PROJECT,
     attempts: Annotated[int, typer.Option("-n", "--attempts", help="Inversion attempts.")] = 12,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the inversion.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Run the pipeline on a real PyPI project with built-in defaults.
+    """Run the whole pipeline on a real PyPI project with built-in defaults.
 
-    gold (markupsafe 3.0.2 by default) → invert (operators, no LLM) → verified tasks.
+    gold → invert (built-in operators, no LLM) → export (Harbor) → validate (oracle and
+    nop), then a one-screen summary. Running it again reuses and resumes what is there.
     """
-    gold(source=project, output=output / "gold", image=None, test_cmd=None, workdir=None,
-         base_image=DEFAULT_BASE_IMAGE, profile=None, runs=3, timeout=1800, rebuild=False,
-         as_json=as_json, quiet=as_json)
-    invert(gold_dir=output / "gold", output=output / "run", attempts=attempts, seed=0, operator=None,
-           sample=200, max_operators=3, as_json=as_json, quiet=as_json)
+    from cligym.export.stage import export as run_export
+    from cligym.gold import make_gold
+    from cligym.invert.search import invert as run_invert
+    from cligym.records import save
+    from cligym.runtime import Runtime
+    from cligym.validate.stage import task_dirs, validate_task
+
+    runtime = Runtime()
+    with _reporter(as_json) as reporter:
+        record = make_gold(project, output / "gold", runtime=runtime, reporter=reporter)
+        save(record, output / "gold" / "gold.json")
+        summary = run_invert(output / "gold", output / "run", attempts=attempts, seed=seed,
+                             runtime=runtime, reporter=reporter)
+        if summary.verified == 0:
+            raise CligymError("the demo made no verified task; try more attempts (-n)")
+        report = run_export(output / "run", "harbor", output / "tasks", force=True, runtime=runtime)
+        results = []
+        with reporter.task("validating the exported tasks (oracle and nop)", total=len(report.tasks)):
+            for task_dir in task_dirs(output / "tasks"):
+                results.append(validate_task(runtime, task_dir))
+                reporter.advance()
+    passed = sum(r.ok for r in results)
+    data = {
+        "project": record.source.spec, "gold_tests": len(record.tests), "attempts": summary.attempts,
+        "verified": summary.verified, "yield": summary.yield_, "per_category": summary.per_category,
+        "discard_reasons": summary.discard_reasons, "seconds_per_verified": summary.seconds_per_verified,
+        "tasks_dir": str(output / "tasks"), "validated": passed, "validation_failed": len(results) - passed,
+        "oracle_rewards": [r.oracle.reward for r in results], "nop_rewards": [r.nop.reward for r in results],
+    }
+    if as_json:
+        out.print_json(json.dumps(data))
+    else:
+        table = Table(title=f"cligym demo: {record.source.spec}", show_header=False)
+        table.add_row("gold tests", f"{len(record.tests)} pass on every one of {record.runs} runs")
+        table.add_row("attempts", str(summary.attempts))
+        table.add_row("verified tasks", f"{summary.verified} (yield {summary.yield_:.0%})")
+        table.add_row("categories", ", ".join(f"{k} {v}" for k, v in sorted(summary.per_category.items())))
+        table.add_row("discarded", ", ".join(f"{k} {v}" for k, v in sorted(summary.discard_reasons.items())) or "none")
+        if summary.seconds_per_verified is not None:
+            table.add_row("seconds per verified task", f"{summary.seconds_per_verified:.1f}")
+        table.add_row("oracle / nop", f"{sum(r.oracle.reward == 1 for r in results)}/{len(results)} oracle reward 1, "
+                      f"{sum(r.nop.reward == 0 for r in results)}/{len(results)} nop reward 0")
+        table.add_row("Harbor tasks", str(output / "tasks"))
+        out.print(table)
+    if passed != len(results):
+        raise typer.Exit(1)
 
 
 @app.command()

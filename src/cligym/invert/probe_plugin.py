@@ -53,15 +53,21 @@ def _audit(event, args):
 sys.addaudithook(_audit)
 
 
+def _note_env(key):
+    if _current is not None:
+        if isinstance(key, bytes):  # os.get_exec_path() asks for b"PATH"
+            key = key.decode("utf-8", "replace")
+        if isinstance(key, str):
+            _bucket(_current)["env"].add(key)
+
+
 class _RecordingEnviron(type(os.environ)):
     def __getitem__(self, key):
-        if _current is not None:
-            _bucket(_current)["env"].add(key)
+        _note_env(key)
         return super().__getitem__(key)
 
     def __contains__(self, key):
-        if _current is not None:
-            _bucket(_current)["env"].add(key)
+        _note_env(key)
         return super().__contains__(key)
 
 

@@ -111,11 +111,11 @@ def set_version_cmd(metadata: str, version: str) -> str:
 
 def _definitions(source: str) -> dict[str, tuple[int, str]]:
     """Top-level def/class names of a module: name -> (line number, keyword)."""
+    keywords = {ast.ClassDef: "class", ast.AsyncFunctionDef: "async def", ast.FunctionDef: "def"}
     out = {}
     for node in ast.parse(source).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            kw = "class" if isinstance(node, ast.ClassDef) else "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-            out.setdefault(node.name, (node.lineno, kw))
+        if type(node) in keywords:
+            out.setdefault(node.name, (node.lineno, keywords[type(node)]))
     return out
 
 
@@ -131,7 +131,8 @@ def _reexports(source: str, module: str, is_pkg: bool) -> dict[str, tuple[str, s
                 parts = parts[: len(parts) - node.level + 1]
                 base = ".".join(parts + ([base] if base else []))
             for alias in node.names:
-                out[alias.asname or alias.name] = (base, alias.name)
+                key = f"*{base}" if alias.name == "*" else alias.asname or alias.name
+                out[key] = (base, alias.name)
     return out
 
 
@@ -145,7 +146,7 @@ def project_references(sources: list[str], tops: list[str]) -> list[tuple[str, s
             continue
         aliases: dict[str, str] = {}
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and not node.level and node.module and node.module.split(".")[0] in tops:
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in tops:
                 for alias in node.names:
                     if alias.name != "*":
                         refs.add((node.module, alias.name))
@@ -162,25 +163,27 @@ def project_references(sources: list[str], tops: list[str]) -> list[tuple[str, s
 
 
 def find_definition(read, modules: dict[str, str], module: str, name: str, hops: int = 3):
-    """(file, line, keyword) of the top-level def/class that ``module.name`` resolves to."""
-    for _ in range(hops):
-        path = modules.get(module)
-        if not path or not path.endswith(".py"):
-            return None
-        raw = read(path)
-        if raw is None:
-            return None
-        try:
-            source = raw.decode()
-            found = _definitions(source)
-            if name in found:
-                return path, *found[name]
-            imported = _reexports(source, module, path.endswith("/__init__.py")).get(name)
-        except (SyntaxError, UnicodeDecodeError):
-            return None
-        if not imported or f"{imported[0]}.{imported[1]}" in modules:
-            return None  # not imported, or a submodule rather than a def/class
-        module, name = imported
+    """(file, line, keyword) of the top-level def/class that ``module.name`` resolves to,
+    following re-exports (``from .x import name``, ``from .x import *``)."""
+    path = modules.get(module)
+    if hops <= 0 or not path or not path.endswith(".py") or (raw := read(path)) is None:
+        return None
+    try:
+        source = raw.decode()
+        found = _definitions(source)
+        imports = _reexports(source, module, path.endswith("/__init__.py"))
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    if name in found:
+        return path, *found[name]
+    if name in imports:
+        base, original = imports[name]
+        if f"{base}.{original}" in modules:
+            return None  # a submodule, not a def/class
+        return find_definition(read, modules, base, original, hops - 1)
+    for base, star in imports.values():
+        if star == "*" and (hit := find_definition(read, modules, base, name, hops - 1)):
+            return hit
     return None
 
 

@@ -12,11 +12,17 @@ import posixpath
 import re
 
 from cligym.invert.operators.base import (
-    MAX_EMBED, Operator, Target, protected, q, register, restore_file, under, write_file_line,
+    MAX_EMBED, Operator, Target, protected, q, register, restore_file, write_file_line,
 )
 from cligym.invert.operators.dependencies import b64, narrow_first, unb64
 
 EXTENSION_DIRS = ("/lib-dynload/", "/site-packages/", "/dist-packages/")
+#: Standard-library accelerators whose loss Python silently tolerates (a pure-Python
+#: fallback, or importers that catch the ImportError): tried last.
+TOLERATED = frozenset({
+    "_asyncio", "_bz2", "_lzma", "_uuid", "_decimal", "_json", "_queue", "_heapq", "_bisect", "_pickle",
+    "_datetime", "_elementtree", "_zoneinfo", "_typing", "_hashlib", "_statistics", "readline",
+})
 VERSIONED = re.compile(r"^(lib[\w+.-]*?)\.so\.\d[\d.]*$")
 
 
@@ -31,6 +37,10 @@ def _mapped(probe, tests: list[str]) -> dict[str, list[str]]:
                 continue
             out.setdefault(real, []).append(test)
     return out
+
+
+def _tolerated_last(targets: list[Target]) -> list[Target]:
+    return sorted(narrow_first(targets), key=lambda t: posixpath.basename(t.path).split(".")[0] in TOLERATED)
 
 
 def _system(path: str) -> bool:
@@ -75,7 +85,7 @@ class ElfMagicCorrupt(_LibOperator):
     hint = "The shared libraries and compiled extension modules Python loads."
 
     def applies_to(self, probe, tests):
-        return narrow_first([
+        return _tolerated_last([
             Target(path=real, name=posixpath.basename(real), touching=users)
             for real, users in _mapped(probe, tests).items()
         ])
@@ -117,7 +127,8 @@ class _SymlinkOperator(_LibOperator):
 @register
 class LibSymlinkRetarget(_SymlinkOperator):
     name = "lib_symlink_retarget"
-    symptom = "Programs fail to load {name}: 'version ... not found' or 'undefined symbol' errors from the dynamic loader."
+    symptom = ("Programs using {name} fail with 'version ... not found' or 'undefined symbol' errors "
+               "from the dynamic loader.")
     hint = "Which file the dynamic loader actually opens for the library {name}."
 
     def choose(self, probe, index, link, real):
@@ -139,7 +150,8 @@ class LibSymlinkRetarget(_SymlinkOperator):
 @register
 class LibSymlinkDangling(_SymlinkOperator):
     name = "lib_symlink_dangling"
-    symptom = "'cannot open shared object file: No such file or directory' for {name}, though the library package is installed."
+    symptom = ("'cannot open shared object file: No such file or directory' for {name}, "
+               "though the library package is installed.")
     hint = "The symbolic links through which the dynamic loader finds the library {name}."
 
     def choose(self, probe, index, link, real):
@@ -167,7 +179,8 @@ class LdLibraryPathShadow(_LibOperator):
         index = _libraries(probe, {posixpath.dirname(r) for r in mapped})
         targets = []
         for real, users in mapped.items():
-            names = sorted({posixpath.basename(real)} | {posixpath.basename(s) for s in _soname_links(probe, index, real)})
+            links = _soname_links(probe, index, real)
+            names = sorted({posixpath.basename(real)} | {posixpath.basename(s) for s in links})
             for name in names:
                 path = f"{self.DIR}/{name}"
                 if VERSIONED.match(name) and path not in probe.files:
@@ -179,7 +192,9 @@ class LdLibraryPathShadow(_LibOperator):
         return target if _is_soname(gold.read(target.data["real"]), target.name) else None
 
     def apply(self, target):
-        stub = f"/* GNU ld script */\nINPUT({posixpath.basename(target.data['real'])})\n".encode()
+        # a linker script (as a -dev package installs for libfoo.so), not a loadable library
+        stub = ("/* GNU ld script\n   Use the shared library, but some functions are only in\n"
+                f"   the static library.  */\nINPUT({posixpath.basename(target.data['real'])})\n").encode()
         value = ":".join(p for p in (self.DIR, target.data["old"]) if p)
         return [f"RUN {write_file_line(target.path, stub)}", f"ENV LD_LIBRARY_PATH={value}"]
 
@@ -191,16 +206,17 @@ class LdLibraryPathShadow(_LibOperator):
 @register
 class ExtensionModuleRemoved(_LibOperator):
     name = "extension_module_removed"
-    symptom = "ModuleNotFoundError for the compiled module {module}, part of an installed package or of Python itself."
+    symptom = "ModuleNotFoundError for the compiled module {module} (of an installed package or of Python itself)."
     hint = "The compiled extension modules installed for Python and its packages."
 
     def applies_to(self, probe, tests):
         by_path = {path: mod for mod, path in probe.modules.items()}
-        return narrow_first([
-            Target(path=real, name=posixpath.basename(real), touching=users,
-                   data={"mode": probe.files[real].mode, "module": by_path.get(real, posixpath.basename(real).split(".")[0])})
+        return _tolerated_last([
+            Target(path=real, name=posixpath.basename(real), touching=users, data={
+                "mode": probe.files[real].mode, "module": by_path.get(real, posixpath.basename(real).split(".")[0]),
+            })
             for real, users in _mapped(probe, tests).items()
-            if not _system(real) and under(real, "/usr/lib", "/usr/local/lib", "/opt") and real.endswith(".so")
+            if not _system(real) and real.endswith(".so")
         ])
 
     def prepare(self, target, gold):

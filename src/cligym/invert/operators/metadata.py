@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from cligym.invert.operators.base import MAX_EMBED, Operator, Target, q, register, restore_file, restore_tree, under
+from cligym.invert.operators.base import (
+    MAX_EMBED, Operator, Target, q, register, restore_file, restore_tree, site_packages, under,
+)
 from cligym.invert.operators.dependencies import TOOLING, b64, canon, narrow_first, tests_using, unb64
 
 
@@ -34,18 +36,19 @@ class DistInfoRemoved(Operator):
             if not dist.path or dist.path not in probe.files or canon(dist.name) in TOOLING:
                 continue
             prefix = dist.path + "/"
-            direct = tests_using(probe, tests, "files", lambda f, p=prefix: f.startswith(p) and not f.endswith("/entry_points.txt"))
-            plugin = any(ep.get("group") == "pytest11" for ep in dist.entry_points)
-            if plugin:
+            direct = tests_using(probe, tests, "files",
+                                 lambda f, p=prefix: f.startswith(p) and not f.endswith("/entry_points.txt"))
+            if any(ep.get("group") == "pytest11" for ep in dist.entry_points):  # a pytest plugin
                 touching, rank = list(tests), 0
             elif direct:
                 touching, rank = direct, 0
             else:
                 touching = tests_using(probe, tests, "files", lambda f, p=prefix: f.startswith(p))
                 rank = 1 if set(touching) <= scans else 0
-            targets.append(Target(path=dist.path, name=dist.name, data={"dist": dist.name, "rank": rank}, touching=touching))
-        ordered = narrow_first(targets)
-        return sorted(ordered, key=lambda t: t.data["rank"])
+            targets.append(Target(path=dist.path, name=dist.name, data={"dist": dist.name, "rank": rank},
+                                  touching=touching))
+        # a dist-info only seen in a scan of all entry points rarely matters: those last
+        return sorted(narrow_first(targets), key=lambda t: t.data["rank"])
 
     def prepare(self, target, gold):
         blob = gold.tar_gz(target.path)
@@ -77,8 +80,8 @@ class EntryPointsCorrupted(Operator):
                 continue
             touching = tests_using(probe, tests, "files", lambda f, p=path: f == p)
             # the project's own and its dependencies' files first, test tooling last
-            targets.append(Target(path=path, name=dist.name, data={"dist": dist.name, "tool": canon(dist.name) in TOOLING},
-                                  touching=touching))
+            data = {"dist": dist.name, "tool": canon(dist.name) in TOOLING}
+            targets.append(Target(path=path, name=dist.name, data=data, touching=touching))
         return sorted(narrow_first(targets), key=lambda t: t.data["tool"])
 
     def prepare(self, target, gold):
@@ -121,9 +124,8 @@ class ConsoleScriptBroken(Operator):
             name = path.rpartition("/")[2]
             if name.split("-")[0].split(".")[0] in ("python", "python3", "pip", "pip3", "pytest", "py"):
                 continue
-            targets.append(Target(path=path, name=name, data={"site": probe.python.get("site_packages", [""])[0],
-                                                                "mode": probe.files[path].mode},
-                                  touching=[t for t in tests if t in users]))
+            data = {"site": site_packages(probe), "mode": probe.files[path].mode}
+            targets.append(Target(path=path, name=name, data=data, touching=[t for t in tests if t in users]))
         return narrow_first(targets)
 
     def prepare(self, target, gold):

@@ -124,11 +124,31 @@ _markers = {}
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     if isinstance(collector, pytest.Module):
-        with _Scope("file:" + collector.nodeid):
+        key = "file:" + collector.nodeid
+        with _Scope(key):
             outcome = yield
+        _add_referenced_modules(collector, key)
     else:
         outcome = yield
     return outcome
+
+
+def _add_referenced_modules(collector, key):
+    """A module imported by an earlier test file is not re-imported by this one, so also
+    credit this file with the packages its globals refer to (and their loaded submodules)."""
+    try:
+        namespace = vars(collector.obj)
+    except Exception:
+        return
+    roots = set()
+    for value in list(namespace.values()):
+        name = value.__name__ if isinstance(value, type(sys)) else getattr(value, "__module__", None)
+        if isinstance(name, str) and name and not name.startswith(("_pytest", "pytest", "builtins")):
+            roots.add(name.split(".")[0])
+    own = collector.obj.__name__
+    loaded = [m for m in list(sys.modules) if m.split(".")[0] in roots and not m.startswith(own.rsplit(".", 1)[0] + ".test")]
+    entry = _touch.setdefault(key, {"modules": [], "files": [], "env": [], "commands": [], "libs": []})
+    entry["modules"] = sorted(set(entry["modules"]) | set(loaded))
 
 
 @pytest.hookimpl(hookwrapper=True)

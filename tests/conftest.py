@@ -39,7 +39,9 @@ def _remove_session_images(request):
     before = rt.labelled_images()
     yield
     base = {rt.image_id(DEFAULT_BASE_IMAGE)} if rt.image_exists(DEFAULT_BASE_IMAGE) else set()
-    rt.remove_images(rt.labelled_images() - before - base)
+    # images this process built, and untagged build intermediates; never another run's images
+    new = (rt.labelled_images(mine=True) | rt.dangling_images()) - before - base
+    rt.remove_images(new)
 
 
 @pytest.fixture(autouse=True)

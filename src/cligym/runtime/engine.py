@@ -258,7 +258,7 @@ class Runtime:
                 nocache=nocache,
                 decode=True,
                 network_mode="none",
-                labels={LABEL: "1", **(labels or {})},
+                labels={LABEL: "1", OWNER: str(os.getpid()), **(labels or {})},
                 container_limits={"memory": _bytes(self.mem_limit)},
             )
             for chunk in stream:
@@ -413,9 +413,11 @@ class Runtime:
         finally:
             session.close()
 
-    def labelled_images(self) -> set[str]:
-        """Ids of every image, intermediate ones included, that carries the cligym label."""
-        return {img.id for img in self.client.images.list(all=True, filters={"label": LABEL})}
+    def labelled_images(self, *, mine: bool = False) -> set[str]:
+        """Ids of every image, intermediate ones included, that carries the cligym label;
+        with ``mine``, only the images this process built."""
+        label = f"{OWNER}={os.getpid()}" if mine else LABEL
+        return {img.id for img in self.client.images.list(all=True, filters={"label": label})}
 
     def remove_images(self, image_ids: set[str]) -> None:
         """Remove images by id, children before parents (newest first)."""

@@ -169,8 +169,10 @@ def test_missing_gold_image_says_how_to_load(run_dir, runtime, tmp_path):
     assert proc.returncode != 0 and "cligym/gold-gone:0" in proc.stderr and "images load" in proc.stderr
 
 
-def test_images_save_and_load_round_trip(run_dir, tmp_path):
-    proc = _cli("images", "save", str(run_dir), "-o", str(tmp_path / "gold.tar"), "--json")
+def test_images_save_and_load_round_trip(run_dir, runtime, tmp_path):
+    export(run_dir, "tb", tmp_path / "tb", runtime=runtime)
+    assert all(p.is_dir() for p in (tmp_path / "tb").iterdir())  # nothing but task dirs
+    proc = _cli("images", "save", str(tmp_path / "tb"), "-o", str(tmp_path / "gold.tar"), "--json")
     assert proc.returncode == 0, proc.stderr
     info = json.loads(proc.stdout)
     assert info["bytes"] > 10_000_000 and info["bytes_per_task"] == round(info["bytes"] / info["tasks"])

@@ -265,16 +265,10 @@ def images_save(
     as_json: Annotated[bool, typer.Option("--json", help="Report as JSON.")] = False,
 ) -> None:
     """docker save the gold images of a run or export into one tar (shared layers once)."""
-    from cligym.export.stage import EXPORT_FILE, ExportReport, load_tasks
-    from cligym.records import load
+    from cligym.export.stage import gold_images_of
     from cligym.runtime import Runtime
 
-    if (source / EXPORT_FILE).is_file():
-        report = load(ExportReport, source / EXPORT_FILE)
-        images, count = report.gold_images, len(report.tasks)
-    else:
-        tasks = load_tasks(source)
-        images, count = sorted({t.image_name for t in tasks}), len(tasks)
+    images, count = gold_images_of(source)
     runtime = Runtime()
     missing = [i for i in images if not runtime.image_exists(i)]
     if missing:

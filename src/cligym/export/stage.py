@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Literal
@@ -17,7 +18,6 @@ from cligym.runtime import Runtime
 
 Format = Literal["harbor", "tb", "jsonl"]
 FORMATS = ("harbor", "tb", "jsonl")
-EXPORT_FILE = "cligym-export.json"
 
 
 class ExportReport(BaseModel):
@@ -102,5 +102,24 @@ def export(
         report.tasks.append(task.instance_id)
     if fmt == "jsonl":
         write_atomic(out / "tasks.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
-    save(report, out / EXPORT_FILE)
+    # nothing else goes into OUT: the harnesses treat every entry of a dataset dir as a task
     return report
+
+
+def gold_images_of(source: Path) -> tuple[list[str], int]:
+    """The gold images (and task count) of a run dir or of an export in any format."""
+    if (source / "tasks").is_dir() and any((source / "tasks").glob("*/instance.json")):
+        tasks = load_tasks(source)
+        return sorted({t.image_name for t in tasks}), len(tasks)
+    if (source / "tasks.jsonl").is_file():
+        rows = [json.loads(line) for line in (source / "tasks.jsonl").read_text().splitlines() if line.strip()]
+        return sorted({r["image_name"] for r in rows}), len(rows)
+    dockerfiles = sorted(source.glob("*/environment/Dockerfile")) + sorted(source.glob("*/Dockerfile"))
+    if not dockerfiles:
+        raise BadInput(f"{source} is neither a run directory nor an export (no tasks found)")
+    images = set()
+    for dockerfile in dockerfiles:
+        match = re.search(r"^FROM\s+(\S+)", dockerfile.read_text(), re.M)
+        if match:
+            images.add(match.group(1))
+    return sorted(images), len(dockerfiles)

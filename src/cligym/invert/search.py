@@ -45,15 +45,32 @@ def load_gold(gold_dir: Path) -> GoldEnv:
     return load(GoldEnv, gold_dir / GOLD_FILE, "gold environment")
 
 
-def choose_targets(
-    rng: random.Random, probe: Probe, operators: list[Operator], sample: list[str], files: GoldFiles, count: int
-) -> list[tuple[Operator, Target]]:
-    """Pick ``count`` operators with a prepared target each; narrow targets weigh more."""
+def applicable(probe: Probe, operators: list[Operator], sample: list[str]) -> list[tuple[Operator, list[Target]]]:
+    """Every operator with the targets the sampled tests touch (protected libraries left out)."""
     options: list[tuple[Operator, list[Target]]] = []
     for op in operators:
         targets = [t for t in op.applies_to(probe, sample) if t.touching and not protected(t.path)]
         if targets:
             options.append((op, targets))
+    return options
+
+
+def choose_targets(
+    rng: random.Random,
+    options: list[tuple[Operator, list[Target]]],
+    files: GoldFiles,
+    count: int,
+    tried: set[str] = frozenset(),
+) -> list[tuple[Operator, Target]]:
+    """Pick ``count`` operators with a prepared target each; narrow targets weigh more, and
+    (operator, target) pairs earlier attempts of the run already tried are used only when
+    nothing untried is left."""
+    chosen = _choose(random.Random(rng.random()), options, files, count, tried)
+    return chosen or _choose(rng, options, files, count, frozenset())
+
+
+def _choose(rng, options, files, count, tried) -> list[tuple[Operator, Target]]:
+    options = list(options)
     chosen: list[tuple[Operator, Target]] = []
     used_paths: set[str] = set()
     while options and len(chosen) < count:
@@ -62,7 +79,8 @@ def choose_targets(
         op, targets = options.pop(index)
         if chosen and op.broad:
             continue  # a broad break hides everything else: keep it alone
-        pool = [t for t in targets if t.key not in used_paths][:50]
+        pool = [t for t in targets if t.key not in used_paths]
+        pool = [t for t in pool if f"{op.name}|{t.key}" not in tried][:50]
         for _ in range(min(5, len(pool))):
             pick = rng.choices(pool, weights=[1.0 / len(t.touching) for t in pool])[0]
             pool.remove(pick)
@@ -131,11 +149,17 @@ def invert(
         f"inverting {gold.source.spec}", total=attempts
     ):
         files = GoldFiles.of_session(gold_session)
+        tried: set[str] = set()
+        options_cache: dict = {}
         for attempt in range(attempts):
             path = run_dir / "candidates" / f"{attempt:04d}.json"
-            if not path.exists():
-                candidate = _attempt(runtime, gold, probe, ops, files, seed, attempt, sample_size, max_operators, run_dir)
+            if path.exists():
+                candidate = load(Candidate, path)
+            else:
+                candidate = _attempt(runtime, gold, probe, ops, files, seed, attempt, sample_size, max_operators,
+                                     run_dir, tried, options_cache)
                 save(candidate, path)
+            tried.update(f"{a.name}|{a.target}" for a in candidate.operators)
             reporter.advance()
     summary = summarize(run_dir, gold, attempts)
     save(summary, run_dir / SUMMARY_FILE)
@@ -145,6 +169,7 @@ def invert(
 def _attempt(
     runtime: Runtime, gold: GoldEnv, probe: Probe, ops: list[Operator], files: GoldFiles,
     seed: int, attempt: int, sample_size: int, max_operators: int, run_dir: Path,
+    tried: set[str], options_cache: dict,
 ) -> Candidate:
     rng = random.Random(f"cligym:{seed}:{attempt}")
     sample = sorted(rng.sample(gold.tests, min(sample_size, len(gold.tests))))
@@ -153,7 +178,11 @@ def _attempt(
     cid = f"{attempt:04d}"
     seconds: dict[str, float] = {}
     started = time.monotonic()
-    pairs = choose_targets(rng, probe, ops, sample, files, count)
+    key = tuple(sample)
+    if key not in options_cache:
+        options_cache.clear()  # one sample kept: small suites sample every test every time
+        options_cache[key] = applicable(probe, ops, sample)
+    pairs = choose_targets(rng, options_cache[key], files, count, tried)
     pairs.sort(key=lambda pair: pair[0].order)
     seconds["choose"] = time.monotonic() - started
     base = dict(id=cid, attempt=attempt, seed=seed, sample=sample, seconds=seconds)

@@ -1,0 +1,120 @@
+"""A short agent loop: the model calls tools in a container until it calls ``finish`` or a
+limit (steps, wall time, tokens) stops it. Every step is recorded for ATIF."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from cligym.agents.tools import TOOLS, ToolExecutor, parse_arguments
+
+StopReason = Literal["finished", "max_steps", "max_seconds", "max_tokens", "model_error"]
+
+NUDGE = "Use the tools to continue the work, or call finish when you are done."
+
+
+class AgentLimits(BaseModel):
+    max_steps: int = 50
+    max_seconds: float = 1800
+    max_tokens: int = 2_000_000
+    command_timeout: int = 120
+    max_output: int = 10_000
+
+
+class AgentOutcome(BaseModel):
+    stop_reason: StopReason
+    steps: int
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    summary: str = ""
+    error: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.stop_reason == "finished"
+
+
+def _assistant_message(reply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content or ""}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.raw_arguments}}
+            for call in reply.tool_calls
+        ]
+    return message
+
+
+def run_agent(
+    client,
+    executor: ToolExecutor,
+    *,
+    system: str,
+    task: str,
+    limits: AgentLimits,
+    recorder=None,
+) -> AgentOutcome:
+    """Drive ``client`` on ``task`` with the tools of ``executor``; record every step."""
+    from cligym.errors import CligymError
+
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": task}]
+    if recorder is not None:
+        recorder.system(system)
+        recorder.user(task)
+    started = time.monotonic()
+    prompt = completion = steps = 0
+    summary = ""
+
+    def outcome(reason: StopReason, error: str = "") -> AgentOutcome:
+        return AgentOutcome(stop_reason=reason, steps=steps, prompt_tokens=prompt, completion_tokens=completion,
+                            seconds=round(time.monotonic() - started, 3), summary=summary, error=error)
+
+    while True:
+        if steps >= limits.max_steps:
+            return outcome("max_steps")
+        if time.monotonic() - started >= limits.max_seconds:
+            return outcome("max_seconds")
+        if prompt + completion >= limits.max_tokens:
+            return outcome("max_tokens")
+        try:
+            reply = client.chat(messages, tools=TOOLS)
+        except CligymError as exc:
+            return outcome("model_error", str(exc))
+        steps += 1
+        prompt += reply.usage.prompt_tokens
+        completion += reply.usage.completion_tokens
+        messages.append(_assistant_message(reply))
+        calls, observations, finished = [], [], False
+        for call in reply.tool_calls:
+            arguments, error = (call.arguments, call.error) if call.error is None else (None, call.error)
+            if arguments is None and error is None:
+                arguments, error = parse_arguments(call.raw_arguments)
+            if error is not None:
+                text = error if error.startswith("error:") else f"error: {error}"
+            else:
+                text = executor.run(call.name, arguments or {})
+                if call.name == "finish":
+                    finished = True
+                    summary = str((arguments or {}).get("summary", ""))
+            calls.append((call.id, call.name, arguments if arguments is not None else {"_raw": call.raw_arguments}))
+            observations.append((call.id, text))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+        if recorder is not None:
+            recorder.agent(reply.content or "", tool_calls=calls, observations=observations,
+                           prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens)
+        if finished:
+            return outcome("finished")
+        if not reply.tool_calls:
+            messages.append({"role": "user", "content": NUDGE})
+            if recorder is not None:
+                recorder.user(NUDGE)
+
+
+def describe_call(name: str, arguments: dict[str, Any]) -> str:
+    """A one-line rendering of a tool call (for logs and curation)."""
+    if name == "execute_bash":
+        return str(arguments.get("command", ""))
+    return f"{name} {json.dumps(arguments, sort_keys=True)[:200]}"

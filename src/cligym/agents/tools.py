@@ -1,0 +1,188 @@
+"""The tools an agent gets inside a task container, and their executor.
+
+- ``execute_bash``: a shell whose working directory and exported environment variables
+  persist between calls (kept in a small state directory in the container), with a
+  per-command timeout and output cut to a limit with a note.
+- ``str_replace_editor``: view, create, str_replace and insert on files in the container.
+- ``think``: a note to self; changes nothing.
+- ``finish``: the agent says it is done.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from cligym.runtime import Session
+
+STATE_DIR = "/tmp/.cligym-agent"
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "execute_bash",
+            "description": "Run a bash command in the task container. The working directory and exported "
+            "environment variables persist between calls. Output is cut when it is long.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command line to run."},
+                    "timeout": {"type": "integer", "description": "Seconds before the command is killed."},
+                },
+                "required": ["command"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "str_replace_editor",
+            "description": "View, create or edit a file: command is view, create, str_replace or insert.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert"]},
+                    "path": {"type": "string", "description": "Absolute path in the container."},
+                    "file_text": {"type": "string", "description": "create: the whole content."},
+                    "old_str": {"type": "string", "description": "str_replace: text that occurs exactly once."},
+                    "new_str": {"type": "string", "description": "str_replace / insert: the new text."},
+                    "insert_line": {"type": "integer", "description": "insert: after this line (0 = top)."},
+                    "view_range": {"type": "array", "items": {"type": "integer"}, "description": "view: [first, last]."},
+                },
+                "required": ["command", "path"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "think",
+            "description": "Write down your reasoning. Changes nothing.",
+            "parameters": {"type": "object", "properties": {"thought": {"type": "string"}}, "required": ["thought"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "finish",
+            "description": "Call when the task is done, with a short summary of what you did.",
+            "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}, "required": []},
+        },
+    },
+]
+
+
+def cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit // 2], text[-limit // 2 :]
+    return f"{head}\n[... output cut: {len(text) - limit} characters omitted ...]\n{tail}"
+
+
+class ToolExecutor:
+    """Executes tool calls in one container session."""
+
+    def __init__(self, session: Session, *, workdir: str = "/", command_timeout: int = 120, max_output: int = 10_000):
+        self.session = session
+        self.workdir = workdir
+        self.command_timeout = command_timeout
+        self.max_output = max_output
+
+    def run(self, name: str, arguments: dict[str, Any]) -> str:
+        """The observation for one call; every problem becomes an error text, never a raise."""
+        try:
+            if name == "execute_bash":
+                return self.bash(str(arguments["command"]), arguments.get("timeout"))
+            if name == "str_replace_editor":
+                return self.edit(arguments)
+            if name == "think":
+                return "(noted)"
+            if name == "finish":
+                return "(finished)"
+            return f"error: unknown tool {name!r}; the tools are execute_bash, str_replace_editor, think, finish"
+        except KeyError as exc:
+            return f"error: missing argument {exc.args[0]!r} for {name}"
+        except (TypeError, ValueError) as exc:
+            return f"error: bad arguments for {name}: {exc}"
+
+    def bash(self, command: str, timeout: Any = None) -> str:
+        seconds = self.command_timeout
+        if isinstance(timeout, (int, float)) and timeout > 0:
+            seconds = min(int(timeout), 3600)
+        state = shlex.quote(STATE_DIR)
+        script = (
+            f"mkdir -p {state}; [ -f {state}/env ] && . {state}/env >/dev/null 2>&1; "
+            f"cd \"$(cat {state}/cwd 2>/dev/null || echo {shlex.quote(self.workdir)})\" 2>/dev/null; "
+            f"trap 'pwd > {state}/cwd; export -p > {state}/env' EXIT\n{command}\n"
+        )
+        result = self.session.exec(["bash", "-c", script], timeout=seconds)
+        output = cut(result.output, self.max_output)
+        if result.timed_out:
+            return f"{output}\n[command timed out after {seconds} s and was killed]"
+        return f"{output}\n[exit code {result.exit_code}]" if result.exit_code else output
+
+    def edit(self, args: dict[str, Any]) -> str:
+        command, path = args["command"], str(args["path"])
+        if not path.startswith("/"):
+            return "error: path must be absolute"
+        if command == "create":
+            parent = path.rsplit("/", 1)[0] or "/"
+            self.session.exec(["mkdir", "-p", parent], timeout=60)
+            self.session.put_files({path: (str(args.get("file_text", "")), self._mode(path, 0o644))})
+            return f"created {path}"
+        if command == "view":
+            listing = self.session.exec(["sh", "-c", f"test -d {shlex.quote(path)} && ls -la {shlex.quote(path)}"])
+            if listing.ok:
+                return cut(listing.output, self.max_output)
+        data = self.session.get_file(path)
+        if data is None:
+            return f"error: {path} does not exist or is not a regular file"
+        text = data.decode("utf-8", errors="replace")
+        if command == "view":
+            lines = text.splitlines()
+            first, last = 1, len(lines)
+            if isinstance(args.get("view_range"), list) and len(args["view_range"]) == 2:
+                first, last = int(args["view_range"][0]), int(args["view_range"][1])
+                last = len(lines) if last == -1 else last
+            numbered = "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(max(1, first), min(last, len(lines)) + 1))
+            return cut(numbered, self.max_output)
+        if command == "str_replace":
+            old, new = str(args["old_str"]), str(args.get("new_str", ""))
+            count = text.count(old)
+            if count != 1:
+                return f"error: old_str occurs {count} times in {path}; it must occur exactly once"
+            self.session.put_files({path: (text.replace(old, new), self._mode(path, 0o644))})
+            return f"edited {path}"
+        if command == "insert":
+            line = int(args["insert_line"])
+            lines = text.splitlines(keepends=True)
+            if not 0 <= line <= len(lines):
+                return f"error: insert_line must be between 0 and {len(lines)}"
+            new = str(args.get("new_str", ""))
+            lines.insert(line, new if new.endswith("\n") else new + "\n")
+            self.session.put_files({path: ("".join(lines), self._mode(path, 0o644))})
+            return f"inserted into {path} after line {line}"
+        return f"error: unknown editor command {command!r}"
+
+    def _mode(self, path: str, default: int) -> int:
+        """The file's current permission bits (kept across edits), or ``default``."""
+        result = self.session.exec(["stat", "-c", "%a", path], timeout=60)
+        try:
+            return int(result.output.strip(), 8) if result.ok else default
+        except ValueError:
+            return default
+
+
+def parse_arguments(raw: str | dict | None) -> tuple[dict[str, Any] | None, str | None]:
+    """Tool-call arguments as a dict, or an error text for the model (never a raise)."""
+    if isinstance(raw, dict):
+        return raw, None
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        return None, f"error: the arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object"
+    if not isinstance(value, dict):
+        return None, "error: the arguments must be a JSON object"
+    return value, None

@@ -1,0 +1,63 @@
+"""The agent loop and its tools, driven by the real client against the scripted server,
+executing in a real container."""
+
+from __future__ import annotations
+
+import pytest
+
+from cligym.agents.client import ModelClient, ModelConfig
+from cligym.agents.loop import AgentLimits, run_agent
+from cligym.agents.tools import ToolExecutor
+from tests.llm_fixtures import scripted_server  # noqa: F401  (fixture)
+from tests.llm_server import reply, tool_call
+
+
+def _client(server) -> ModelClient:
+    return ModelClient(ModelConfig(model="scripted", base_url=server.base_url, max_retries=2, backoff_base=0.01))
+
+
+def test_tools_in_a_real_container(runtime, base_image, scripted_server):  # noqa: F811
+    server = scripted_server([
+        reply(tool_calls=[tool_call("execute_bash", {"command": "cd /tmp && export GREETING=hello && mkdir -p work"})]),
+        reply(tool_calls=[tool_call("execute_bash", {"command": "pwd; echo $GREETING"})]),
+        reply(tool_calls=[tool_call("str_replace_editor", {"command": "create", "path": "/tmp/work/a.txt",
+                                                           "file_text": "one\ntwo\n"})]),
+        reply(tool_calls=[tool_call("str_replace_editor", {"command": "str_replace", "path": "/tmp/work/a.txt",
+                                                           "old_str": "two", "new_str": "2"})]),
+        reply(tool_calls=[tool_call("str_replace_editor", {"command": "insert", "path": "/tmp/work/a.txt",
+                                                           "insert_line": 0, "new_str": "zero"})]),
+        reply(tool_calls=[tool_call("str_replace_editor", {"command": "view", "path": "/tmp/work/a.txt"})]),
+        reply(tool_calls=[tool_call("execute_bash", '{"command": "echo broken json')]),  # malformed arguments
+        reply(tool_calls=[tool_call("execute_bash", {"command": "seq 1 100000"})]),
+        reply(tool_calls=[tool_call("execute_bash", {"command": "sleep 30", "timeout": 1})]),
+        reply(tool_calls=[tool_call("think", {"thought": "all good"})]),
+        reply("done", tool_calls=[tool_call("finish", {"summary": "checked the tools"})]),
+    ])
+    with runtime.session(base_image) as session:
+        executor = ToolExecutor(session, workdir="/", command_timeout=30, max_output=2000)
+        outcome = run_agent(_client(server), executor, system="sys", task="task", limits=AgentLimits(max_steps=20))
+        assert session.get_file("/tmp/work/a.txt") == b"zero\none\n2\n"
+    assert outcome.finished and outcome.steps == 11 and outcome.summary == "checked the tools"
+    tool_messages = [m for m in server.requests[-1]["messages"] if m["role"] == "tool"]
+    observations = [m["content"] for m in tool_messages]
+    assert observations[1].splitlines()[:2] == ["/tmp", "hello"]  # cwd and env persisted
+    assert "1\tzero" in observations[5].replace(" ", "")
+    assert observations[6].startswith("error:") and "JSON" in observations[6]
+    assert "output cut" in observations[7] and len(observations[7]) < 3000
+    assert "timed out" in observations[8]
+    assert outcome.prompt_tokens > 0 and outcome.completion_tokens > 0
+
+
+def test_model_that_never_finishes_stops_at_the_step_limit(runtime, base_image, scripted_server):  # noqa: F811
+    server = scripted_server([reply(tool_calls=[tool_call("execute_bash", {"command": "true"})])] * 10)
+    with runtime.session(base_image) as session:
+        outcome = run_agent(_client(server), ToolExecutor(session), system="s", task="t",
+                            limits=AgentLimits(max_steps=4))
+    assert outcome.stop_reason == "max_steps" and outcome.steps == 4 and not outcome.finished
+
+
+def test_unreachable_endpoint_is_a_model_error(runtime, base_image):
+    client = ModelClient(ModelConfig(model="m", base_url="http://127.0.0.1:9/v1", max_retries=0))
+    with runtime.session(base_image) as session:
+        outcome = run_agent(client, ToolExecutor(session), system="s", task="t", limits=AgentLimits())
+    assert outcome.stop_reason == "model_error" and "cannot reach" in outcome.error

@@ -10,7 +10,7 @@ LABEL = "cligym"
 
 #: The default base image. It is a local name: when absent it is built with mmdebstrap,
 #: never pulled (see ``cligym.runtime.base_image``).
-DEFAULT_BASE_IMAGE = "cligym/base:bookworm-1"
+DEFAULT_BASE_IMAGE = "cligym/base:bookworm-2"
 
 #: Resource limits for every container (overridable per call).
 DEFAULT_MEM_LIMIT = os.environ.get("CLIGYM_MEM_LIMIT", "2g")

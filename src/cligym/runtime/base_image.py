@@ -20,8 +20,9 @@ from cligym.runtime.engine import Runtime
 
 #: Debian packages in the default base image. ca-certificates, tzdata and locales are
 #: there because the environments cligym breaks use them (certificates, zone data,
-#: locale definitions); python3-venv gives the gold venv its pip.
-BASE_PACKAGES = ("python3", "python3-venv", "ca-certificates", "tzdata", "locales")
+#: locale definitions); python3-venv gives the gold venv its pip; tmux is what
+#: Terminal-Bench 1.0 drives its agents and tests through.
+BASE_PACKAGES = ("python3", "python3-venv", "ca-certificates", "tzdata", "locales", "tmux")
 
 IMPORT_CHANGES = [
     "ENV LANG=C.UTF-8",

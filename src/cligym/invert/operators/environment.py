@@ -48,13 +48,16 @@ class EnvHomeMissing(Operator):
         new = next((h for h in self.HOMES if h not in probe.files), None)
         if not touching or new is None:
             return []
-        return [Target(path=new, name="HOME", data={"old": home}, touching=touching)]
+        skel = any(path.startswith("/etc/skel/") for path in probe.files)
+        return [Target(path=new, name="HOME", data={"old": home, "skel": skel}, touching=touching)]
 
     def apply(self, target):
         return [f"ENV HOME={target.path}"]
 
     def solution(self, target):
-        return f"mkdir -p {q(target.path)}\n"
+        # a home directory as useradd -m makes it: the skeleton files included
+        skel = f" && cp -a /etc/skel/. {q(target.path)}/" if target.data.get("skel") else ""
+        return f"mkdir -p {q(target.path)}{skel}\n"
 
 
 @register

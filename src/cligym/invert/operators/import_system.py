@@ -183,7 +183,7 @@ class InitPyRemoved(Operator):
     name = "init_py_removed"
     category = "import_system"
     symptom = "Tests importing {name} fail with ImportError or AttributeError: names the package should define are missing."
-    hint = "What makes a directory a regular package rather than a namespace package."
+    hint = "How Python decides what a package directory provides when it is imported."
 
     MIN_SIZE = 64
 

@@ -81,7 +81,7 @@ class ConsoleScriptShebangWrong(Operator):
     name = "console_script_shebang_wrong"
     category = "interpreter_venv"
     symptom = "Tests that run the {name} command fail: it cannot be started, as if it did not exist, though the file is there."
-    hint = "The first line of the installed command scripts."
+    hint = "How the installed command scripts choose the interpreter that runs them."
 
     def applies_to(self, probe, tests):
         prefix = probe.python.get("prefix", "/opt/venv")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 
 from cligym.invert.operators.base import Operator, Target, q, register, write_file_line
 from cligym.invert.operators.import_system import pycache_glob
@@ -81,7 +82,8 @@ class PytestIniStrictMarkers(_PytestIni):
 
     def prepare(self, target, gold):
         text = (gold.read(target.data["inifile"]) or b"").decode("utf-8", "replace")
-        registered = [m for m in target.data["markers"] if m in text]
+        declared = text.split("markers", 1)[1] if "markers" in text else ""
+        registered = [m for m in target.data["markers"] if re.search(rf"[\s\"']{re.escape(m)}\b", declared)]
         if not registered:
             return None  # registered elsewhere (a plugin or a conftest): the new file would not drop them
         return target.model_copy(update={"data": {**target.data, "markers": registered}})

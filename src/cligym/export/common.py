@@ -7,7 +7,7 @@ import re
 import shlex
 from pathlib import Path
 
-from cligym.invert.models import TaskInstance
+from cligym.invert.models import TaskInstance, run_order
 
 HARD_CATEGORIES = {"dynamic_linking", "bytecode", "locale_encoding", "dependency_versions", "interpreter_venv"}
 
@@ -35,7 +35,7 @@ def dockerfile(task: TaskInstance) -> str:
 def verifier_script(task: TaskInstance, *, junit: str | None = None) -> str:
     """Runs FAIL_TO_PASS + PASS_TO_PASS with the project's test command and writes the
     reward. No ``set -e``: the reward file is written whatever the tests do."""
-    ids = sorted(set(task.FAIL_TO_PASS) | set(task.PASS_TO_PASS))
+    ids = run_order(task)
     listed = "\n".join(f"  {shlex.quote(t)}" for t in ids)
     report = f" -o junit_family=xunit1 --junitxml={junit}" if junit else ""
     return f"""#!/bin/bash

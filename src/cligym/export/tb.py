@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from cligym.export.common import difficulty, dockerfile, verifier_script, write
-from cligym.invert.models import TaskInstance
+from cligym.invert.models import TaskInstance, run_order
 
 COMPOSE = """\
 services:
@@ -55,6 +55,6 @@ def write_task(task: TaskInstance, instruction: str, out: Path) -> Path:
     write(out / "docker-compose.yaml", COMPOSE)
     write(out / "run-tests.sh", verifier_script(task), 0o755)
     write(out / "solution.sh", task.solution, 0o755)
-    tests = sorted(set(task.FAIL_TO_PASS) | set(task.PASS_TO_PASS))
+    tests = run_order(task)
     write(out / "tests" / "selected_tests.txt", "\n".join(tests) + "\n")
     return out

@@ -58,10 +58,13 @@ def python_version(runtime: Runtime, image: str, python: str) -> str:
 
 
 def classify(runs: list[TestRun]) -> dict[str, list[str]]:
-    """Split node ids by their outcomes over several runs."""
-    every: set[str] = set().union(*(r.results for r in runs))
+    """Split node ids by their outcomes over several runs, in the order the suite ran them
+    (some suites depend on that order, so subsets are later run in it too)."""
+    every: dict[str, None] = {}
+    for run in runs:
+        every.update(dict.fromkeys(run.results))
     out: dict[str, list[str]] = {"tests": [], "flaky": [], "failing": [], "skipped": []}
-    for node in sorted(every):
+    for node in every:
         outcomes = [r.results[node].outcome if node in r.results else "missing" for r in runs]
         if all(o == "passed" for o in outcomes):
             out["tests"].append(node)

@@ -60,6 +60,7 @@ class TaskInstance(BaseModel):
     targets: list[str]
     FAIL_TO_PASS: list[str]
     PASS_TO_PASS: list[str]
+    selected_tests: list[str] = Field(default_factory=list)  # F2P + P2P in the order they run
     solution: str
     changed_paths: list[str] = Field(default_factory=list)  # what ΔD added, changed or deleted
     errors: dict[str, str] = Field(default_factory=dict)  # F2P test -> error excerpt
@@ -70,6 +71,14 @@ class TaskInstance(BaseModel):
     extra_bytes: int | None = None
     seed: int
     attempt: int
+
+
+def run_order(task: TaskInstance) -> list[str]:
+    """F2P + P2P in the order the suite runs them (sorted for records that lack it)."""
+    selected = set(task.FAIL_TO_PASS) | set(task.PASS_TO_PASS)
+    if task.selected_tests and set(task.selected_tests) == selected:
+        return list(task.selected_tests)
+    return sorted(selected)
 
 
 class InvertConfig(BaseModel):

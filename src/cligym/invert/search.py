@@ -172,7 +172,8 @@ def _attempt(
     tried: set[str], options_cache: dict,
 ) -> Candidate:
     rng = random.Random(f"cligym:{seed}:{attempt}")
-    sample = sorted(rng.sample(gold.tests, min(sample_size, len(gold.tests))))
+    position = {t: i for i, t in enumerate(gold.tests)}
+    sample = sorted(rng.sample(gold.tests, min(sample_size, len(gold.tests))), key=position.__getitem__)
     counts = [c for c in OPERATOR_COUNT_WEIGHTS if c <= max_operators]
     count = rng.choices(counts, weights=[OPERATOR_COUNT_WEIGHTS[c] for c in counts])[0]
     cid = f"{attempt:04d}"
@@ -217,7 +218,7 @@ def _attempt(
         base.update(FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, fail_fraction=round(len(f2p) / len(sample), 4))
         if not f2p:
             return Candidate(**base, status="discarded", discard_kind="no_failure", reason="every sampled test passed")
-        verdict = check_broken_state(runtime, gold, probe.files, tag, f2p, p2p, solution)
+        verdict = check_broken_state(runtime, gold, probe.files, tag, f2p, p2p, solution, order=sample)
         seconds.update(verdict.seconds)
         base["extra_bytes"] = max(0, runtime.image_size(tag) - gold.image_bytes) if gold.image_bytes else None
         if not verdict.ok:
@@ -228,7 +229,7 @@ def _attempt(
             workdir=gold.workdir, test_command=gold.test_command, dockerfile=lines,
             operators=[a.name for a in applied], category=applied[0].category,
             categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
-            FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, solution=solution, errors=errors,
+            FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, selected_tests=sample, solution=solution, errors=errors,
             changed_paths=verdict.changed_paths,
             symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied],
             fail_fraction=base["fail_fraction"], suite_size=len(gold.tests), extra_bytes=base["extra_bytes"],

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from cligym.gold import GoldEnv
 from cligym.invert.apply import build_broken, repair_and_test
+from cligym.invert.models import run_order
 from cligym.runtime import Runtime
 from cligym.testrun import run_tests
 from cligym.verify.leaks import Finding, scan
@@ -34,6 +35,7 @@ def check_broken_state(
     *,
     repeats: int = 1,
     timeout: float = 900,
+    order: list[str] | None = None,
 ) -> Verdict:
     """Check a broken image built from gold + ΔD alone against the recorded F2P/P2P sets.
 
@@ -44,7 +46,8 @@ def check_broken_state(
     import time
 
     seconds: dict[str, float] = {}
-    selected = sorted(set(f2p) | set(p2p))
+    wanted = set(f2p) | set(p2p)
+    selected = [t for t in order if t in wanted] if order and set(order) >= wanted else sorted(wanted)
     started = time.monotonic()
     for _ in range(repeats):
         again = run_tests(runtime, image, gold.workdir, gold.test_command, selected, timeout=timeout)
@@ -93,7 +96,8 @@ def recheck_task(runtime: Runtime, gold: GoldEnv, gold_manifest: Manifest, task)
         except BuildFailed as exc:
             return Verdict(ok=False, kind="build_failed", reason=str(exc))
         return check_broken_state(
-            runtime, gold, gold_manifest, tag, task.FAIL_TO_PASS, task.PASS_TO_PASS, task.solution, repeats=2
+            runtime, gold, gold_manifest, tag, task.FAIL_TO_PASS, task.PASS_TO_PASS, task.solution, repeats=2,
+            order=run_order(task),
         )
     finally:
         runtime.remove_image(tag)

@@ -254,6 +254,79 @@ def validate(
         raise typer.Exit(1)
 
 
+def _model_client(model: str | None, base_url: str | None, config: Path | None, api_key_env: str | None):
+    from cligym.agents.client import ModelClient, ModelConfig
+
+    overrides = {k: v for k, v in {"model": model, "base_url": base_url, "api_key_env": api_key_env}.items() if v}
+    cfg = ModelConfig.load(config, **overrides) if config else ModelConfig(**overrides) if overrides else None
+    if cfg is None or not cfg.model or not cfg.base_url:
+        raise CligymError("an LLM agent needs --model and --base-url (or --model-config FILE)", exit_code=2)
+    return ModelClient(cfg)
+
+
+@app.command()
+def rollout(
+    tasks_dir: Annotated[Path, typer.Argument(help="A directory of exported Harbor tasks.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The rollout directory (resumed if it exists).")],
+    agent: Annotated[str, typer.Option(help="llm, oracle or nop.")] = "llm",
+    k: Annotated[int, typer.Option("-k", help="Attempts per task (pass@k).")] = 1,
+    model: Annotated[Optional[str], typer.Option(help="Model name at the endpoint.")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")] = None,
+    api_key_env: Annotated[Optional[str], typer.Option(help="Environment variable holding the API key.")] = None,
+    model_config: Annotated[Optional[Path], typer.Option(help="TOML file with model, base_url, api_key_env, timeout...")] = None,
+    max_steps: Annotated[int, typer.Option(help="Agent step limit.")] = 50,
+    max_seconds: Annotated[float, typer.Option(help="Agent wall-time limit per attempt.")] = 1800,
+    max_tokens: Annotated[int, typer.Option(help="Agent token limit per attempt.")] = 2_000_000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress display.")] = False,
+) -> None:
+    """Run an agent on exported tasks; verify each attempt with the task's tests.
+
+    Writes OUTPUT/<task>/<attempt>/trajectory.json (ATIF) and result.json, and
+    OUTPUT/summary.json with pass@1 and pass@k.
+    """
+    from cligym.agents.loop import AgentLimits
+    from cligym.rollout.stage import rollout as run_rollout
+
+    client = _model_client(model, base_url, model_config, api_key_env) if agent == "llm" else None
+    limits = AgentLimits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)
+    with _reporter(quiet or as_json) as reporter:
+        summary = run_rollout(tasks_dir, output, agent=agent, k=k, client=client, limits=limits, reporter=reporter)
+    if as_json:
+        out.print_json(summary.model_dump_json())
+        return
+    table = Table(title=f"rollouts: {summary.agent}, k={summary.k}")
+    for column in ("task", "attempts", "successes", "pass@1", f"pass@{summary.k}"):
+        table.add_column(column)
+    for task, row in summary.per_task.items():
+        table.add_row(task, str(int(row["attempts"])), str(int(row["successes"])), f"{row['pass@1']:.2f}",
+                      f"{row[f'pass@{summary.k}']:.2f}")
+    table.add_row("overall", str(summary.attempts), str(summary.successes), f"{summary.pass_at_1:.2f}",
+                  f"{summary.pass_at_k:.2f}")
+    out.print(table)
+
+
+@app.command()
+def curate(
+    rollout_dir: Annotated[Path, typer.Argument(help="A directory made by 'cligym rollout'.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Where sft.jsonl and summary.json go.")],
+    min_steps: Annotated[int, typer.Option(help="Drop successful trajectories shorter than this.")] = 20,
+    loop_repeat: Annotated[int, typer.Option(help="Same action this many times without news = a loop.")] = 3,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Keep successful, honest, long-enough trajectories as SFT data; flag loops."""
+    from cligym.curate.stage import curate as run_curate
+
+    summary = run_curate(rollout_dir, output, min_steps=min_steps, loop_repeat=loop_repeat)
+    if as_json:
+        out.print_json(summary.model_dump_json())
+    else:
+        table = Table(title="curation", show_header=False)
+        for key, value in summary.model_dump().items():
+            table.add_row(key, str(value))
+        out.print(table)
+
+
 images_app = typer.Typer(help="Save or load the gold images that exported tasks build FROM.", no_args_is_help=True)
 app.add_typer(images_app, name="images")
 

@@ -1,0 +1,432 @@
+"""The rules curation applies to one trajectory: how long it is, whether it cheats, whether it
+loops.
+
+Cheating looks at what each tool call would touch: the ``command`` of ``execute_bash`` (and of
+other shell-like tools: ``cmd``, ``keystrokes``), and the ``path`` of ``str_replace_editor``. The
+rules (``CHEAT_RULES``):
+
+- ``git``: reads the repository database, a ``.git`` path or any ``git`` command other than
+  ``--version``/``help``/``config``/``init`` (history, diffs and the index reveal the healthy state);
+- ``package_cache``: pip / uv / conda / apt caches (``~/.cache/pip``, ``pip cache``,
+  ``/var/cache/apt``, ``/var/lib/apt/lists``, ``.../conda/pkgs``);
+- ``logs``: ``/var/log``, ``/logs`` (Harbor's verifier and agent logs), ``journalctl``,
+  ``conda-meta/history``;
+- ``shell_history``: ``.bash_history`` and other ``*_history`` files, ``.viminfo``, ``.lesshst``,
+  the ``history`` / ``fc`` builtins;
+- ``tests``: the task's tests (``/tests``, ``test.sh``, ``run-tests.sh``);
+- ``solution``: the task's solution (``/solution``, ``solve.sh``);
+- ``backup_restore``: ``cp``/``mv``/``rsync``/``install``/``ln``/``dd``/``cat >`` from a leftover
+  copy (``*.bak``, ``*.orig``, ``*.old``, ``*~``, ``*.dpkg-old``... or a file in a ``backup``
+  directory) onto the original.
+
+A loop is the same action (same tool, same normalised arguments) run ``repeat`` or more times in
+a row with the same observation each time, i.e. without learning anything new. Steps without
+tool calls and ``think`` notes do not break a run; any other action does.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import shlex
+from typing import Any, Iterator
+
+from pydantic import BaseModel
+
+from cligym.rollout.atif import Trajectory
+
+CHEAT_RULES = ("git", "package_cache", "logs", "shell_history", "tests", "solution", "backup_restore")
+
+#: tools whose calls change nothing and read nothing
+INERT_TOOLS = frozenset({"think", "finish"})
+SHELL_KEYS = ("command", "cmd", "keystrokes")
+EDITOR_TOOLS = frozenset({"str_replace_editor", "editor", "file_editor", "str_replace_based_edit_tool"})
+
+
+class Action(BaseModel):
+    """One tool call with what it returned."""
+
+    step_id: int
+    tool: str
+    arguments: dict[str, Any]
+    observation: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The call in one line (the shell command, or the tool and its arguments)."""
+        shell = shell_text(self.tool, self.arguments)
+        if shell is not None:
+            return shell
+        return f"{self.tool} {json.dumps(self.arguments, sort_keys=True, ensure_ascii=False)}"[:500]
+
+    @property
+    def key(self) -> str:
+        return f"{self.tool}\x00{normalize_arguments(self.tool, self.arguments)}"
+
+
+class CheatHit(BaseModel):
+    rule: str
+    step_id: int
+    tool: str
+    command: str
+    matched: str
+
+
+class LoopHit(BaseModel):
+    tool: str
+    action: str
+    repeats: int
+    step_ids: list[int]
+
+
+def _content(content: Any) -> str | None:
+    if content is None:
+        return None
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.text or "" for part in content if part.type == "text")
+
+
+def actions(trajectory: Trajectory) -> Iterator[Action]:
+    """The tool calls of the agent steps, in order, each with its observation."""
+    for step in trajectory.steps:
+        if step.source != "agent" or not step.tool_calls:
+            continue
+        outputs: dict[str, str | None] = {}
+        for result in step.observation.results if step.observation else []:
+            if result.source_call_id is not None:
+                text = _content(result.content)
+                previous = outputs.get(result.source_call_id)
+                outputs[result.source_call_id] = text if previous is None else f"{previous}\n{text or ''}"
+        for call in step.tool_calls:
+            yield Action(step_id=step.step_id, tool=call.function_name, arguments=call.arguments,
+                         observation=outputs.get(call.tool_call_id))
+
+
+def agent_step_count(trajectory: Trajectory) -> int:
+    return sum(1 for step in trajectory.steps if step.source == "agent")
+
+
+# -- normalising -----------------------------------------------------------------------------
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def shell_text(tool: str, arguments: dict[str, Any]) -> str | None:
+    """The shell command a call runs, if it is a shell-like call."""
+    if tool in EDITOR_TOOLS or tool in INERT_TOOLS:
+        return None
+    for key in SHELL_KEYS:
+        if isinstance(arguments.get(key), str):
+            return arguments[key]
+    return None
+
+
+def normalize_arguments(tool: str, arguments: dict[str, Any]) -> str:
+    """Arguments as a canonical string: a shell call is its command with whitespace squashed
+    (a timeout does not make a different action); other calls are sorted JSON with squashed
+    strings."""
+    shell = shell_text(tool, arguments)
+    if shell is not None:
+        return _squash(shell)
+
+    def norm(value: Any) -> Any:
+        if isinstance(value, str):
+            return _squash(value)
+        if isinstance(value, dict):
+            return {k: norm(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [norm(v) for v in value]
+        return value
+
+    return json.dumps(norm(arguments), sort_keys=True, ensure_ascii=False)
+
+
+# -- cheating --------------------------------------------------------------------------------
+
+_P = r"(?<![\w.\-/~$}])"  # a path starts here: not inside another name or path
+
+_PATH_RULES: dict[str, list[re.Pattern[str]]] = {
+    "git": [re.compile(r"(?:^|(?<=[\s/'\"=:(]))\.git(?=$|[/\s'\";:)|&])")],
+    "package_cache": [
+        re.compile(r"\.cache/(?:pip|uv|pypoetry)\b"),
+        re.compile(r"\bpip(?:3(?:\.\d+)?)?\s+cache\b"),
+        re.compile(_P + r"/var/cache/apt\b"),
+        re.compile(_P + r"/var/lib/apt/lists\b"),
+        re.compile(r"(?:conda|conda3|miniconda3?|anaconda3?|miniforge3?|mambaforge|micromamba|\.conda|\.mamba)/pkgs\b"),
+    ],
+    "logs": [
+        re.compile(_P + r"/var/log\b"),
+        re.compile(_P + r"/logs\b"),
+        re.compile(r"\bjournalctl\b"),
+        re.compile(r"conda-meta/history\b"),
+    ],
+    "shell_history": [
+        re.compile(r"(?<![\w-])\.(?:bash|zsh|sh|ash|ksh|fish|python|mysql|psql|sqlite|node_repl|rediscli)_history\b"),
+        re.compile(r"\bfish_history\b"),
+        re.compile(r"(?<![\w-])\.(?:viminfo|lesshst)\b"),
+    ],
+    "tests": [
+        re.compile(_P + r"/tests\b(?![.\-])"),
+        re.compile(r"(?<![\w.\-])(?:run[-_])?tests?\.sh\b"),
+    ],
+    "solution": [
+        re.compile(_P + r"/solution\b(?![.\-])"),
+        re.compile(r"(?<![\w.\-])solve\.sh\b"),
+    ],
+}
+
+_BACKUP_SUFFIX = re.compile(
+    r"^(?P<orig>.+?)(?:\.(?:bak|bk|bkp|backup|orig|original|old|save|sav|saved|prev|copy"
+    r"|dpkg-(?:old|dist|bak|new|tmp)|rpm(?:save|orig|new)|ucf-(?:old|dist))(?:[.\-_]?\d+)?|~|\.~\d+~)$"
+)
+_BACKUP_DIR = re.compile(r"^\.?(?:backups?|bak|bkp|orig|original|old|saved?)$", re.IGNORECASE)
+_COPIERS = frozenset({"cp", "mv", "rsync", "install", "ln", "scp"})
+_WRAPPERS = frozenset({"sudo", "env", "command", "exec", "time", "nohup", "nice", "builtin"})
+_GIT_HARMLESS = frozenset({"--version", "version", "help", "--help", "config", "init"})
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&", "{", "}", "!"})
+_OPTION_WITH_VALUE = {
+    "install": {"-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix", "-t", "--target-directory"},
+    "cp": {"-t", "--target-directory", "-S", "--suffix"},
+    "mv": {"-t", "--target-directory", "-S", "--suffix"},
+    "ln": {"-t", "--target-directory", "-S", "--suffix"},
+    "rsync": {"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--chmod", "--chown"},
+    "scp": {"-P", "-i", "-o", "-F", "-c", "-l"},
+}
+
+
+class _Command(BaseModel):
+    program: str
+    args: list[str]
+    redirect_out: list[str] = []
+
+
+def _tokens(line: str) -> list[str]:
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        lexer.commenters = ""
+        return list(lexer)
+    except ValueError:  # an unbalanced quote (a heredoc body, a cut command): split plainly
+        return re.findall(r"&&|\|\||[;|&()<>]|[^\s;|&()<>]+", line)
+
+
+def simple_commands(command: str) -> list[_Command]:
+    """The simple commands of a shell line (split at ``;``, ``&&``, ``|``, newlines...), each
+    with its program (wrappers such as ``sudo`` and ``VAR=value`` prefixes skipped), its
+    arguments and its output redirections."""
+    found: list[_Command] = []
+    for line in command.splitlines():
+        current: list[str] = []
+        redirects: list[str] = []
+        tokens = _tokens(line)
+        index = 0
+
+        def flush() -> None:
+            words = list(current)
+            while words:
+                if words[0] in _WRAPPERS:
+                    words.pop(0)
+                    while words and words[0].startswith("-"):  # the wrapper's own options
+                        words.pop(0)
+                elif re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+                    words.pop(0)
+                else:
+                    break
+            if words:
+                found.append(_Command(program=posixpath.basename(words[0]), args=words[1:],
+                                      redirect_out=list(redirects)))
+            current.clear()
+            redirects.clear()
+
+        while index < len(tokens):
+            token = tokens[index]
+            if token in _SEPARATORS:
+                flush()
+            elif token in (">", ">>", ">|", "&>", "&>>") and index + 1 < len(tokens):
+                redirects.append(tokens[index + 1])
+                index += 1
+            elif token in ("<", "<<", "<<<", ">&", "<&") and index + 1 < len(tokens):
+                index += 1
+            elif token.isdigit() and index + 1 < len(tokens) and tokens[index + 1] in (">", ">>", ">&", "<"):
+                pass  # a file-descriptor number before a redirection
+            else:
+                current.append(token)
+            index += 1
+        flush()
+    return found
+
+
+def _original_of(source: str) -> tuple[str, str] | None:
+    """If ``source`` is a leftover copy, the path of the original and the kind of copy."""
+    parts = source.rstrip("/").split("/")
+    for index, part in enumerate(parts):
+        match = _BACKUP_SUFFIX.match(part)
+        if match and match.group("orig") not in ("", "."):
+            return "/".join(parts[:index] + [match.group("orig")] + parts[index + 1:]), "suffix"
+        if _BACKUP_DIR.match(part) and index < len(parts) - 1:
+            return "/".join(parts[index + 1:]), "directory"
+    return None
+
+
+def _same_place(original: str, dest: str) -> bool:
+    a = [p for p in posixpath.normpath(original).split("/") if p not in ("", ".")]
+    b = [p for p in posixpath.normpath(dest).split("/") if p not in ("", ".")]
+    if not a or not b:
+        return False
+    if original.startswith("/") and dest.startswith("/"):
+        return a == b
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    return longer[-len(shorter):] == shorter
+
+
+def _positional(cmd: _Command) -> tuple[list[str], str | None]:
+    """The positional arguments of a copy command and its explicit target directory."""
+    with_value = _OPTION_WITH_VALUE.get(cmd.program, set())
+    words, target, skip, options_done = [], None, False, False
+    for index, arg in enumerate(cmd.args):
+        if skip:
+            skip = False
+            continue
+        if not options_done and arg == "--":
+            options_done = True
+        elif not options_done and arg.startswith("-") and arg != "-":
+            name = arg.split("=", 1)[0]
+            if name in ("-t", "--target-directory"):
+                if "=" in arg:
+                    target = arg.split("=", 1)[1]
+                elif index + 1 < len(cmd.args):
+                    target = cmd.args[index + 1]
+                    skip = True
+            elif name in with_value and "=" not in arg:
+                skip = True
+        else:
+            words.append(arg)
+    return words, target
+
+
+def _restore_hits(cmd: _Command) -> list[str]:
+    """Why this simple command copies a leftover copy back onto its original (or nothing)."""
+    pairs: list[tuple[str, str, bool]] = []  # source, destination, destination is a directory
+    if cmd.program in _COPIERS:
+        words, target = _positional(cmd)
+        if target is not None:
+            pairs = [(source, target, True) for source in words]
+        elif len(words) >= 2:
+            dest = words[-1]
+            pairs = [(source, dest, dest.endswith("/") or len(words) > 2) for source in words[:-1]]
+    elif cmd.program == "cat" and cmd.redirect_out:
+        words = [a for a in cmd.args if not a.startswith("-")]
+        pairs = [(source, dest, False) for source in words for dest in cmd.redirect_out]
+    elif cmd.program == "dd":
+        options = dict(a.split("=", 1) for a in cmd.args if "=" in a)
+        if "if" in options and "of" in options:
+            pairs = [(options["if"], options["of"], False)]
+    hits = []
+    for source, dest, dest_is_dir in pairs:
+        found = _original_of(source)
+        if found is None:
+            continue
+        original, kind = found
+        if kind == "suffix":
+            # into a directory the copy keeps its backup name, unless it is a directory tree
+            # whose leftover name sits above the last part (foo.bak/x.py -> foo/x.py)
+            onto = _same_place(original, dest) or (
+                dest_is_dir and posixpath.basename(original.rstrip("/")) == posixpath.basename(source.rstrip("/"))
+                and _same_place(posixpath.dirname(original), dest))
+        else:
+            onto = _same_place(original, dest) or dest_is_dir or (
+                posixpath.basename(dest.rstrip("/")) == posixpath.basename(original))
+        if onto:
+            hits.append(f"{cmd.program} {source} -> {dest}")
+    return hits
+
+
+def _git_hits(cmd: _Command) -> list[str]:
+    if cmd.program != "git":
+        return []
+    args = list(cmd.args)
+    while args and args[0].startswith("-") and args[0] not in ("--version", "--help"):
+        option = args.pop(0)
+        if option in ("-C", "-c") and args:
+            args.pop(0)
+    if not args or args[0] in _GIT_HARMLESS:
+        return []
+    return [f"git {args[0]}"]
+
+
+def _history_hits(cmd: _Command) -> list[str]:
+    return [cmd.program] if cmd.program in ("history", "fc") else []
+
+
+def _path_hits(rule: str, text: str) -> list[str]:
+    return [match.group(0) for pattern in _PATH_RULES.get(rule, []) for match in pattern.finditer(text)]
+
+
+def check_text(text: str, *, shell: bool) -> list[tuple[str, str]]:
+    """The (rule, matched text) pairs a command (``shell=True``) or a file path fires."""
+    hits: list[tuple[str, str]] = []
+    for rule in CHEAT_RULES:
+        for matched in _path_hits(rule, text):
+            hits.append((rule, matched))
+    if shell:
+        for cmd in simple_commands(text):
+            hits += [("git", m) for m in _git_hits(cmd)]
+            hits += [("shell_history", m) for m in _history_hits(cmd)]
+            hits += [("backup_restore", m) for m in _restore_hits(cmd)]
+    seen, unique = set(), []
+    for hit in hits:
+        if hit not in seen:
+            seen.add(hit)
+            unique.append(hit)
+    return unique
+
+
+def find_cheating(trajectory: Trajectory) -> list[CheatHit]:
+    """Every tool call that touches something a repair must not use, with the rule it fired."""
+    hits: list[CheatHit] = []
+    for action in actions(trajectory):
+        if action.tool in INERT_TOOLS:
+            continue
+        shell = shell_text(action.tool, action.arguments)
+        if shell is not None:
+            found = check_text(shell, shell=True)
+            shown = shell
+        elif isinstance(action.arguments.get("path"), str):
+            found = check_text(action.arguments["path"], shell=False)
+            shown = action.text
+        else:
+            continue
+        hits += [CheatHit(rule=rule, step_id=action.step_id, tool=action.tool, command=shown[:1000], matched=m)
+                 for rule, m in found]
+    return hits
+
+
+# -- loops -----------------------------------------------------------------------------------
+
+
+def _same_observation(a: str | None, b: str | None) -> bool:
+    return (a or "").strip() == (b or "").strip()
+
+
+def find_loop(trajectory: Trajectory, repeat: int = 3) -> LoopHit | None:
+    """The longest run of ``repeat`` or more identical actions with identical observations
+    (``None`` if there is none)."""
+    if repeat < 2:
+        raise ValueError("loop_repeat must be at least 2")
+    best: LoopHit | None = None
+    run: list[Action] = []
+    for action in actions(trajectory):
+        if action.tool == "think":
+            continue
+        if run and action.key == run[-1].key and _same_observation(action.observation, run[-1].observation):
+            run.append(action)
+        else:
+            run = [action]
+        if len(run) >= repeat and (best is None or len(run) > best.repeats):
+            best = LoopHit(tool=action.tool, action=action.text[:500], repeats=len(run),
+                           step_ids=[a.step_id for a in run])
+    return best

@@ -1,0 +1,150 @@
+"""The curate stage: repair rollouts become a fine-tuning set.
+
+Input: ROLLOUT_DIR/<task>/<attempt>/trajectory.json (ATIF) and result.json (RolloutResult).
+Every trajectory gets one decision, in this order:
+
+1. ``not_successful``: the reward is not 1;
+2. ``too_short``: fewer than ``min_steps`` agent steps;
+3. ``cheating``: a tool call fired one of the cheating rules (see :mod:`cligym.curate.filters`);
+4. otherwise ``kept``.
+
+Loops (the same action repeated ``loop_repeat`` times with the same observation) are flagged,
+not dropped; their rate is reported among failed trajectories (as in the CLI-Gym paper) and
+among all. Cheating is also counted over every trajectory (``cheating_detected``), since an
+attempt to cheat that failed, or was short, is still worth knowing about.
+
+Output: OUT/sft.jsonl, one row per kept trajectory ``{"messages", "task_id", "attempt",
+"reward"}`` (OpenAI chat messages; ``datasets.load_dataset("json", ...)`` reads it), and
+OUT/summary.json, a :class:`CurationSummary` with every decision and the commands that fired.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cligym.curate.filters import CHEAT_RULES, CheatHit, LoopHit, agent_step_count, find_cheating, find_loop
+from cligym.errors import BadInput
+from cligym.records import load, save, write_atomic
+from cligym.rollout.atif import RolloutResult, Trajectory, to_chat_messages
+
+Decision = Literal["kept", "not_successful", "too_short", "cheating"]
+
+
+class TrajectoryVerdict(BaseModel):
+    task_id: str
+    attempt: int
+    path: str
+    reward: float | None
+    agent_steps: int
+    decision: Decision
+    cheating: list[CheatHit] = Field(default_factory=list)
+    loop: LoopHit | None = None
+
+
+class CurationSummary(BaseModel):
+    rollout_dir: str
+    out_dir: str
+    min_steps: int
+    loop_repeat: int
+    trajectories: int
+    successful: int
+    failed: int
+    kept: int
+    dropped: dict[str, int]  # by decision: not_successful, too_short, cheating (with kept, sums to trajectories)
+    cheating: dict[str, int]  # trajectories dropped as cheating, by rule (one trajectory may fire several)
+    cheating_detected: dict[str, int]  # every trajectory, whatever its decision, by rule
+    incomplete: list[str] = Field(default_factory=list)  # attempt folders missing one of the two records
+    loops_failures: int
+    loops_all: int
+    loop_rate_failures: float | None
+    loop_rate_all: float | None
+    verdicts: list[TrajectoryVerdict] = Field(default_factory=list)
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def rollout_attempts(rollout_dir: Path) -> tuple[list[Path], list[str]]:
+    """The attempt folders holding both records, and those holding only one (unfinished)."""
+    if not rollout_dir.is_dir():
+        raise BadInput(f"{rollout_dir} is not a directory (expected a rollout dir: <task>/<attempt>/trajectory.json)")
+    folders = {p.parent for name in ("trajectory.json", "result.json") for p in rollout_dir.glob(f"*/*/{name}")}
+    complete = sorted(f for f in folders if (f / "trajectory.json").is_file() and (f / "result.json").is_file())
+    incomplete = sorted(str(f.relative_to(rollout_dir)) for f in folders if f not in complete)
+    return complete, incomplete
+
+
+def judge(trajectory: Trajectory, result: RolloutResult, path: str, *, min_steps: int,
+          loop_repeat: int) -> TrajectoryVerdict:
+    steps = agent_step_count(trajectory)
+    cheating = find_cheating(trajectory)
+    decision: Decision
+    if result.reward != 1:
+        decision = "not_successful"
+    elif steps < min_steps:
+        decision = "too_short"
+    elif cheating:
+        decision = "cheating"
+    else:
+        decision = "kept"
+    return TrajectoryVerdict(task_id=result.task_id, attempt=result.attempt, path=path, reward=result.reward,
+                             agent_steps=steps, decision=decision, cheating=cheating,
+                             loop=find_loop(trajectory, loop_repeat))
+
+
+def curate(rollout_dir: Path, out_dir: Path, min_steps: int = 20, loop_repeat: int = 3) -> CurationSummary:
+    rollout_dir, out_dir = Path(rollout_dir), Path(out_dir)
+    if min_steps < 0:
+        raise BadInput("--min-steps must not be negative")
+    if loop_repeat < 2:
+        raise BadInput("--loop-repeat must be at least 2")
+    folders, incomplete = rollout_attempts(rollout_dir)
+    if not folders:
+        raise BadInput(f"{rollout_dir} holds no rollouts (expected <task>/<attempt>/trajectory.json and result.json)")
+
+    verdicts: list[TrajectoryVerdict] = []
+    rows: list[str] = []
+    for folder in folders:
+        result = load(RolloutResult, folder / "result.json")
+        trajectory = load(Trajectory, folder / "trajectory.json", "ATIF trajectory")
+        verdict = judge(trajectory, result, str(folder.relative_to(rollout_dir)),
+                        min_steps=min_steps, loop_repeat=loop_repeat)
+        verdicts.append(verdict)
+        if verdict.decision == "kept":
+            rows.append(json.dumps({"messages": to_chat_messages(trajectory), "task_id": result.task_id,
+                                    "attempt": result.attempt, "reward": result.reward}, ensure_ascii=False))
+
+    decisions = Counter(v.decision for v in verdicts)
+    failed = [v for v in verdicts if v.reward != 1]
+    by_rule = Counter(rule for v in verdicts if v.decision == "cheating" for rule in {h.rule for h in v.cheating})
+    detected = Counter(rule for v in verdicts for rule in {h.rule for h in v.cheating})
+    loops_failures = sum(1 for v in failed if v.loop is not None)
+    loops_all = sum(1 for v in verdicts if v.loop is not None)
+    summary = CurationSummary(
+        rollout_dir=str(rollout_dir),
+        out_dir=str(out_dir),
+        min_steps=min_steps,
+        loop_repeat=loop_repeat,
+        trajectories=len(verdicts),
+        successful=len(verdicts) - len(failed),
+        failed=len(failed),
+        kept=decisions["kept"],
+        dropped={reason: decisions[reason] for reason in ("not_successful", "too_short", "cheating")},
+        cheating={rule: by_rule[rule] for rule in CHEAT_RULES},
+        cheating_detected={rule: detected[rule] for rule in CHEAT_RULES},
+        incomplete=incomplete,
+        loops_failures=loops_failures,
+        loops_all=loops_all,
+        loop_rate_failures=_rate(loops_failures, len(failed)),
+        loop_rate_all=_rate(loops_all, len(verdicts)),
+        verdicts=verdicts,
+    )
+    write_atomic(out_dir / "sft.jsonl", "".join(row + "\n" for row in rows))
+    save(summary, out_dir / "summary.json")
+    return summary

@@ -1,0 +1,183 @@
+"""The rollout stage: agents attempt exported (Harbor) tasks; each attempt is verified with
+the task's own tests and leaves an ATIF trajectory and a result record.
+
+Layout: ROLLOUT_DIR/<task>/<attempt>/trajectory.json and result.json, and
+ROLLOUT_DIR/summary.json with pass@1 and pass@k per task and overall. Finished attempts
+are not redone when the command runs again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+import uuid
+from math import comb
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from cligym import __version__
+from cligym.agents.loop import AgentLimits, run_agent
+from cligym.agents.tools import ToolExecutor
+from cligym.errors import BadInput, BuildFailed, CligymError
+from cligym.records import load, save
+from cligym.rollout.atif import RolloutResult, TrajectoryRecorder
+from cligym.runtime import Runtime, Session
+from cligym.ui import Reporter
+from cligym.validate.stage import task_dirs, upload_dir
+
+REPAIR_SYSTEM = """\
+You are working as root in a Linux container that holds a Python project. Its test suite
+used to pass; now some tests fail because something in the environment is broken. Use the
+tools to find the cause and repair the environment. Do not edit, skip or delete the tests,
+and do not download anything: there is no network. Call finish when the failing tests pass."""
+
+
+class RolloutSummary(BaseModel):
+    agent: str
+    k: int
+    tasks: int
+    attempts: int
+    successes: int
+    pass_at_1: float
+    pass_at_k: float
+    per_task: dict[str, dict[str, float]] = Field(default_factory=dict)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def pass_at(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k estimate from n attempts with c successes."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def verify(session: Session, task_dir: Path) -> tuple[float | None, str]:
+    """Run the task's tests/test.sh as Harbor's verifier does; the reward and its output."""
+    session.exec(["mkdir", "-p", "/logs/verifier"], timeout=60)
+    upload_dir(session, task_dir / "tests", "/tests")
+    session.exec(["bash", "-c", "chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"],
+                 timeout=1800)
+    raw = session.get_file("/logs/verifier/reward.txt")
+    output = (session.get_file("/logs/verifier/test-stdout.txt") or b"").decode("utf-8", "replace")
+    try:
+        return (float(raw.decode().strip()) if raw is not None else None), output
+    except ValueError:
+        return None, output
+
+
+def _attempt(runtime: Runtime, tag: str, task_dir: Path, agent: str, client, limits: AgentLimits,
+             model_name: str | None) -> tuple[RolloutResult, object]:
+    instruction = (task_dir / "instruction.md").read_text(encoding="utf-8")
+    recorder = TrajectoryRecorder(
+        agent_name=f"cligym-{agent}", version=__version__, model_name=model_name, session_id=str(uuid.uuid4())
+    )
+    started = time.monotonic()
+    stop, steps, prompt, completion = "finished", 0, 0, 0
+    with runtime.session(tag) as session:
+        workdir = (session.exec(["pwd"], timeout=60).output.strip() or "/")
+        if agent == "llm":
+            executor = ToolExecutor(session, workdir=workdir, command_timeout=limits.command_timeout,
+                                    max_output=limits.max_output)
+            result = run_agent(client, executor, system=REPAIR_SYSTEM, task=instruction, limits=limits, recorder=recorder)
+            if result.stop_reason == "model_error":
+                # the endpoint failed (unreachable, key refused, retries exhausted): stop the
+                # whole rollout with its one-line error and write nothing for this attempt
+                raise CligymError(result.error)
+            stop, steps = result.stop_reason, result.steps
+            prompt, completion = result.prompt_tokens, result.completion_tokens
+        else:
+            recorder.user(instruction)
+            if agent == "oracle":
+                upload_dir(session, task_dir / "solution", "/solution")
+                run = session.exec(["bash", "-c", "(/solution/solve.sh) 2>&1"], timeout=900)
+                recorder.agent("Running the reference solution.",
+                               tool_calls=[("call_1", "execute_bash", {"command": "/solution/solve.sh"})],
+                               observations=[("call_1", run.output[-4000:])])
+            else:
+                recorder.agent("(no action)")
+            steps = 1
+        reward, _ = verify(session, task_dir)
+    trajectory = recorder.finish({"reward": reward, "stop_reason": stop})
+    record = RolloutResult(
+        task_id=task_dir.name, attempt=0, agent=agent, reward=reward, finished=stop == "finished",
+        stop_reason=stop, steps=steps, prompt_tokens=prompt, completion_tokens=completion,
+        seconds=round(time.monotonic() - started, 3),
+    )
+    return record, trajectory
+
+
+def rollout(
+    tasks: Path,
+    out: Path,
+    *,
+    agent: str = "llm",
+    k: int = 1,
+    client=None,
+    limits: AgentLimits | None = None,
+    runtime: Runtime | None = None,
+    reporter: Reporter | None = None,
+) -> RolloutSummary:
+    if agent not in ("llm", "oracle", "nop"):
+        raise BadInput(f"unknown agent {agent!r}; choose llm, oracle or nop")
+    if k < 1:
+        raise BadInput("-k must be at least 1")
+    if agent == "llm" and client is None:
+        raise BadInput("--agent llm needs a model (--model and --base-url)")
+    dirs = task_dirs(tasks)
+    runtime = runtime or Runtime()
+    reporter = reporter or Reporter()
+    limits = limits or AgentLimits()
+    model_name = getattr(getattr(client, "config", None), "model", None)
+    results: dict[str, list[RolloutResult]] = {}
+    with reporter.task(f"rollouts ({agent}, k={k})", total=len(dirs) * k):
+        for task_dir in dirs:
+            digest = hashlib.sha256((task_dir / "environment" / "Dockerfile").read_bytes()).hexdigest()[:12]
+            tag = f"cligym/rollout-{re.sub(r'[^a-z0-9_.-]', '-', task_dir.name.lower())[:80]}:{digest}"
+            built = False
+            try:
+                for attempt in range(k):
+                    folder = out / task_dir.name / f"{attempt:03d}"
+                    if (folder / "result.json").is_file():
+                        results.setdefault(task_dir.name, []).append(load(RolloutResult, folder / "result.json"))
+                        reporter.advance()
+                        continue
+                    if not built:
+                        try:
+                            runtime.build(task_dir / "environment", tag)
+                        except BuildFailed as exc:
+                            raise BadInput(f"task {task_dir.name} does not build: {exc}") from exc
+                        built = True
+                    record, trajectory = _attempt(runtime, tag, task_dir, agent, client, limits, model_name)
+                    record.attempt = attempt
+                    save(trajectory, folder / "trajectory.json")
+                    save(record, folder / "result.json")
+                    results.setdefault(task_dir.name, []).append(record)
+                    reporter.advance()
+            finally:
+                if built:
+                    runtime.remove_image(tag)
+    summary = summarize(agent, k, results)
+    save(summary, out / "summary.json")
+    return summary
+
+
+def summarize(agent: str, k: int, results: dict[str, list[RolloutResult]]) -> RolloutSummary:
+    per_task = {}
+    for task, records in sorted(results.items()):
+        n, c = len(records), sum(1 for r in records if r.reward == 1)
+        per_task[task] = {"attempts": n, "successes": c, "pass@1": round(pass_at(n, c, 1), 4),
+                          f"pass@{k}": round(pass_at(n, c, min(k, n)), 4)}
+    every = [r for records in results.values() for r in records]
+    tasks = len(per_task) or 1
+    return RolloutSummary(
+        agent=agent, k=k, tasks=len(per_task), attempts=len(every),
+        successes=sum(1 for r in every if r.reward == 1),
+        pass_at_1=round(sum(t["pass@1"] for t in per_task.values()) / tasks, 4),
+        pass_at_k=round(sum(t[f"pass@{k}"] for t in per_task.values()) / tasks, 4),
+        per_task=per_task,
+        prompt_tokens=sum(r.prompt_tokens for r in every),
+        completion_tokens=sum(r.completion_tokens for r in every),
+    )

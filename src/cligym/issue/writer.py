@@ -128,9 +128,10 @@ def _test_list(tests: list[str], limit: int) -> str:
 
 
 def _hint(rng: random.Random, task: TaskInstance) -> str:
-    hints = [h.rstrip(".") for h in task.hints if h]
-    body = "; ".join(hints) if hints else "the environment the tests run in"
-    return f"{HINT_PREFIX} {rng.choice(HINT_LEADS)} {body[0].lower() + body[1:]}."
+    hints = [h.strip().rstrip(".") for h in task.hints if h and h.strip()]
+    hints = [h[0].lower() + h[1:] for h in dict.fromkeys(hints)]
+    body = "; and ".join(hints) if hints else "the environment the tests run in"
+    return f"{HINT_PREFIX} {rng.choice(HINT_LEADS)} {body}."
 
 
 def write_issues(task: TaskInstance) -> TaskIssues:

@@ -292,7 +292,8 @@ class Runtime:
 
     def dangling_images(self) -> set[str]:
         """Ids of untagged images carrying the cligym label (build leftovers and caches)."""
-        return {img.id for img in self.client.images.list(filters={"dangling": True, "label": LABEL})}
+        # ids only (the low-level call): an image may vanish between listing and inspecting
+        return set(self.api.images(filters={"dangling": True, "label": LABEL}, quiet=True))
 
     # ---- containers ------------------------------------------------------------------
 
@@ -417,7 +418,7 @@ class Runtime:
         """Ids of every image, intermediate ones included, that carries the cligym label;
         with ``mine``, only the images this process built."""
         label = f"{OWNER}={os.getpid()}" if mine else LABEL
-        return {img.id for img in self.client.images.list(all=True, filters={"label": label})}
+        return set(self.api.images(all=True, filters={"label": label}, quiet=True))
 
     def remove_images(self, image_ids: set[str]) -> None:
         """Remove images by id, children before parents (newest first)."""

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import base64
 import gzip
+import re
 import shlex
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from cligym.invert.probe import Probe
+from cligym.invert.probe import Probe, Touch
 
 CATEGORIES = (
     "dynamic_linking", "dependency_versions", "package_metadata", "import_system", "bytecode",
@@ -177,3 +178,183 @@ def site_packages(probe: Probe) -> str:
     paths = probe.python.get("site_packages") or []
     venv = [p for p in paths if p.startswith(probe.python.get("prefix", "/opt/venv"))]
     return (venv or paths or ["/opt/venv/lib/python3.11/site-packages"])[0]
+
+
+def b64(content: bytes) -> str:
+    """Bytes as base64 text (e.g. kept in a target's data, so the target stays JSON-safe)."""
+    return base64.b64encode(content).decode()
+
+
+def unb64(text: str) -> bytes:
+    return base64.b64decode(text)
+
+
+def restore_embedded(target: Target) -> str:
+    """A solution script putting the embedded original bytes of ``target.path`` back."""
+    content = unb64(target.data["content"])
+    return "#!/bin/sh\nset -e\n" + restore_file(target.path, content, target.data.get("mode", "644")) + "\n"
+
+
+def file_mode(probe: Probe, path: str, default: str = "644") -> str:
+    entry = probe.files.get(path)
+    return entry.mode if entry is not None and entry.mode else default
+
+
+# ---- distributions, tooling and the tests that use them --------------------------------
+
+#: Distributions (canonical names) and top-level modules of pytest and the packaging
+#: tools: breaking them breaks the test runner rather than the project.
+TOOLING = frozenset({
+    "pytest", "pluggy", "iniconfig", "pip", "setuptools", "packaging", "wheel", "pygments",
+    "exceptiongroup", "tomli", "colorama", "py",
+})
+TOOLING_TOPS = TOOLING | {"_pytest", "pkg_resources", "_distutils_hack", "__main__"}
+
+
+def canon(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def tests_using(probe: Probe, tests: list[str], key: str, match) -> list[str]:
+    """The tests whose touch list ``key`` has an item for which ``match`` is true."""
+    return [t for t in tests if any(match(v) for v in getattr(probe.of(t), key))]
+
+
+def narrow_first(targets: list[Target]) -> list[Target]:
+    """The targets some test touches, the ones fewer tests touch first."""
+    return sorted((t for t in targets if t.touching), key=lambda t: (len(t.touching), t.key, t.name))
+
+
+def narrow_first_paths(found: dict[str, list[str]], **data) -> list[Target]:
+    """Targets for ``{path: tests}``, the ones fewer tests touch first."""
+    return [
+        Target(path=path, data=dict(data), touching=tests)
+        for path, tests in sorted(found.items(), key=lambda item: (len(item[1]), item[0]))
+        if tests
+    ]
+
+
+# ---- what a test touches itself ----------------------------------------------------------
+
+TOUCH_KEYS = ("modules", "files", "env", "commands", "libs")
+
+
+def own_items(probe: Probe, test: str, key: str) -> set[str]:
+    """What a test itself (its run and its module's collection) touched in one touch list
+    ``key``, without the session start-up that every test shares (pytest itself, conftest
+    imports). A test without a recorded file adds no module collection."""
+    mine = probe.touch.get(test, Touch())
+    return set(getattr(mine, key)) | set(getattr(probe.touch.get(mine.file or "", Touch()), key))
+
+
+def own_touch(probe: Probe, test: str) -> Touch:
+    """What a test touches itself, all touch lists: its run and its module's collection
+    (found from the test id when no file was recorded), without the session start-up that
+    every test shares (pytest, conftest imports)."""
+    mine = probe.touch.get(test, Touch())
+    module = probe.touch.get(mine.file or "file:" + test.split("::")[0], Touch())
+    return Touch(
+        **{k: sorted(set(getattr(mine, k)) | set(getattr(module, k))) for k in TOUCH_KEYS}, file=mine.file
+    )
+
+
+def opened(probe: Probe, tests: list[str], keep) -> dict[str, list[str]]:
+    """Real paths (symlinks resolved) of the regular files the tests opened themselves,
+    for which ``keep(real_path)`` holds, each with its tests in ``tests`` order."""
+    found: dict[str, list[str]] = {}
+    for test in tests:
+        for path in own_touch(probe, test).files:
+            real = probe.realpath(path)
+            entry = probe.files.get(real)
+            if entry is None or entry.type != "f" or not keep(real):
+                continue
+            if test not in found.setdefault(real, []):
+                found[real].append(test)
+    return found
+
+
+# ---- modules: whose they are, which ones tests import --------------------------------------
+
+#: Top-level modules of pytest and its own dependencies: shadowing them breaks pytest, not the tests.
+PYTEST_OWN = frozenset({
+    "pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging", "pygments", "exceptiongroup",
+    "tomli", "colorama", "_distutils_hack", "setuptools", "pkg_resources", "pip", "__main__",
+})
+
+
+def testbed_tops(probe: Probe, root: str = "/testbed") -> set[str]:
+    """Top-level module names the project ships in its source tree under ``root`` (flat or
+    src layout). Unlike ``dependencies.project_tops`` it ignores ``probe.rootdir`` and keeps
+    ``noxfile``."""
+    pattern = re.compile(rf"^{re.escape(root)}/(?:src/)?([A-Za-z_]\w*)(?:/__init__\.py|\.py)$")
+    return {m.group(1) for path in probe.files if (m := pattern.match(path))} - {"setup", "conftest"}
+
+
+def is_project(probe: Probe, name: str, path: str) -> bool:
+    return under(path, "/testbed") or name.split(".")[0] in testbed_tops(probe)
+
+
+def module_kind(probe: Probe, name: str) -> str | None:
+    """'stdlib', 'dep' (a non-pytest dependency) or 'project' for a loaded module, else None."""
+    path = probe.modules.get(name)
+    if not path:
+        return None
+    if is_project(probe, name, path):
+        return "project"
+    if under(path, probe.python.get("stdlib", "/usr/lib/python3")):
+        return "stdlib"
+    if any(under(path, sp) for sp in probe.python.get("site_packages", [])):
+        return None if name.split(".")[0] in PYTEST_OWN else "dep"
+    return None
+
+
+def touched_tops(probe: Probe, tests: list[str], kinds: tuple[str, ...]) -> list[tuple[str, list[str]]]:
+    """Public top-level modules that some tests import (pytest itself does not), narrowest
+    first: (name, touching tests)."""
+    seen: dict[str, list[str]] = {}
+    for test in tests:
+        for mod in sorted(own_items(probe, test, "modules")):
+            if "." in mod or mod.startswith("_") or mod.startswith("test") or mod in PYTEST_OWN:
+                continue
+            seen.setdefault(mod, []).append(test)
+    out = [(m, ts) for m, ts in seen.items() if module_kind(probe, m) in kinds]
+    return sorted(out, key=lambda item: (len(item[1]), item[0]))
+
+
+def pycache_glob(path: str) -> str:
+    """A shell glob for the cached bytecode of a source file (to be left unquoted)."""
+    folder, _, file = path.rpartition("/")
+    return f"{q(folder + '/__pycache__/' + file[:-3])}.*.pyc"
+
+
+# ---- commands the tests run -----------------------------------------------------------------
+
+
+def resolve_command(probe: Probe, command: str) -> str | None:
+    """The real regular file a command (absolute path or name on PATH) runs, or None."""
+    if "/" in command:
+        candidates = [command] if command.startswith("/") else []
+    else:
+        path = probe.env.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+        candidates = [f"{d.rstrip('/')}/{command}" for d in path.split(":") if d.startswith("/")]
+    for candidate in candidates:
+        real = probe.realpath(candidate)
+        entry = probe.files.get(real)
+        if entry is not None and entry.type == "f":
+            return real
+    return None
+
+
+def executed_files(probe: Probe, tests: list[str]) -> list[tuple[str, str, list[str]]]:
+    """Executable regular files (not the interpreter) that tests run: (command as run,
+    real path, touching tests), narrowest first."""
+    interpreter = probe.python.get("realpath", "")
+    found: dict[str, tuple[str, list[str]]] = {}
+    for test in tests:
+        for command in sorted(own_items(probe, test, "commands")):
+            real = resolve_command(probe, command)
+            if real is None or real == interpreter or not int(probe.files[real].mode, 8) & 0o111:
+                continue
+            found.setdefault(real, (command, []))[1].append(test)
+    out = [(command, real, touching) for real, (command, touching) in found.items()]
+    return sorted(out, key=lambda item: (len(item[2]), item[1]))

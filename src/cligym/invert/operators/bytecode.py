@@ -6,9 +6,9 @@ import ast
 import re
 
 from cligym.invert.operators.base import (
-    MAX_EMBED, Operator, Target, q, register, restore_file, run_python, site_packages, under,
+    MAX_EMBED, TOOLING_TOPS, Operator, Target, b64, narrow_first, q, register, restore_file, run_python,
+    site_packages, tests_using, under, unb64,
 )
-from cligym.invert.operators.dependencies import TOOLING_TOPS, b64, narrow_first, tests_using, unb64
 
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 

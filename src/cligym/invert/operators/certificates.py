@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from cligym.invert.operators.base import GoldFiles, Operator, Target, q, register
-from cligym.invert.operators.system_files import embed, file_mode, own, restore_embedded
+from cligym.invert.operators.base import (
+    GoldFiles, Operator, Target, b64, file_mode, own_touch, q, register, restore_embedded,
+)
 from cligym.invert.probe import Probe
 
 SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
@@ -47,7 +48,7 @@ def _bundles(probe: Probe, tests: list[str]) -> list[Target]:
             found[path].append(test)
 
     for test in tests:
-        mine = own(probe, test)
+        mine = own_touch(probe, test)
         for path in mine.files:
             real = probe.realpath(path)
             if not real.endswith(BUNDLE_SUFFIXES) or real.startswith(project):
@@ -131,7 +132,7 @@ class CaBundleEmptied(Operator):
             return None
         if target.data.get("regenerate"):
             return target
-        return target.model_copy(update={"data": {**target.data, "content": embed(content)}})
+        return target.model_copy(update={"data": {**target.data, "content": b64(content)}})
 
     def apply(self, target: Target) -> list[str]:
         return [f"RUN : > {q(target.path)}"]

@@ -1,39 +1,19 @@
 """Operators: dependency_versions (what the project's dependencies provide).
 
-The helpers at the top (which distribution is the project, which are test tooling, which
-tests use a distribution) are shared with the metadata and bytecode operators.
+The helpers it shares with the metadata and bytecode operators (test tooling, which tests
+use a distribution, narrowest targets first) live in ``base``.
 """
 
 from __future__ import annotations
 
 import ast
-import base64
 import re
 
 from cligym.invert.operators.base import (
-    MAX_EMBED, GoldFiles, Operator, Target, q, register, restore_file, restore_tree, site_packages, under,
+    MAX_EMBED, TOOLING, TOOLING_TOPS, GoldFiles, Operator, Target, b64, canon, narrow_first, q, register,
+    restore_file, restore_tree, site_packages, tests_using, under, unb64,
 )
 from cligym.invert.probe import Dist, Probe
-
-#: Distributions (canonical names) and top-level modules of pytest and the packaging
-#: tools: breaking them breaks the test runner rather than the project.
-TOOLING = frozenset({
-    "pytest", "pluggy", "iniconfig", "pip", "setuptools", "packaging", "wheel", "pygments",
-    "exceptiongroup", "tomli", "colorama", "py",
-})
-TOOLING_TOPS = TOOLING | {"_pytest", "pkg_resources", "_distutils_hack", "__main__"}
-
-
-def canon(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def b64(content: bytes) -> str:
-    return base64.b64encode(content).decode()
-
-
-def unb64(text: str) -> bytes:
-    return base64.b64decode(text)
 
 
 def dist_tops(dist: Dist) -> list[str]:
@@ -74,17 +54,8 @@ def dependencies(probe: Probe) -> list[Dist]:
     return sorted(out, key=lambda d: canon(d.name))
 
 
-def tests_using(probe: Probe, tests: list[str], key: str, match) -> list[str]:
-    """The tests whose touch list ``key`` has an item for which ``match`` is true."""
-    return [t for t in tests if any(match(v) for v in getattr(probe.of(t), key))]
-
-
 def module_of(tops: list[str]):
     return lambda mod: mod.split(".")[0] in tops
-
-
-def narrow_first(targets: list[Target]) -> list[Target]:
-    return sorted((t for t in targets if t.touching), key=lambda t: (len(t.touching), t.key, t.name))
 
 
 def older_version(version: str) -> str | None:

@@ -12,9 +12,9 @@ import posixpath
 import re
 
 from cligym.invert.operators.base import (
-    MAX_EMBED, Operator, Target, protected, q, register, restore_file, write_file_line,
+    MAX_EMBED, Operator, Target, b64, narrow_first, protected, q, register, restore_file, unb64,
+    write_file_line,
 )
-from cligym.invert.operators.dependencies import b64, narrow_first, unb64
 
 EXTENSION_DIRS = ("/lib-dynload/", "/site-packages/", "/dist-packages/")
 #: Standard-library accelerators whose loss Python silently tolerates (a pure-Python

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from cligym.invert.operators.base import Operator, Target, q, register, write_file_line
-from cligym.invert.operators.import_system import own, touched_tops
+from cligym.invert.operators.base import Operator, Target, own_items, q, register, touched_tops, write_file_line
 
 
 @register
@@ -43,8 +42,8 @@ class EnvHomeMissing(Operator):
 
     def applies_to(self, probe, tests):
         home = probe.env.get("HOME", "/root")
-        touching = [t for t in tests if "HOME" in own(probe, t, "env") or any(
-            f.startswith(home.rstrip("/") + "/") for f in own(probe, t, "files"))]
+        touching = [t for t in tests if "HOME" in own_items(probe, t, "env") or any(
+            f.startswith(home.rstrip("/") + "/") for f in own_items(probe, t, "files"))]
         new = next((h for h in self.HOMES if h not in probe.files), None)
         if not touching or new is None:
             return []

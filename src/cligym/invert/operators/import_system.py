@@ -2,81 +2,17 @@
 
 from __future__ import annotations
 
-import base64
 import re
 
 from cligym.invert.operators.base import (
-    Operator, Target, q, register, restore_file, site_packages, under, write_file_line,
+    Operator, Target, b64, module_kind, pycache_glob, q, register, restore_file, site_packages, touched_tops,
+    unb64, write_file_line,
 )
-from cligym.invert.probe import Probe, Touch
-
-#: Top-level modules of pytest and its own dependencies: shadowing them breaks pytest, not the tests.
-PYTEST_OWN = frozenset({
-    "pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging", "pygments", "exceptiongroup",
-    "tomli", "colorama", "_distutils_hack", "setuptools", "pkg_resources", "pip", "__main__",
-})
-
-
-def project_tops(probe: Probe, root: str = "/testbed") -> set[str]:
-    """Top-level module names the project ships in its source tree (flat or src layout)."""
-    pattern = re.compile(rf"^{re.escape(root)}/(?:src/)?([A-Za-z_]\w*)(?:/__init__\.py|\.py)$")
-    return {m.group(1) for path in probe.files if (m := pattern.match(path))} - {"setup", "conftest"}
-
-
-def is_project(probe: Probe, name: str, path: str) -> bool:
-    return under(path, "/testbed") or name.split(".")[0] in project_tops(probe)
-
-
-def module_kind(probe: Probe, name: str) -> str | None:
-    """'stdlib', 'dep' (a non-pytest dependency) or 'project' for a loaded module, else None."""
-    path = probe.modules.get(name)
-    if not path:
-        return None
-    if is_project(probe, name, path):
-        return "project"
-    if under(path, probe.python.get("stdlib", "/usr/lib/python3")):
-        return "stdlib"
-    if any(under(path, sp) for sp in probe.python.get("site_packages", [])):
-        return None if name.split(".")[0] in PYTEST_OWN else "dep"
-    return None
-
-
-def own(probe: Probe, test: str, key: str) -> set[str]:
-    """What a test itself (its run and its module's collection) touched, without the
-    session start-up that every test shares (pytest itself, conftest imports)."""
-    mine = probe.touch.get(test, Touch())
-    return set(getattr(mine, key)) | set(getattr(probe.touch.get(mine.file or "", Touch()), key))
-
-
-def touched_tops(probe: Probe, tests: list[str], kinds: tuple[str, ...]) -> list[tuple[str, list[str]]]:
-    """Public top-level modules that some tests import (pytest itself does not), narrowest
-    first: (name, touching tests)."""
-    seen: dict[str, list[str]] = {}
-    for test in tests:
-        for mod in sorted(own(probe, test, "modules")):
-            if "." in mod or mod.startswith("_") or mod.startswith("test") or mod in PYTEST_OWN:
-                continue
-            seen.setdefault(mod, []).append(test)
-    out = [(m, ts) for m, ts in seen.items() if module_kind(probe, m) in kinds]
-    return sorted(out, key=lambda item: (len(item[1]), item[0]))
+from cligym.invert.probe import Probe
 
 
 def free_path(probe: Probe, path: str) -> bool:
     return path not in probe.files
-
-
-def b64(content: bytes) -> str:
-    return base64.b64encode(content).decode()
-
-
-def unb64(text: str) -> bytes:
-    return base64.b64decode(text)
-
-
-def pycache_glob(path: str) -> str:
-    """A shell glob for the cached bytecode of a source file (to be left unquoted)."""
-    folder, _, file = path.rpartition("/")
-    return f"{q(folder + '/__pycache__/' + file[:-3])}.*.pyc"
 
 
 @register

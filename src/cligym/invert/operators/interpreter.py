@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from cligym.invert.operators.base import Operator, Target, q, register, restore_file
-from cligym.invert.operators.import_system import b64, unb64
-from cligym.invert.operators.permissions import executed_files
+from cligym.invert.operators.base import Operator, Target, b64, executed_files, q, register, restore_file, unb64
 from cligym.invert.probe import Probe
 
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 
-from cligym.invert.operators.base import GoldFiles, Operator, Target, q, register, run_python
-from cligym.invert.operators.system_files import own
+from cligym.invert.operators.base import GoldFiles, Operator, Target, own_touch, q, register, run_python
 from cligym.invert.probe import Probe
 
 DEFINITIONS = "/usr/share/i18n/locales"
@@ -41,7 +40,7 @@ def _locale_tests(probe: Probe, tests: list[str], variables: frozenset[str], cop
     unless ``copies``, a copy of the whole environment (e.g. for a subprocess)."""
     out = []
     for test in tests:
-        mine = own(probe, test)
+        mine = own_touch(probe, test)
         env = set(mine.env)
         if not copies and probe.env and len(env & set(probe.env)) >= max(3, 0.8 * len(probe.env)):
             env -= set(probe.env)
@@ -130,7 +129,7 @@ def _text_files(probe: Probe, test: str) -> set[str]:
     """Project text files (not under a venv or the stdlib) the test opened."""
     workdir = probe.rootdir or "/testbed"
     out = set()
-    for path in own(probe, test).files:
+    for path in own_touch(probe, test).files:
         if not path.startswith(workdir.rstrip("/") + "/") or "/site-packages/" in path:
             continue
         if path.lower().endswith(TEXT_SUFFIXES):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from cligym.invert.operators.base import (
-    MAX_EMBED, Operator, Target, q, register, restore_file, restore_tree, site_packages, under,
+    MAX_EMBED, TOOLING, Operator, Target, b64, canon, narrow_first, q, register, restore_file, restore_tree,
+    site_packages, tests_using, under, unb64,
 )
-from cligym.invert.operators.dependencies import TOOLING, b64, canon, narrow_first, tests_using, unb64
 
 
 def _scanned(probe, tests: list[str], basename: str) -> set[str]:

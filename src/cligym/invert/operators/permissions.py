@@ -3,39 +3,7 @@ execute permission matters)."""
 
 from __future__ import annotations
 
-from cligym.invert.operators.base import Operator, Target, q, register
-from cligym.invert.operators.import_system import own
-from cligym.invert.probe import Probe
-
-
-def resolve_command(probe: Probe, command: str) -> str | None:
-    """The real regular file a command (absolute path or name on PATH) runs, or None."""
-    if "/" in command:
-        candidates = [command] if command.startswith("/") else []
-    else:
-        path = probe.env.get("PATH", "/usr/local/bin:/usr/bin:/bin")
-        candidates = [f"{d.rstrip('/')}/{command}" for d in path.split(":") if d.startswith("/")]
-    for candidate in candidates:
-        real = probe.realpath(candidate)
-        entry = probe.files.get(real)
-        if entry is not None and entry.type == "f":
-            return real
-    return None
-
-
-def executed_files(probe: Probe, tests: list[str]) -> list[tuple[str, str, list[str]]]:
-    """Executable regular files (not the interpreter) that tests run: (command as run,
-    real path, touching tests), narrowest first."""
-    interpreter = probe.python.get("realpath", "")
-    found: dict[str, tuple[str, list[str]]] = {}
-    for test in tests:
-        for command in sorted(own(probe, test, "commands")):
-            real = resolve_command(probe, command)
-            if real is None or real == interpreter or not int(probe.files[real].mode, 8) & 0o111:
-                continue
-            found.setdefault(real, (command, []))[1].append(test)
-    out = [(command, real, touching) for real, (command, touching) in found.items()]
-    return sorted(out, key=lambda item: (len(item[2]), item[1]))
+from cligym.invert.operators.base import Operator, Target, executed_files, q, register
 
 
 def is_script(target: Target, gold) -> bool:

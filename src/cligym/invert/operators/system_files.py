@@ -6,7 +6,6 @@ read: a pure-Python stdlib module, the media-type table, the OS release file.
 
 from __future__ import annotations
 
-import base64
 import re
 
 from cligym.invert.operators.base import (
@@ -14,66 +13,18 @@ from cligym.invert.operators.base import (
     GoldFiles,
     Operator,
     Target,
+    b64,
+    file_mode,
+    narrow_first_paths,
+    opened,
+    own_touch,
     q,
     register,
-    restore_file,
+    restore_embedded,
     run_python,
     under,
 )
-from cligym.invert.probe import Probe, Touch
-
-TOUCH_KEYS = ("modules", "files", "env", "commands", "libs")
-
-
-def own(probe: Probe, test: str) -> Touch:
-    """What a test touches itself: its run and its module's collection, without the
-    session start-up that every test shares (pytest, conftest imports)."""
-    mine = probe.touch.get(test, Touch())
-    module = probe.touch.get(mine.file or "file:" + test.split("::")[0], Touch())
-    return Touch(
-        **{k: sorted(set(getattr(mine, k)) | set(getattr(module, k))) for k in TOUCH_KEYS}, file=mine.file
-    )
-
-
-def opened(probe: Probe, tests: list[str], keep) -> dict[str, list[str]]:
-    """Real paths (symlinks resolved) of the regular files the tests opened themselves,
-    for which ``keep(real_path)`` holds, each with its tests in ``tests`` order."""
-    found: dict[str, list[str]] = {}
-    for test in tests:
-        for path in own(probe, test).files:
-            real = probe.realpath(path)
-            entry = probe.files.get(real)
-            if entry is None or entry.type != "f" or not keep(real):
-                continue
-            if test not in found.setdefault(real, []):
-                found[real].append(test)
-    return found
-
-
-def narrow_first(found: dict[str, list[str]], **data) -> list[Target]:
-    """Targets for ``{path: tests}``, the ones fewer tests touch first."""
-    return [
-        Target(path=path, data=dict(data), touching=tests)
-        for path, tests in sorted(found.items(), key=lambda item: (len(item[1]), item[0]))
-        if tests
-    ]
-
-
-def embed(content: bytes) -> str:
-    """Bytes kept in a target's data (as base64 text, so the target stays JSON-safe)."""
-    return base64.b64encode(content).decode()
-
-
-def restore_embedded(target: Target) -> str:
-    """A solution script putting the embedded original bytes of ``target.path`` back."""
-    content = base64.b64decode(target.data["content"])
-    return "#!/bin/sh\nset -e\n" + restore_file(target.path, content, target.data.get("mode", "644")) + "\n"
-
-
-def file_mode(probe: Probe, path: str, default: str = "644") -> str:
-    entry = probe.files.get(path)
-    return entry.mode if entry is not None and entry.mode else default
-
+from cligym.invert.probe import Probe
 
 # ---- a pure-Python module of the standard library ------------------------------------
 
@@ -109,7 +60,7 @@ class StdlibModuleCorrupted(Operator):
         users: dict[str, list[str]] = {}
         names: dict[str, str] = {}
         for test in tests:
-            for module in own(probe, test).modules:
+            for module in own_touch(probe, test).modules:
                 path = probe.modules.get(module, "")
                 if (
                     not path.endswith(".py")
@@ -127,7 +78,7 @@ class StdlibModuleCorrupted(Operator):
                     users[path].append(test)
         # only some tests: a module every test imports is the interpreter's, not the tests'
         found = {p: t for p, t in users.items() if len(t) < len(tests)}
-        targets = narrow_first(found)
+        targets = narrow_first_paths(found)
         for target in targets:
             target.name = names[target.path]
             target.data["module"] = names[target.path]
@@ -141,7 +92,7 @@ class StdlibModuleCorrupted(Operator):
         cut = _cut_point(content)
         if cut is None:
             return None
-        return target.model_copy(update={"data": {**target.data, "content": embed(content), "cut": cut}})
+        return target.model_copy(update={"data": {**target.data, "content": b64(content), "cut": cut}})
 
     def apply(self, target: Target) -> list[str]:
         return [f"RUN truncate -s {int(target.data['cut'])} {q(target.path)}"]
@@ -208,7 +159,7 @@ class MimeTypesCorrupted(Operator):
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
         found = opened(probe, tests, lambda p: p in {probe.realpath(m) for m in MIME_TABLES})
-        targets = narrow_first(found, how="mappings") + narrow_first(found, how="encoding")
+        targets = narrow_first_paths(found, how="mappings") + narrow_first_paths(found, how="encoding")
         for target in targets:
             target.data["mode"] = file_mode(probe, target.path)
         return targets
@@ -221,7 +172,7 @@ class MimeTypesCorrupted(Operator):
                 and len(ln.split()) >= 2]
         if target.data["how"] == "mappings" and len({r.split()[0] for r in rows}) < 2:
             return None
-        return target.model_copy(update={"data": {**target.data, "content": embed(content)}})
+        return target.model_copy(update={"data": {**target.data, "content": b64(content)}})
 
     def apply(self, target: Target) -> list[str]:
         code = (_ROTATE if target.data["how"] == "mappings" else _LATIN1).format(path=target.path)
@@ -259,7 +210,7 @@ class OsReleaseCorrupted(Operator):
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
         reals = {probe.realpath(p) for p in OS_RELEASE}
-        targets = narrow_first(opened(probe, tests, lambda p: p in reals))
+        targets = narrow_first_paths(opened(probe, tests, lambda p: p in reals))
         for target in targets:
             target.data["mode"] = file_mode(probe, target.path)
         return targets
@@ -268,7 +219,7 @@ class OsReleaseCorrupted(Operator):
         content = gold.read(target.path)
         if not content or not re.search(rb"^[A-Za-z0-9_]+=", content, re.M):
             return None
-        return target.model_copy(update={"data": {**target.data, "content": embed(content)}})
+        return target.model_copy(update={"data": {**target.data, "content": b64(content)}})
 
     def apply(self, target: Target) -> list[str]:
         return [run_python(_SPACED.format(path=target.path))]

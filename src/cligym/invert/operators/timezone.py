@@ -6,13 +6,17 @@ with system data, the C library) and the /etc/localtime link that sets the local
 
 from __future__ import annotations
 
-from cligym.invert.operators.base import GoldFiles, Operator, Target, q, register
-from cligym.invert.operators.system_files import (
-    embed,
+from cligym.invert.operators.base import (
+    GoldFiles,
+    Operator,
+    Target,
+    b64,
     file_mode,
-    narrow_first,
+    narrow_first_paths,
     opened,
-    own,
+    own_touch,
+    q,
+    register,
     restore_embedded,
 )
 from cligym.invert.probe import Probe
@@ -33,7 +37,7 @@ def _zone_targets(probe: Probe, tests: list[str]) -> list[Target]:
             "leapseconds", "leap-seconds.list", "tzdata.zi", "SECURITY"
         )
 
-    targets = narrow_first(opened(probe, tests, is_zone))
+    targets = narrow_first_paths(opened(probe, tests, is_zone))
     for target in targets:
         target.name = target.path[len(ZONEINFO) + 1 :]
         target.data["zone"] = target.name
@@ -89,7 +93,7 @@ class ZoneinfoRemoved(Operator):
         content = _is_tzif(gold, target.path)
         if content is None:
             return None
-        return target.model_copy(update={"data": {**target.data, "content": embed(content)}})
+        return target.model_copy(update={"data": {**target.data, "content": b64(content)}})
 
     def apply(self, target: Target) -> list[str]:
         return [f"RUN rm -f {q(target.path)}"]
@@ -117,7 +121,7 @@ class LocaltimeRelinked(Operator):
         current = probe.realpath(LOCALTIME)
         touching = []
         for test in tests:
-            mine = own(probe, test)
+            mine = own_touch(probe, test)
             if {LOCALTIME, TIMEZONE_FILE} & set(mine.files) or "TZ" in mine.env:
                 touching.append(test)
         if not touching:

@@ -10,15 +10,15 @@ suite run in a container, and the container start overhead (`true`, run N times)
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from cligym.gold import make_gold
+from report import print_numbers  # noqa: E402  (benchmarks/report.py)
+
 from cligym.runtime import Runtime, ensure_base_image
 from cligym.testrun import run_tests
 
@@ -56,13 +56,7 @@ def main() -> None:
         execs = [session.exec(["true"]).seconds for _ in range(args.repeat)]
     numbers["exec_true_s_median"] = round(statistics.median(execs), 3)
     numbers["image_bytes"] = cold.image_bytes
-    if args.json:
-        json.dump(numbers, sys.stdout, indent=2)
-        print()
-    else:
-        width = max(map(len, numbers))
-        for key, value in numbers.items():
-            print(f"{key:<{width}}  {value}")
+    print_numbers(numbers, args.json)
 
 
 if __name__ == "__main__":

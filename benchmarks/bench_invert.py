@@ -10,8 +10,6 @@ per task beyond the gold image, discard reasons and per-stage seconds.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -19,6 +17,8 @@ from pathlib import Path
 from cligym.gold import make_gold
 from cligym.invert.search import invert
 from cligym.records import save
+from report import print_numbers  # noqa: E402  (benchmarks/report.py)
+
 from cligym.runtime import Runtime
 
 
@@ -63,13 +63,7 @@ def main() -> None:
         "per_category": summary.per_category,
         "stage_seconds": summary.stage_seconds,
     }
-    if args.json:
-        json.dump(numbers, sys.stdout, indent=2)
-        print()
-    else:
-        width = max(map(len, numbers))
-        for key, value in numbers.items():
-            print(f"{key:<{width}}  {value}")
+    print_numbers(numbers, args.json)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@ import pytest
 from cligym.config import DEFAULT_BASE_IMAGE
 from cligym.runtime import Runtime
 
+#: The scripted OpenAI-compatible server's fixtures, for every test module.
+pytest_plugins = ["tests.llm_fixtures"]
+
 
 @pytest.fixture(scope="session")
 def runtime() -> Runtime:

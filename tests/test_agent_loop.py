@@ -3,12 +3,10 @@ executing in a real container."""
 
 from __future__ import annotations
 
-import pytest
 
 from cligym.agents.client import ModelClient, ModelConfig
 from cligym.agents.loop import AgentLimits, run_agent
 from cligym.agents.tools import ToolExecutor
-from tests.llm_fixtures import scripted_server  # noqa: F401  (fixture)
 from tests.llm_server import reply, tool_call
 
 
@@ -16,7 +14,7 @@ def _client(server) -> ModelClient:
     return ModelClient(ModelConfig(model="scripted", base_url=server.base_url, max_retries=2, backoff_base=0.01))
 
 
-def test_tools_in_a_real_container(runtime, base_image, scripted_server):  # noqa: F811
+def test_tools_in_a_real_container(runtime, base_image, scripted_server):
     server = scripted_server([
         reply(tool_calls=[tool_call("execute_bash", {"command": "cd /tmp && export GREETING=hello && mkdir -p work"})]),
         reply(tool_calls=[tool_call("execute_bash", {"command": "pwd; echo $GREETING"})]),
@@ -48,7 +46,7 @@ def test_tools_in_a_real_container(runtime, base_image, scripted_server):  # noq
     assert outcome.prompt_tokens > 0 and outcome.completion_tokens > 0
 
 
-def test_model_that_never_finishes_stops_at_the_step_limit(runtime, base_image, scripted_server):  # noqa: F811
+def test_model_that_never_finishes_stops_at_the_step_limit(runtime, base_image, scripted_server):
     server = scripted_server([reply(tool_calls=[tool_call("execute_bash", {"command": "true"})])] * 10)
     with runtime.session(base_image) as session:
         outcome = run_agent(_client(server), ToolExecutor(session), system="s", task="t",

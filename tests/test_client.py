@@ -22,7 +22,6 @@ from cligym.agents.client import (
     Usage,
 )
 from cligym.errors import BadInput, CligymError
-from tests.llm_fixtures import scripted_server  # noqa: F401 - a fixture
 from tests.llm_server import EXHAUSTED, error, reply, tool_call
 
 KEY = "sk-test-123"

@@ -17,7 +17,6 @@ from cligym.invert.search import invert
 from cligym.issue import leaks
 from cligym.invert.models import TaskInstance
 from cligym.records import load, save
-from cligym.runtime import Runtime
 from cligym.validate.stage import task_dirs, upload_dir, validate_task
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from cligym.invert.models import Candidate, Summary, TaskInstance
+from cligym.invert.models import Candidate, TaskInstance
 from cligym.invert.probe import load_or_probe
 from cligym.invert.search import invert
 from cligym.records import load, save

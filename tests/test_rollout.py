@@ -16,7 +16,6 @@ from cligym.export.stage import export
 from cligym.invert.search import invert
 from cligym.records import save
 from cligym.rollout.stage import pass_at, rollout
-from tests.llm_fixtures import scripted_server  # noqa: F401  (fixture)
 from tests.llm_server import reply, tool_call
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +47,7 @@ def test_oracle_and_nop_rollouts(harbor_tasks, runtime, tmp_path):
     assert again.attempts == oracle.attempts  # finished attempts are not redone
 
 
-def test_llm_repair_rollout_reaches_reward_one(harbor_tasks, runtime, tmp_path, scripted_server):  # noqa: F811
+def test_llm_repair_rollout_reaches_reward_one(harbor_tasks, runtime, tmp_path, scripted_server):
     task_dir = sorted(p for p in harbor_tasks.iterdir() if p.is_dir())[0]
     single = tmp_path / "one"
     single.mkdir()

@@ -21,7 +21,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from cligym.config import home
-from cligym.errors import BadInput, GoldFailed
+from cligym.errors import BadInput
 
 PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 TEST_KEYS = ("test", "tests", "testing")

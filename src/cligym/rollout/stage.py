@@ -8,8 +8,6 @@ are not redone when the command runs again.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import time
 import uuid
 from math import comb
@@ -23,9 +21,9 @@ from cligym.agents.tools import ToolExecutor
 from cligym.errors import BadInput, BuildFailed, CligymError
 from cligym.records import load, save
 from cligym.rollout.atif import RolloutResult, TrajectoryRecorder
-from cligym.runtime import Runtime, Session
+from cligym.runtime import Runtime
 from cligym.ui import Reporter
-from cligym.validate.stage import task_dirs, upload_dir
+from cligym.validate.stage import run_verifier, task_dirs, task_image_tag, upload_dir
 
 REPAIR_SYSTEM = """\
 You are working as root in a Linux container that holds a Python project. Its test suite
@@ -52,20 +50,6 @@ def pass_at(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - comb(n - c, k) / comb(n, k)
-
-
-def verify(session: Session, task_dir: Path) -> tuple[float | None, str]:
-    """Run the task's tests/test.sh as Harbor's verifier does; the reward and its output."""
-    session.exec(["mkdir", "-p", "/logs/verifier"], timeout=60)
-    upload_dir(session, task_dir / "tests", "/tests")
-    session.exec(["bash", "-c", "chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"],
-                 timeout=1800)
-    raw = session.get_file("/logs/verifier/reward.txt")
-    output = (session.get_file("/logs/verifier/test-stdout.txt") or b"").decode("utf-8", "replace")
-    try:
-        return (float(raw.decode().strip()) if raw is not None else None), output
-    except ValueError:
-        return None, output
 
 
 def _attempt(runtime: Runtime, tag: str, task_dir: Path, agent: str, client, limits: AgentLimits,
@@ -99,7 +83,7 @@ def _attempt(runtime: Runtime, tag: str, task_dir: Path, agent: str, client, lim
             else:
                 recorder.agent("(no action)")
             steps = 1
-        reward, _ = verify(session, task_dir)
+        reward = run_verifier(session, task_dir).reward
     trajectory = recorder.finish({"reward": reward, "stop_reason": stop})
     record = RolloutResult(
         task_id=task_dir.name, attempt=0, agent=agent, reward=reward, finished=stop == "finished",
@@ -134,8 +118,7 @@ def rollout(
     results: dict[str, list[RolloutResult]] = {}
     with reporter.task(f"rollouts ({agent}, k={k})", total=len(dirs) * k):
         for task_dir in dirs:
-            digest = hashlib.sha256((task_dir / "environment" / "Dockerfile").read_bytes()).hexdigest()[:12]
-            tag = f"cligym/rollout-{re.sub(r'[^a-z0-9_.-]', '-', task_dir.name.lower())[:80]}:{digest}"
+            tag = task_image_tag(task_dir / "environment", task_dir.name, "rollout")
             built = False
             try:
                 for attempt in range(k):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import os
-import shlex
 import tarfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -489,8 +488,3 @@ def _bytes(size: str) -> int:
     if size and size[-1] in units:
         return int(float(size[:-1]) * units[size[-1]])
     return int(size)
-
-
-def quote(argv: Iterable[str]) -> str:
-    """Shell-quote an argv for the ``sh -c`` strings the runtime runs."""
-    return " ".join(shlex.quote(a) for a in argv)

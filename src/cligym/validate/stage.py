@@ -61,9 +61,14 @@ def task_format(task_dir: Path) -> str:
     raise BadInput(f"{task_dir} is neither a Harbor task (task.toml) nor a Terminal-Bench task (task.yaml)")
 
 
-def _build(runtime: Runtime, context: Path, name: str) -> str:
+def task_image_tag(context: Path, name: str, purpose: str) -> str:
+    """The tag a task's environment is built under: its name and a hash of its Dockerfile."""
     digest = hashlib.sha256((context / "Dockerfile").read_bytes()).hexdigest()[:12]
-    tag = f"cligym/validate-{re.sub(r'[^a-z0-9_.-]', '-', name.lower())[:80]}:{digest}"
+    return f"cligym/{purpose}-{re.sub(r'[^a-z0-9_.-]', '-', name.lower())[:80]}:{digest}"
+
+
+def _build(runtime: Runtime, context: Path, name: str) -> str:
+    tag = task_image_tag(context, name, "validate")
     runtime.build(context, tag)
     return tag
 
@@ -80,19 +85,26 @@ def _harbor_mode(runtime: Runtime, tag: str, task_dir: Path, oracle: bool) -> Mo
             if fixed.exit_code != 0:
                 log = session.get_file("/logs/agent/oracle.txt") or b""
                 return ModeResult(reward=None, detail=f"solve.sh exited {fixed.exit_code}: {log[-300:]!r}")
-        # as Harbor's verifier: tests/ → /tests, chmod +x, test.sh executed in WORKDIR
-        upload_dir(session, task_dir / "tests", "/tests")
-        run = session.exec(
-            ["bash", "-c", "chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"],
-            timeout=1800,
-        )
-        raw = session.get_file(REWARD)
-        if raw is None:
-            return ModeResult(reward=None, detail=f"no reward file; test.sh said: {run.output[-300:]}")
-        try:
-            return ModeResult(reward=float(raw.decode().strip()))
-        except ValueError:
-            return ModeResult(reward=None, detail=f"reward file holds {raw[:40]!r}")
+        return run_verifier(session, task_dir)
+
+
+def run_verifier(session: Session, task_dir: Path) -> ModeResult:
+    """As Harbor's verifier: tests/ → /tests, chmod +x, test.sh executed in WORKDIR with its
+    output in /logs/verifier; the reward is read from reward.txt."""
+    session.exec(["mkdir", "-p", "/logs/verifier"], timeout=60)
+    upload_dir(session, task_dir / "tests", "/tests")
+    session.exec(
+        ["bash", "-c", "chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"],
+        timeout=1800,
+    )
+    raw = session.get_file(REWARD)
+    output = (session.get_file("/logs/verifier/test-stdout.txt") or b"").decode("utf-8", "replace")
+    if raw is None:
+        return ModeResult(reward=None, detail=f"no reward file; test.sh said: {output[-300:]}")
+    try:
+        return ModeResult(reward=float(raw.decode().strip()))
+    except ValueError:
+        return ModeResult(reward=None, detail=f"reward file holds {raw[:40]!r}")
 
 
 def _tb_mode(runtime: Runtime, tag: str, task_dir: Path, oracle: bool) -> ModeResult:

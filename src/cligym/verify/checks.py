@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Collection
 
 from pydantic import BaseModel, Field
 
+from cligym.errors import CligymError
 from cligym.gold import GoldEnv
 from cligym.invert.apply import build_broken, repair_and_test
 from cligym.invert.models import run_order
 from cligym.runtime import Runtime
 from cligym.testrun import run_tests
-from cligym.verify.leaks import Finding, scan
+from cligym.verify.leaks import Finding, LeakReport, scan
 from cligym.verify.manifest import Manifest
 
 
@@ -21,6 +23,7 @@ class Verdict(BaseModel):
     reason: str = ""
     leaks: list[Finding] = Field(default_factory=list)
     changed_paths: list[str] = Field(default_factory=list)  # added, changed or deleted by ΔD
+    solution: str = ""  # the solution that was checked (derived ones included)
     seconds: dict[str, float] = Field(default_factory=dict)
 
 
@@ -31,17 +34,21 @@ def check_broken_state(
     image: str,
     f2p: list[str],
     p2p: list[str],
-    solution: str,
+    solution: str | Callable[[LeakReport], str],
     *,
     repeats: int = 1,
     timeout: float = 900,
     order: list[str] | None = None,
+    untouchable: Collection[str] = (),
 ) -> Verdict:
     """Check a broken image built from gold + ΔD alone against the recorded F2P/P2P sets.
 
     (a)+(c) ``repeats`` more runs with nothing done fail exactly F2P and pass P2P;
-    (d) the leak scan of the image against gold is clean;
+    (d) the leak scan of the image against gold is clean, and ΔD left every path of
+        ``untouchable`` (e.g. the test files) as it was;
     (b) the solution script, then the tests in the same container: F2P and P2P pass.
+    ``solution`` may be a function deriving the script from the scan's differences; one
+    that raises CligymError makes the state not solvable.
     """
     import time
 
@@ -70,18 +77,28 @@ def check_broken_state(
         first = report.findings[0]
         return Verdict(ok=False, kind="leak", reason=f"{first.kind}: {first.path} {first.detail}",
                        leaks=report.findings, seconds=seconds, changed_paths=changed_paths)
+    touched = sorted(set(changed_paths) & set(untouchable))
+    if touched:
+        return Verdict(ok=False, kind="tests_changed", reason=f"the delta changed test files: {touched[:3]}",
+                       seconds=seconds, changed_paths=changed_paths)
 
     started = time.monotonic()
+    if callable(solution):
+        try:
+            solution = solution(report)
+        except CligymError as exc:
+            return Verdict(ok=False, kind="not_solvable", reason=f"no solution could be derived: {exc}",
+                           seconds=seconds, changed_paths=changed_paths)
     code, output, repaired = repair_and_test(runtime, image, gold, solution, selected, timeout=timeout)
     seconds["solve"] = time.monotonic() - started
     if code != 0:
         return Verdict(ok=False, kind="not_solvable", reason=f"the solution exited {code}: {output.strip()[-200:]}",
-                       seconds=seconds)
+                       seconds=seconds, solution=solution)
     still = sorted(set(selected) - repaired.passed())
     if still:
         return Verdict(ok=False, kind="not_solvable", reason=f"{len(still)} tests still fail after the solution: {still[:3]}",
-                       seconds=seconds)
-    return Verdict(ok=True, seconds=seconds, changed_paths=changed_paths)
+                       seconds=seconds, solution=solution)
+    return Verdict(ok=True, seconds=seconds, changed_paths=changed_paths, solution=solution)
 
 
 def recheck_task(runtime: Runtime, gold: GoldEnv, gold_manifest: Manifest, task) -> Verdict:

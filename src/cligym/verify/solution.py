@@ -1,0 +1,79 @@
+"""A solution script derived from a filesystem difference against the gold image.
+
+For a broken state whose making is not known step by step (the LLM agent's), the repair is
+read off the difference: paths the delta added are removed, and paths it changed or deleted
+are restored from a gzip'd tar of their gold versions, embedded in the script as base64.
+The tar is made in a container of the gold image (``--no-recursion``: every listed path is
+one entry, so a changed directory gets its mode back without its whole tree).
+"""
+
+from __future__ import annotations
+
+import base64
+import posixpath
+import shlex
+import textwrap
+
+from cligym.errors import CligymError
+from cligym.runtime import Session
+from cligym.verify.manifest import Manifest
+
+#: The largest gold archive a solution may embed (a script must stay a script).
+MAX_ARCHIVE_BYTES = 16 * 1024 * 1024
+LIST_PATH = "/tmp/.cligym-restore.list"
+ARCHIVE_PATH = "/tmp/.cligym-restore.tgz"
+
+
+def topmost(paths: list[str]) -> list[str]:
+    """The paths of ``paths`` that are not inside another one of them."""
+    kept: list[str] = []
+    for path in sorted(set(paths)):
+        if not any(path.startswith(parent.rstrip("/") + "/") for parent in kept):
+            kept.append(path)
+    return kept
+
+
+def gold_archive(gold_session: Session, paths: list[str]) -> bytes:
+    """A tar.gz (names relative to /) of ``paths`` as they are in the gold image."""
+    listing = "".join(p.lstrip("/") + "\0" for p in sorted(set(paths)))
+    gold_session.put_files({LIST_PATH: (listing, 0o600)})
+    made = gold_session.exec(
+        ["tar", "-C", "/", "-czf", ARCHIVE_PATH, "--no-recursion", "--null", "-T", LIST_PATH], timeout=600
+    )
+    try:
+        if not made.ok:
+            raise CligymError(f"could not archive the gold files: {made.output.strip()[-200:]}")
+        data = gold_session.get_file(ARCHIVE_PATH)
+    finally:
+        gold_session.exec(["rm", "-f", LIST_PATH, ARCHIVE_PATH], timeout=60)
+    if data is None:
+        raise CligymError("the gold archive vanished")
+    return data
+
+
+def derive_solution(
+    gold_session: Session, gold_manifest: Manifest, added: list[str], changed: list[str], deleted: list[str]
+) -> str:
+    """A POSIX sh script that turns the broken filesystem back into the gold one."""
+    restore = sorted(set(changed) | set(deleted))
+    # a changed path that is not a directory in gold goes first (its type may have changed)
+    replace = [p for p in changed if gold_manifest[p].type != "d"]
+    remove = topmost(list(added) + replace)
+    lines = [
+        "#!/bin/sh",
+        "# repair script derived from the filesystem difference to the gold image:",
+        f"# {len(added)} added path(s) removed, {len(changed)} changed and {len(deleted)} deleted restored",
+        "set -e",
+    ]
+    for path in remove:
+        lines.append(f"rm -rf -- {shlex.quote(path)}")
+    if restore:
+        archive = gold_archive(gold_session, restore)
+        if len(archive) > MAX_ARCHIVE_BYTES:
+            raise CligymError(f"the gold files to restore take {len(archive)} bytes (limit {MAX_ARCHIVE_BYTES})")
+        parents = topmost([posixpath.dirname(p) for p in restore if posixpath.dirname(p) != "/"])
+        if parents:
+            lines.append("mkdir -p -- " + " ".join(shlex.quote(p) for p in parents))
+        encoded = "\n".join(textwrap.wrap(base64.b64encode(archive).decode(), 76))
+        lines += ["base64 -d <<'CLIGYM_GOLD' | tar -xzf - -C / --keep-directory-symlink", encoded, "CLIGYM_GOLD"]
+    return "\n".join(lines) + "\n"

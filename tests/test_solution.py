@@ -1,0 +1,54 @@
+"""A solution derived from the filesystem difference turns a real broken image back into
+gold: added paths go, changed and deleted ones (files, a symlink, a directory's mode, a
+file replaced by a directory) come back."""
+
+from __future__ import annotations
+
+import uuid
+
+from cligym.invert.apply import build_broken
+from cligym.verify.leaks import scan
+from cligym.verify.manifest import diff_manifests, read_manifest, take_manifest
+from cligym.verify.solution import derive_solution, topmost
+
+PKG = "/opt/venv/lib/python3.11/site-packages/markupsafe"
+
+
+def test_topmost_keeps_outermost_paths():
+    assert topmost(["/a/b", "/a", "/ab", "/c/d/e", "/c/d"]) == ["/a", "/ab", "/c/d"]
+
+
+def test_derived_solution_restores_gold(runtime, gold_envs):
+    gold = gold_envs("markupsafe==3.0.2")
+    manifest = take_manifest(runtime, gold.image)
+    lines = [
+        f"RUN printf 'JUNK' | dd of={PKG}/_speedups.cpython-311-x86_64-linux-gnu.so bs=1 count=4 conv=notrunc",
+        f"RUN rm -f {PKG}/_native.py {PKG}/py.typed && rm -rf /usr/share/zoneinfo/Europe",
+        f"RUN mkdir -p /opt/venv/lib/python3.11/site-packages/zz_added/sub && echo x > {PKG}/zz_added.txt",
+        "RUN echo 'import os' > /opt/venv/lib/python3.11/site-packages/zz_added/sub/m.py",
+        f"RUN chmod 700 {PKG} && rm {PKG}/__init__.py && mkdir {PKG}/__init__.py",
+        "RUN ln -sfn /nowhere /usr/share/zoneinfo/UTC",
+    ]
+    tag = f"cligym/test-solution:{uuid.uuid4().hex[:8]}"
+    build_broken(runtime, gold, lines, tag)
+    try:
+        report = scan(runtime, gold.image, manifest, tag)
+        assert f"{PKG}/_native.py" in report.deleted and f"{PKG}/zz_added.txt" in report.added
+        with runtime.session(gold.image) as gold_session:
+            script = derive_solution(gold_session, manifest, report.added, report.changed, report.deleted)
+        assert "zz_added/sub" not in script  # only the topmost added path is removed
+        with runtime.session(tag) as session:
+            session.put_files({"/tmp/solve.sh": (script, 0o755)})
+            result = session.exec(["sh", "/tmp/solve.sh"], timeout=300)
+            assert result.exit_code == 0, result.output[-500:]
+            session.exec(["rm", "-f", "/tmp/solve.sh"], timeout=60)
+            after = read_manifest(lambda argv: session.exec(argv, timeout=300), "the repaired container")
+            imported = session.exec([gold.python, "-c", "import markupsafe._speedups, markupsafe._native"])
+        left = diff_manifests(manifest, after)
+        touched = set(report.added) | set(report.changed) | set(report.deleted)
+        # every path the delta touched is back as in gold (directory mtimes aside)
+        assert not touched & set(left["added"] + left["deleted"])
+        assert not [p for p in touched & set(left["changed"]) if after[p].type != "d" or after[p].mode != manifest[p].mode]
+        assert imported.exit_code == 0, imported.output
+    finally:
+        runtime.remove_image(tag)

@@ -123,22 +123,43 @@ def invert(
     ] = None,
     sample: Annotated[int, typer.Option(help="Gold tests sampled per attempt.")] = 200,
     max_operators: Annotated[int, typer.Option(help="Most operators combined in one attempt (1-3).")] = 3,
+    agent: Annotated[str, typer.Option(help="Who degrades: 'operators' (built-in, no LLM) or 'llm' (an agent).")] = "operators",
+    model: Annotated[Optional[str], typer.Option(help="--agent llm: model name at the endpoint.")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="--agent llm: an OpenAI-compatible endpoint.")] = None,
+    api_key_env: Annotated[Optional[str], typer.Option(help="--agent llm: variable holding the API key.")] = None,
+    model_config: Annotated[Optional[Path], typer.Option(help="--agent llm: TOML file with model, base_url...")] = None,
+    refine_rate: Annotated[float, typer.Option(help="--agent llm: share of queries given a refinement pass.")] = 0.5,
+    max_steps: Annotated[int, typer.Option(help="--agent llm: agent step limit per attempt.")] = 40,
+    max_seconds: Annotated[float, typer.Option(help="--agent llm: agent wall-time limit per attempt.")] = 900,
+    max_tokens: Annotated[int, typer.Option(help="--agent llm: agent token limit per attempt.")] = 2_000_000,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress display.")] = False,
 ) -> None:
     """Break a gold environment on purpose and keep the verified broken states as tasks.
 
     Guided by its tests; tasks land in RUN_DIR/tasks/*/instance.json, every attempt in
-    RUN_DIR/candidates/. An interrupted run resumes where it stopped.
+    RUN_DIR/candidates/ (the LLM agent's trajectories in RUN_DIR/trajectories/). An
+    interrupted run resumes where it stopped.
     """
-    from cligym.invert.search import invert as run_invert
-
-    names = [n.strip() for n in operator.split(",") if n.strip()] if operator else None
+    if agent not in ("operators", "llm"):
+        raise CligymError(f"unknown agent {agent!r}; choose operators or llm", exit_code=2)
     with _reporter(quiet or as_json) as reporter:
-        summary = run_invert(
-            gold_dir, output, attempts=attempts, seed=seed, operators=names, sample_size=sample,
-            max_operators=max_operators, reporter=reporter,
-        )
+        if agent == "llm":
+            from cligym.agents.loop import AgentLimits
+            from cligym.invert.agentic import invert_with_agent
+
+            client = _model_client(model, base_url, model_config, api_key_env)
+            limits = AgentLimits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)
+            summary = invert_with_agent(gold_dir, output, client, attempts=attempts, seed=seed, sample_size=sample,
+                                        refine_rate=refine_rate, limits=limits, reporter=reporter)
+        else:
+            from cligym.invert.search import invert as run_invert
+
+            names = [n.strip() for n in operator.split(",") if n.strip()] if operator else None
+            summary = run_invert(
+                gold_dir, output, attempts=attempts, seed=seed, operators=names, sample_size=sample,
+                max_operators=max_operators, reporter=reporter,
+            )
     if as_json:
         out.print_json(summary.model_dump_json(by_alias=True))
         return
@@ -149,6 +170,11 @@ def invert(
     table.add_row("per category", ", ".join(f"{k} {v}" for k, v in sorted(summary.per_category.items())) or "none")
     if summary.seconds_per_verified is not None:
         table.add_row("seconds per verified task", f"{summary.seconds_per_verified:.1f}")
+    if summary.prompt_tokens or summary.completion_tokens:
+        table.add_row("tokens (prompt + completion)", f"{summary.prompt_tokens} + {summary.completion_tokens}")
+        table.add_row("tokens per verified task", f"{summary.tokens_per_verified:.0f}" if summary.tokens_per_verified else "-")
+    if summary.reproduction_checked:
+        table.add_row("reproduced by gold + ΔD", f"{summary.reproduced}/{summary.reproduction_checked}")
     table.add_row("tasks", str(output / "tasks"))
     out.print(table)
 

@@ -13,7 +13,10 @@ from cligym import __version__
 DiscardKind = Literal[
     "no_target", "build_failed", "no_failure", "not_reproducible", "trivial", "leak",
     "not_solvable", "duplicate", "error",
+    # the LLM-agent path only
+    "bad_query", "no_dockerfile", "tests_changed",
 ]
+Origin = Literal["operators", "agent"]
 
 
 class AppliedOperator(BaseModel):
@@ -24,8 +27,30 @@ class AppliedOperator(BaseModel):
     hint: str
 
 
+class DegradationQuery(BaseModel):
+    """What the query model asks the degrading agent to do (the paper's task prompt)."""
+
+    title: str = Field(min_length=1, max_length=200)
+    category: str = Field(min_length=1, max_length=60)
+    selected_tests: list[str] = Field(min_length=1)
+    description: str = Field(min_length=1)
+    expected_error: str = ""
+    recovery_strategy: str = ""
+
+
+class AgentRun(BaseModel):
+    """How the degrading agent's run went (LLM path)."""
+
+    stop_reason: str
+    steps: int
+    seconds: float
+    summary: str = ""
+    trajectory: str = ""  # path of its ATIF file, relative to the run directory
+
+
 class Candidate(BaseModel):
     id: str
+    origin: Origin = "operators"
     attempt: int
     seed: int
     status: Literal["verified", "discarded"]
@@ -41,6 +66,20 @@ class Candidate(BaseModel):
     instance_id: str | None = None
     extra_bytes: int | None = None
     seconds: dict[str, float] = Field(default_factory=dict)
+    # the LLM-agent path
+    query: DegradationQuery | None = None
+    refined: bool = False
+    agent: AgentRun | None = None
+    dropped_lines: list[str] = Field(default_factory=list)  # agent Dockerfile lines left out of ΔD, and why
+    reproduced: bool | None = None  # did gold + ΔD alone reproduce the agent's failing set (None: not checked)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def category(self) -> str:
+        if self.operators:
+            return self.operators[0].category
+        return self.query.category if self.query else self.origin
 
 
 class TaskInstance(BaseModel):
@@ -71,6 +110,8 @@ class TaskInstance(BaseModel):
     extra_bytes: int | None = None
     seed: int
     attempt: int
+    origin: Origin = "operators"
+    title: str = ""  # the agent path: the degradation task's title
 
 
 def run_order(task: TaskInstance) -> list[str]:
@@ -89,6 +130,9 @@ class InvertConfig(BaseModel):
     operators: list[str]
     sample_size: int
     max_operators: int
+    agent: Literal["operators", "llm"] = "operators"
+    model: str | None = None
+    refine_rate: float | None = None
 
 
 class Summary(BaseModel):
@@ -104,5 +148,14 @@ class Summary(BaseModel):
     mean_fail_fraction: float | None
     mean_extra_bytes: float | None
     selected_tests_seconds: float  # the mean gold runtime of a sample (for the cost ratio)
+    # the LLM-agent path (zero / None for operator runs)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_per_attempt: float | None = None
+    tokens_per_verified: float | None = None
+    reproduction_checked: int = 0  # attempts whose ΔD was rebuilt from gold and run
+    reproduced: int = 0
+    reproduction_rate: float | None = None
+    agent_stop_reasons: dict[str, int] = Field(default_factory=dict)
 
     model_config = {"populate_by_name": True}

@@ -1,0 +1,222 @@
+"""Inversion by an LLM agent: query parsing, the agent's Dockerfile, and whole runs of
+``cligym invert --agent llm`` on a real gold image, driven by the scripted
+OpenAI-compatible server (a real degradation through execute_bash, a Dockerfile written
+by the agent, the harness's checks, a task that exports and validates)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cligym.errors import BadInput
+from cligym.invert.agentic import parse_dockerfile
+from cligym.invert.query import QUERY_SYSTEM, QueryError, parse_query
+from cligym.records import save
+from tests.llm_server import reply, tool_call
+
+ROOT = Path(__file__).resolve().parents[1]
+HARBOR_PY = ROOT / ".venv-harbor" / "bin" / "python"
+SO = "/opt/venv/lib/python3.11/site-packages/markupsafe/_speedups.cpython-311-x86_64-linux-gnu.so"
+CORRUPT = f"printf 'JUNK' | dd of={SO} bs=1 count=4 conv=notrunc status=none"
+SAMPLE = ["tests/a.py::t1", "tests/a.py::t2", "tests/b.py::t3[x]", "tests/b.py::t4"]
+
+
+# --------------------------------------------------------------------------- units
+
+
+def test_parse_query_keeps_listed_tests_in_suite_order():
+    text = "Here it is:\n```json\n" + json.dumps({
+        "title": "Bad loader cache", "category": "dynamic linking",
+        "selected_tests": ["tests/b.py::t4", "tests/nowhere.py::x", "tests/a.py"],
+        "description": "Do it.", "expected_error": "ImportError", "recovery_strategy": "Undo it.",
+    }) + "\n```"
+    query = parse_query(text, SAMPLE)
+    assert query.selected_tests == ["tests/a.py::t1", "tests/a.py::t2", "tests/b.py::t4"]
+    assert query.title == "Bad loader cache"
+
+
+@pytest.mark.parametrize("text, why", [
+    ("no json here", "no JSON object"),
+    ('{"title": "x", "category": "y", "selected_tests": ["tests/a.py::t1"],', "no JSON object"),
+    ('{"title": "x", "category": "y", "selected_tests": ["tests/zz.py::q"], "description": "d"}', "none of the listed"),
+    ('{"title": "", "category": "y", "selected_tests": ["tests/a.py::t1"], "description": "d"}', "title"),
+    ('{"title": "x", "category": "y", "selected_tests": ["tests/a.py::t1"]}', "description"),
+])
+def test_parse_query_rejects_unusable_answers(text, why):
+    with pytest.raises(QueryError, match=why):
+        parse_query(text, SAMPLE)
+
+
+def test_parse_query_caps_the_selection_at_fifty():
+    sample = [f"tests/t.py::t{i}" for i in range(80)]
+    query = parse_query(json.dumps({"title": "x", "category": "y", "selected_tests": ["tests/t.py"],
+                                    "description": "d"}), sample)
+    assert query.selected_tests == sample[:50]
+
+
+def test_parse_dockerfile_keeps_run_lines_and_records_the_rest():
+    text = (
+        "```dockerfile\nFROM somewhere\n# a comment\nENV PYTHONPATH=/x\n"
+        "RUN printf 'a' \\\n    # inner comment\n    > /tmp/f && \\\n    chmod 644 /tmp/f\n"
+        "COPY x /y\nrun echo lower\n\n```\n"
+    )
+    kept, dropped = parse_dockerfile(text)
+    assert kept == ["RUN printf 'a'     > /tmp/f &&     chmod 644 /tmp/f", "RUN echo lower"]
+    assert [d.split()[0] for d in dropped] == ["FROM", "ENV", "COPY"]
+    assert "cannot be undone" in dropped[1]
+
+
+# --------------------------------------------------------------------------- whole runs
+
+
+def _query(tests, title, **extra):
+    return json.dumps({"title": title, "category": "dynamic linking", "selected_tests": tests,
+                       "description": "Damage the compiled speedups module so it no longer loads, then run the tests.",
+                       "expected_error": "ImportError: invalid ELF header",
+                       "recovery_strategy": "Reinstall the compiled extension module.", **extra})
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "cligym", *args], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, **(env or {})}, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def gold_dir(gold_envs, tmp_path_factory):
+    gold = gold_envs("markupsafe==3.0.2")
+    path = tmp_path_factory.mktemp("agent-gold")
+    save(gold, path / "gold.json")
+    return path, gold
+
+
+def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runtime):
+    path, gold = gold_dir
+    speed = [t for t in gold.tests if "markupsafe._speedups" in t]
+    Q = dict(prompt_tokens=1000, completion_tokens=200)
+
+    def second_query(messages):
+        # the memory pool: the first attempt's title is shown to the query model
+        assert "Speedups header damage" in messages[-1]["content"]
+        return reply(_query(speed[:4], "Truncated speedups module"), **Q)
+
+    dockerfile = f"FROM gold\n# the damage\nENV MARKER=1\nRUN printf 'JUNK' \\\n  | dd of={SO} bs=1 count=4 conv=notrunc status=none\n"
+    script = [
+        # attempt 0: query + refinement, a real degradation, the Dockerfile, finish -> verified
+        reply(_query(speed[:8], "Speedups header damage"), **Q),
+        reply(_query(speed[:6], "Speedups header damage"), **Q),
+        reply("I will corrupt the module.", tool_calls=[tool_call("execute_bash", {"command": CORRUPT})]),
+        reply(tool_calls=[tool_call("execute_bash", {"command": "cd /testbed && python -m pytest -q tests 2>&1 | tail -2"})]),
+        reply(tool_calls=[tool_call("str_replace_editor", {"command": "create", "path": "/cligym-out/Dockerfile",
+                                                           "file_text": dockerfile})]),
+        reply(tool_calls=[tool_call("finish", {"summary": "corrupted the ELF header"})]),
+        # attempt 1: a Dockerfile that does not redo the change -> not reproducible
+        second_query,
+        reply(_query(speed[:4], "Truncated speedups module"), **Q),
+        reply(tool_calls=[tool_call("execute_bash", {"command": f": > {SO}"})]),
+        reply(tool_calls=[tool_call("execute_bash", {"command": "mkdir -p /cligym-out && echo 'RUN true' > /cligym-out/Dockerfile"})]),
+        reply(tool_calls=[tool_call("finish", {})]),
+        # attempt 2: no usable query, even after the correction request -> bad_query
+        reply("I would rather chat.", **Q),
+        reply("Still no JSON.", **Q),
+        # attempt 3: the refinement is unusable (the draft is kept); the agent breaks things,
+        # writes no Dockerfile and never finishes: only talk until the step limit (5)
+        reply(_query(speed[:3], "Unfinished business"), **Q),
+        reply("not json", **Q),
+        reply("{broken", **Q),
+        reply(tool_calls=[tool_call("execute_bash", {"command": CORRUPT})]),
+        *[reply("Let me think about what else to do.") for _ in range(4)],
+    ]
+    server = scripted_server(script)
+    run = tmp_path / "run"
+    proc = _cli("invert", str(path), "-o", str(run), "--agent", "llm", "--model", "scripted", "--base-url",
+                server.base_url, "-n", "4", "--refine-rate", "1", "--max-steps", "5", "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads(proc.stdout)
+    assert server.remaining == 0  # the whole script was used, nothing more was asked
+
+    assert summary["attempts"] == 4 and summary["verified"] == 1
+    assert summary["discard_reasons"] == {"not_reproducible": 1, "bad_query": 1, "no_dockerfile": 1}
+    assert summary["reproduction_checked"] == 2 and summary["reproduced"] == 1 and summary["reproduction_rate"] == 0.5
+    assert summary["agent_stop_reasons"] == {"finished": 2, "max_steps": 1}
+    # tokens: every answer the server gave, counted once
+    queries = sum(1 for r in server.requests if r["messages"][0]["content"] == QUERY_SYSTEM)
+    assert queries == 9  # 2 + 2 + 2 (a correction request) + 3 (a refinement and its correction)
+    assert summary["prompt_tokens"] == 1000 * queries + 10 * (len(server.requests) - queries)
+    assert summary["completion_tokens"] == 200 * queries + 5 * (len(server.requests) - queries)
+    assert summary["tokens_per_verified"] == summary["prompt_tokens"] + summary["completion_tokens"]
+
+    candidates = [json.loads((run / "candidates" / f"{i:04d}.json").read_text()) for i in range(4)]
+    first = candidates[0]
+    assert first["status"] == "verified" and first["refined"] is True
+    assert first["prompt_tokens"] == 2000 + 4 * 10 and first["completion_tokens"] == 400 + 4 * 5
+    assert first["FAIL_TO_PASS"] == speed[:6] and first["reproduced"] is True
+    assert first["dockerfile"] == [f"RUN printf 'JUNK'   | dd of={SO} bs=1 count=4 conv=notrunc status=none"]
+    assert any(d.startswith("ENV MARKER=1") for d in first["dropped_lines"])
+    assert candidates[1]["reproduced"] is False and "fewer" in candidates[1]["reason"]
+    assert candidates[2]["discard_kind"] == "bad_query" and candidates[2]["agent"] is None
+    assert candidates[3]["refined"] is False and candidates[3]["agent"]["stop_reason"] == "max_steps"
+    assert candidates[3]["query"]["title"] == "Unfinished business"
+
+    task = json.loads((run / "tasks" / first["instance_id"] / "instance.json").read_text())
+    assert task["origin"] == "agent" and task["changed_paths"] == [SO]
+    assert "base64 -d" in task["solution"] and task["FAIL_TO_PASS"] == speed[:6]
+    trajectory = run / first["agent"]["trajectory"]
+    assert json.loads(trajectory.read_text())["final_metrics"]["extra"]["stop_reason"] == "finished"
+    if HARBOR_PY.exists():
+        check = ("import sys, json; from harbor.models.trajectories import Trajectory; "
+                 "Trajectory.model_validate(json.load(open(sys.argv[1]))); print('atif-ok')")
+        checked = subprocess.run([str(HARBOR_PY), "-c", check, str(trajectory)], capture_output=True, text=True)
+        assert "atif-ok" in checked.stdout, checked.stderr
+
+    # the agent-made task is held to the same rules as operator tasks: it re-verifies from
+    # scratch, exports, and Harbor's oracle gets reward 1 and doing nothing 0
+    verified = _cli("verify", str(run), "--gold", str(path), "--json")
+    assert verified.returncode == 0 and all(r["ok"] for r in json.loads(verified.stdout)), verified.stdout[-2000:]
+    assert _cli("export", str(run), "-o", str(tmp_path / "tasks")).returncode == 0
+    validated = _cli("validate", str(tmp_path / "tasks"), "--json", "-q")
+    results = json.loads(validated.stdout)
+    assert [(r["oracle"]["reward"], r["nop"]["reward"]) for r in results] == [(1.0, 0.0)]
+
+    # a second call resumes: nothing is asked of the model again
+    asked = len(server.requests)
+    again = _cli("invert", str(path), "-o", str(run), "--agent", "llm", "--model", "scripted", "--base-url",
+                 server.base_url, "-n", "4", "--refine-rate", "1", "--max-steps", "5", "--json")
+    assert again.returncode == 0 and json.loads(again.stdout)["verified"] == 1
+    assert len(server.requests) == asked
+
+
+def test_unreachable_endpoint_is_one_line_and_writes_no_attempt(gold_dir, tmp_path):
+    path, _ = gold_dir
+    run = tmp_path / "run"
+    proc = _cli("invert", str(path), "-o", str(run), "--agent", "llm", "--model", "m",
+                "--base-url", "http://127.0.0.1:9/v1", "-n", "1", "-q")
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 3 and len(lines) == 1 and "cannot reach the model endpoint" in lines[0], proc.stderr
+    assert not (run / "candidates").exists()
+
+
+def test_refused_key_stops_the_run(gold_dir, scripted_server, tmp_path):
+    path, _ = gold_dir
+    server = scripted_server([reply("unused")], api_key="right")
+    proc = _cli("invert", str(path), "-o", str(tmp_path / "run"), "--agent", "llm", "--model", "m",
+                "--base-url", server.base_url, "-n", "1", "-q", env={"CLIGYM_API_KEY": "wrong"})
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("cligym: error:"), proc.stderr
+    assert not (tmp_path / "run" / "candidates").exists()
+
+
+def test_bad_agent_arguments(gold_dir, tmp_path):
+    path, _ = gold_dir
+    no_model = _cli("invert", str(path), "-o", str(tmp_path / "r"), "--agent", "llm")
+    assert no_model.returncode == 2 and "--model" in no_model.stderr
+    unknown = _cli("invert", str(path), "-o", str(tmp_path / "r"), "--agent", "robot")
+    assert unknown.returncode == 2 and "unknown agent" in unknown.stderr
+    from cligym.invert.agentic import invert_with_agent
+
+    with pytest.raises(BadInput, match="refine-rate"):
+        invert_with_agent(path, tmp_path / "r", object(), attempts=1, refine_rate=2.0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cligym.testrun import expected_key, node_id_of, parse_junit, run_tests
+from cligym.testrun import _explain_missing, expected_key, node_id_of, parse_junit, run_tests
 import xml.etree.ElementTree as ET
 
 REPORT = b"""<?xml version="1.0" encoding="utf-8"?>
@@ -45,6 +45,9 @@ def test_requested_ids_missing_or_in_broken_module():
     assert results["tests/test_broken.py::test_z"].outcome == "error"
     assert "ImportError" in results["tests/test_broken.py::test_z"].message
     assert results["tests/test_gone.py::test_q"].outcome == "missing"
+    _explain_missing(results, "collected 24 items\n............ssssssssssss\n===== 12 passed, 12 skipped in 0.03s =====\n")
+    assert results["tests/test_gone.py::test_q"].message.endswith("(pytest: 12 passed, 12 skipped in 0.03s)")
+    assert results["tests/test_a.py::test_ok"].outcome == "passed"
 
 
 def test_subset_run_of_recorded_ids_in_real_image(runtime, gold_envs):

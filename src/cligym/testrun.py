@@ -7,6 +7,7 @@ arguments, so hundreds of them (with spaces or brackets in parameter ids) fit in
 
 from __future__ import annotations
 
+import re
 import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
@@ -153,6 +154,18 @@ def run_tests_in_session(
     return _collect(result, session.get_file(REPORT_PATH), ids)
 
 
+def _explain_missing(results: dict[str, TestResult], output: str) -> None:
+    """A test missing from the report was not collected under its id (a parameter or the
+    module changed); pytest's closing summary line says what ran instead."""
+    rows = [r.strip(" =") for r in output.strip().splitlines() if r.strip()]
+    summary = next((r for r in reversed(rows) if re.search(r"\b(passed|failed|skipped|error|no tests ran)\b", r)), "")
+    for node, outcome in results.items():
+        if outcome.outcome == "missing" and summary:
+            results[node] = TestResult(
+                outcome="missing", message=f"not in the test report: not collected under this id (pytest: {summary})"
+            )
+
+
 def _collect(result, report: bytes | None, ids: list[str]) -> TestRun:
     results: dict[str, TestResult] = {}
     if report:
@@ -165,6 +178,8 @@ def _collect(result, report: bytes | None, ids: list[str]) -> TestRun:
         tail = "\n".join(result.output.strip().splitlines()[-25:])
         message = f"{why}; its output ended with:\n{tail}" if tail else why
         results = {n: TestResult(outcome="error", message=message[-4000:]) for n in ids}
+    else:
+        _explain_missing(results, result.output)
     return TestRun(
         exit_code=result.exit_code,
         timed_out=result.timed_out,

@@ -28,6 +28,8 @@ def test_tools_in_a_real_container(runtime, base_image, scripted_server):
         reply(tool_calls=[tool_call("execute_bash", '{"command": "echo broken json')]),  # malformed arguments
         reply(tool_calls=[tool_call("execute_bash", {"command": "seq 1 100000"})]),
         reply(tool_calls=[tool_call("execute_bash", {"command": "sleep 30", "timeout": 1})]),
+        # longer than one argv string may be (128 KiB): still runs, with the state kept
+        reply(tool_calls=[tool_call("execute_bash", {"command": "cat > big <<'EOF'\n" + "x" * 200_000 + "\nEOF\nwc -c < big; pwd"})]),
         reply(tool_calls=[tool_call("think", {"thought": "all good"})]),
         reply("done", tool_calls=[tool_call("finish", {"summary": "checked the tools"})]),
     ])
@@ -35,7 +37,7 @@ def test_tools_in_a_real_container(runtime, base_image, scripted_server):
         executor = ToolExecutor(session, workdir="/", command_timeout=30, max_output=2000)
         outcome = run_agent(_client(server), executor, system="sys", task="task", limits=AgentLimits(max_steps=20))
         assert session.get_file("/tmp/work/a.txt") == b"zero\none\n2\n"
-    assert outcome.finished and outcome.steps == 11 and outcome.summary == "checked the tools"
+    assert outcome.finished and outcome.steps == 12 and outcome.summary == "checked the tools"
     tool_messages = [m for m in server.requests[-1]["messages"] if m["role"] == "tool"]
     observations = [m["content"] for m in tool_messages]
     assert observations[1].splitlines()[:2] == ["/tmp", "hello"]  # cwd and env persisted
@@ -43,6 +45,7 @@ def test_tools_in_a_real_container(runtime, base_image, scripted_server):
     assert observations[6].startswith("error:") and "JSON" in observations[6]
     assert "output cut" in observations[7] and len(observations[7]) < 3000
     assert "timed out" in observations[8]
+    assert observations[9].split() == ["200001", "/tmp"]
     assert outcome.prompt_tokens > 0 and outcome.completion_tokens > 0
 
 

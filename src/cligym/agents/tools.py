@@ -17,6 +17,8 @@ from typing import Any
 from cligym.runtime import Session
 
 STATE_DIR = "/tmp/.cligym-agent"
+#: Longer commands are copied into the container as a script instead of passed as argv.
+MAX_INLINE = 64 * 1024
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -117,7 +119,13 @@ class ToolExecutor:
             f"cd \"$(cat {state}/cwd 2>/dev/null || echo {shlex.quote(self.workdir)})\" 2>/dev/null; "
             f"trap 'pwd > {state}/cwd; export -p > {state}/env' EXIT\n{command}\n"
         )
-        result = self.session.exec(["bash", "-c", script], timeout=seconds)
+        if len(script.encode()) > MAX_INLINE:
+            # one argument may not exceed the kernel's limit (128 KiB): long commands go as a file
+            self.session.exec(["mkdir", "-p", STATE_DIR], timeout=60)
+            self.session.put_files({f"{STATE_DIR}/command.sh": (script, 0o600)})
+            result = self.session.exec(["bash", f"{STATE_DIR}/command.sh"], timeout=seconds)
+        else:
+            result = self.session.exec(["bash", "-c", script], timeout=seconds)
         output = cut(result.output, self.max_output)
         if result.timed_out:
             return f"{output}\n[command timed out after {seconds} s and was killed]"

@@ -28,6 +28,7 @@ def test_derived_solution_restores_gold(runtime, gold_envs):
         "RUN echo 'import os' > /opt/venv/lib/python3.11/site-packages/zz_added/sub/m.py",
         f"RUN chmod 700 {PKG} && rm {PKG}/__init__.py && mkdir {PKG}/__init__.py",
         "RUN ln -sfn /nowhere /usr/share/zoneinfo/UTC",
+        f"RUN chmod 600 {PKG}/_speedups.pyi",  # a mode-only change: chmod back, nothing archived
     ]
     tag = f"cligym/test-solution:{uuid.uuid4().hex[:8]}"
     build_broken(runtime, gold, lines, tag)
@@ -35,8 +36,9 @@ def test_derived_solution_restores_gold(runtime, gold_envs):
         report = scan(runtime, gold.image, manifest, tag)
         assert f"{PKG}/_native.py" in report.deleted and f"{PKG}/zz_added.txt" in report.added
         with runtime.session(gold.image) as gold_session:
-            script = derive_solution(gold_session, manifest, report.added, report.changed, report.deleted)
+            script = derive_solution(gold_session, manifest, report)
         assert "zz_added/sub" not in script  # only the topmost added path is removed
+        assert f"chmod 644 {PKG}/_speedups.pyi" in script
         with runtime.session(tag) as session:
             session.put_files({"/tmp/solve.sh": (script, 0o755)})
             result = session.exec(["sh", "/tmp/solve.sh"], timeout=300)

@@ -269,7 +269,7 @@ def _attempt(
                                                  f"{len(gone)} fewer {gone[:3]} tests than the agent's container")
 
         def solution(report) -> str:
-            return derive_solution(gold_session, probe.files, report.added, report.changed, report.deleted)
+            return derive_solution(gold_session, probe.files, report)
 
         verdict = check_broken_state(runtime, gold, probe.files, tag, f2p, p2p, solution, order=selected,
                                      untouchable=test_files(gold))

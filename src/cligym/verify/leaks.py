@@ -20,7 +20,7 @@ import zipfile
 from pydantic import BaseModel, Field
 
 from cligym.runtime import Runtime
-from cligym.verify.manifest import Manifest, Runner, diff_manifests, read_manifest
+from cligym.verify.manifest import Entry, Manifest, Runner, diff_manifests, read_manifest
 
 #: Original contents shorter than this are too common to call a copy (empty files...).
 MIN_COPY_BYTES = 16
@@ -46,6 +46,7 @@ class LeakReport(BaseModel):
     changed: list[str] = Field(default_factory=list)
     deleted: list[str] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
+    now: dict[str, Entry] = Field(default_factory=dict)  # the broken image's entries of the changed paths
 
     @property
     def clean(self) -> bool:
@@ -111,7 +112,7 @@ def scan(runtime: Runtime, gold_image: str, gold_manifest: Manifest, broken_imag
 def _scan(runtime: Runtime, gold_image: str, gold_manifest: Manifest, run: Runner, session) -> LeakReport:
     broken_manifest = read_manifest(run, "the broken image")
     diff = diff_manifests(gold_manifest, broken_manifest)
-    report = LeakReport(**diff)
+    report = LeakReport(**diff, now={p: broken_manifest[p] for p in diff["changed"]})
     report.findings += name_findings(diff["added"] + diff["changed"])
 
     originals = [

@@ -1,8 +1,9 @@
 """A solution script derived from a filesystem difference against the gold image.
 
 For a broken state whose making is not known step by step (the LLM agent's), the repair is
-read off the difference: paths the delta added are removed, and paths it changed or deleted
-are restored from a gzip'd tar of their gold versions, embedded in the script as base64.
+read off the difference: paths the delta added are removed, a path whose only change is its
+mode gets its mode back with chmod, and other changed or deleted paths are restored from a
+gzip'd tar of their gold versions, embedded in the script as base64.
 The tar is made in a container of the gold image (``--no-recursion``: every listed path is
 one entry, so a changed directory gets its mode back without its whole tree).
 """
@@ -16,6 +17,7 @@ import textwrap
 
 from cligym.errors import CligymError
 from cligym.runtime import Session
+from cligym.verify.leaks import LeakReport
 from cligym.verify.manifest import Manifest
 
 #: The largest gold archive a solution may embed (a script must stay a script).
@@ -51,13 +53,19 @@ def gold_archive(gold_session: Session, paths: list[str]) -> bytes:
     return data
 
 
-def derive_solution(
-    gold_session: Session, gold_manifest: Manifest, added: list[str], changed: list[str], deleted: list[str]
-) -> str:
+def mode_only(gold: Manifest, report: LeakReport, path: str) -> bool:
+    """Only the permission bits of ``path`` changed (same type, size, mtime, link target)."""
+    old, new = gold[path], report.now.get(path)
+    return new is not None and new.mode != old.mode and old.model_copy(update={"mode": new.mode}).same_as(new)
+
+
+def derive_solution(gold_session: Session, gold_manifest: Manifest, report: LeakReport) -> str:
     """A POSIX sh script that turns the broken filesystem back into the gold one."""
-    restore = sorted(set(changed) | set(deleted))
+    added, changed, deleted = report.added, report.changed, report.deleted
+    chmod = [p for p in changed if mode_only(gold_manifest, report, p) and gold_manifest[p].type in "fd"]
+    restore = sorted((set(changed) - set(chmod)) | set(deleted))
     # a changed path that is not a directory in gold goes first (its type may have changed)
-    replace = [p for p in changed if gold_manifest[p].type != "d"]
+    replace = [p for p in restore if p in set(changed) and gold_manifest[p].type != "d"]
     remove = topmost(list(added) + replace)
     lines = [
         "#!/bin/sh",
@@ -67,6 +75,8 @@ def derive_solution(
     ]
     for path in remove:
         lines.append(f"rm -rf -- {shlex.quote(path)}")
+    for path in chmod:
+        lines.append(f"chmod {gold_manifest[path].mode} {shlex.quote(path)}")
     if restore:
         archive = gold_archive(gold_session, restore)
         if len(archive) > MAX_ARCHIVE_BYTES:

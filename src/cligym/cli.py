@@ -30,6 +30,15 @@ err = Console(stderr=True)
 
 DEMO_PROJECT = "markupsafe==3.0.2"
 
+# options shared by the commands that drive a model
+ModelName = Annotated[Optional[str], typer.Option("--model", help="Model name at the endpoint.")]
+BaseUrl = Annotated[Optional[str], typer.Option(help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")]
+ApiKeyEnv = Annotated[Optional[str], typer.Option(help="Environment variable holding the API key.")]
+ModelConfigFile = Annotated[Optional[Path], typer.Option(help="TOML file with model, base_url, api_key_env, timeout...")]
+MaxSteps = Annotated[int, typer.Option(help="Agent step limit per attempt.")]
+MaxSeconds = Annotated[float, typer.Option(help="Agent wall-time limit per attempt.")]
+MaxTokens = Annotated[int, typer.Option(help="Agent token limit per attempt.")]
+
 
 def _reporter(quiet: bool):
     from cligym.ui import Reporter, RichReporter
@@ -124,14 +133,14 @@ def invert(
     sample: Annotated[int, typer.Option(help="Gold tests sampled per attempt.")] = 200,
     max_operators: Annotated[int, typer.Option(help="Most operators combined in one attempt (1-3).")] = 3,
     agent: Annotated[str, typer.Option(help="Who degrades: 'operators' (built-in, no LLM) or 'llm' (an agent).")] = "operators",
-    model: Annotated[Optional[str], typer.Option(help="--agent llm: model name at the endpoint.")] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="--agent llm: an OpenAI-compatible endpoint.")] = None,
-    api_key_env: Annotated[Optional[str], typer.Option(help="--agent llm: variable holding the API key.")] = None,
-    model_config: Annotated[Optional[Path], typer.Option(help="--agent llm: TOML file with model, base_url...")] = None,
+    model: ModelName = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    model_config: ModelConfigFile = None,
     refine_rate: Annotated[float, typer.Option(help="--agent llm: share of queries given a refinement pass.")] = 0.5,
-    max_steps: Annotated[int, typer.Option(help="--agent llm: agent step limit per attempt.")] = 40,
-    max_seconds: Annotated[float, typer.Option(help="--agent llm: agent wall-time limit per attempt.")] = 900,
-    max_tokens: Annotated[int, typer.Option(help="--agent llm: agent token limit per attempt.")] = 2_000_000,
+    max_steps: MaxSteps = 40,
+    max_seconds: MaxSeconds = 900,
+    max_tokens: MaxTokens = 2_000_000,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress display.")] = False,
 ) -> None:
@@ -296,13 +305,13 @@ def rollout(
     output: Annotated[Path, typer.Option("-o", "--output", help="The rollout directory (resumed if it exists).")],
     agent: Annotated[str, typer.Option(help="llm, oracle or nop.")] = "llm",
     k: Annotated[int, typer.Option("-k", help="Attempts per task (pass@k).")] = 1,
-    model: Annotated[Optional[str], typer.Option(help="Model name at the endpoint.")] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")] = None,
-    api_key_env: Annotated[Optional[str], typer.Option(help="Environment variable holding the API key.")] = None,
-    model_config: Annotated[Optional[Path], typer.Option(help="TOML file with model, base_url, api_key_env, timeout...")] = None,
-    max_steps: Annotated[int, typer.Option(help="Agent step limit.")] = 50,
-    max_seconds: Annotated[float, typer.Option(help="Agent wall-time limit per attempt.")] = 1800,
-    max_tokens: Annotated[int, typer.Option(help="Agent token limit per attempt.")] = 2_000_000,
+    model: ModelName = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    model_config: ModelConfigFile = None,
+    max_steps: MaxSteps = 50,
+    max_seconds: MaxSeconds = 1800,
+    max_tokens: MaxTokens = 2_000_000,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress display.")] = False,
 ) -> None:

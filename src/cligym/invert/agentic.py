@@ -37,10 +37,10 @@ from cligym.agents.tools import STATE_DIR, ToolExecutor
 from cligym.errors import BadInput, BuildFailed, CligymError
 from cligym.gold import GoldEnv
 from cligym.invert.apply import build_broken
-from cligym.invert.models import AgentRun, Candidate, DegradationQuery, InvertConfig, Summary, TaskInstance
-from cligym.invert.probe import Probe, load_or_probe
+from cligym.invert.models import AgentRun, Candidate, DegradationQuery, Summary, TaskInstance
+from cligym.invert.probe import Probe
 from cligym.invert.query import QueryError, generate_query, sample_directions
-from cligym.invert.search import CONFIG_FILE, SUMMARY_FILE, classify, load_gold, summarize
+from cligym.invert.search import SUMMARY_FILE, classify, open_run, summarize
 from cligym.records import load, save
 from cligym.rollout.atif import TrajectoryRecorder
 from cligym.runtime import Runtime, Session
@@ -142,20 +142,11 @@ def invert_with_agent(
         raise BadInput("--refine-rate must be between 0 and 1")
     if client is None:
         raise BadInput("--agent llm needs a model (--model and --base-url)")
-    gold = load_gold(gold_dir)
-    runtime = runtime or Runtime()
     limits = limits or AgentLimits(max_steps=40, max_seconds=900)
-    if not runtime.image_exists(gold.image):
-        raise BadInput(f"gold image {gold.image} is not in the Docker engine; run 'cligym gold' again")
     model = getattr(getattr(client, "config", None), "model", None)
-    config = InvertConfig(gold_image_id=gold.image_id, seed=seed, operators=[], sample_size=sample_size,
-                          max_operators=1, agent="llm", model=model, refine_rate=refine_rate)
-    config_path = run_dir / CONFIG_FILE
-    if config_path.exists() and load(InvertConfig, config_path, "invert config") != config:
-        raise BadInput(f"{run_dir} holds a run with other arguments (gold, seed, model or agent); use another -o")
-    save(config, config_path)
-    with reporter.task("probing the gold environment"):
-        probe = load_or_probe(runtime, gold, gold_dir)
+    gold, runtime, probe = open_run(gold_dir, run_dir, runtime, reporter, seed=seed, operators=[],
+                                    sample_size=sample_size, max_operators=1, agent="llm", model=model,
+                                    refine_rate=refine_rate)
 
     memory: list[str] = []
     with runtime.session(gold.image) as gold_session, reporter.task(

@@ -45,6 +45,24 @@ def load_gold(gold_dir: Path) -> GoldEnv:
     return load(GoldEnv, gold_dir / GOLD_FILE, "gold environment")
 
 
+def open_run(gold_dir: Path, run_dir: Path, runtime: Runtime | None, reporter: Reporter,
+             **config) -> tuple[GoldEnv, Runtime, Probe]:
+    """Load the gold record, check its image, record the run's arguments (a resumed run must
+    have the same ones) and load or make the probe."""
+    gold = load_gold(gold_dir)
+    runtime = runtime or Runtime()
+    if not runtime.image_exists(gold.image):
+        raise BadInput(f"gold image {gold.image} is not in the Docker engine; run 'cligym gold' again")
+    settings = InvertConfig(gold_image_id=gold.image_id, **config)
+    path = run_dir / CONFIG_FILE
+    if path.exists() and load(InvertConfig, path, "invert config") != settings:
+        raise BadInput(f"{run_dir} holds a run with other arguments (gold, seed, operators or model); use another -o")
+    save(settings, path)
+    with reporter.task("probing the gold environment"):
+        probe = load_or_probe(runtime, gold, gold_dir)
+    return gold, runtime, probe
+
+
 def applicable(probe: Probe, operators: list[Operator], sample: list[str]) -> list[tuple[Operator, list[Target]]]:
     """Every operator with the targets the sampled tests touch (protected libraries left out)."""
     options: list[tuple[Operator, list[Target]]] = []
@@ -128,22 +146,10 @@ def invert(
         ops = get(operators)
     except KeyError as exc:
         raise BadInput(f"unknown operator(s): {exc.args[0]} (see 'cligym operators')") from exc
-    gold = load_gold(gold_dir)
-    runtime = runtime or Runtime()
-    if not runtime.image_exists(gold.image):
-        raise BadInput(f"gold image {gold.image} is not in the Docker engine; run 'cligym gold' again")
-    config = InvertConfig(
-        gold_image_id=gold.image_id, seed=seed, operators=[o.name for o in ops],
-        sample_size=sample_size, max_operators=max_operators,
+    gold, runtime, probe = open_run(
+        gold_dir, run_dir, runtime, reporter, seed=seed, operators=[o.name for o in ops], sample_size=sample_size,
+        max_operators=max_operators,
     )
-    config_path = run_dir / CONFIG_FILE
-    if config_path.exists():
-        previous = load(InvertConfig, config_path, "invert config")
-        if previous != config:
-            raise BadInput(f"{run_dir} holds a run with other arguments (gold, seed or operators); use another -o")
-    save(config, config_path)
-    with reporter.task("probing the gold environment"):
-        probe = load_or_probe(runtime, gold, gold_dir)
 
     with runtime.session(gold.image) as gold_session, reporter.task(
         f"inverting {gold.source.spec}", total=attempts

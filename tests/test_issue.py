@@ -69,3 +69,12 @@ def test_strip_hint_filter():
 def test_two_tasks_of_one_operator_read_differently():
     texts = {write_issues(make_task(f"demo.elf_magic_corrupt.{i}")).texts["strong"].without_hint for i in range(6)}
     assert len(texts) >= 3
+
+
+def test_agent_task_hint_is_its_recovery_sentence_with_paths_redacted():
+    task = make_task("demo.agent.abc", origin="agent", operators=["llm_agent"], symptoms=[],
+                     hints=[f"Restore the first bytes of {LIB} from the installed package"])
+    for text in write_issues(task).texts.values():
+        hint = [p.strip() for p in text.with_hint.split("\n\n") if p.startswith("Hint:")]
+        assert hint == ["Hint: Restore the first bytes of …/libz.so.1.2.13 from the installed package."]
+        assert "Hint:" not in text.without_hint and leaks(text.with_hint, task) == []

@@ -128,6 +128,10 @@ def _test_list(tests: list[str], limit: int) -> str:
 
 
 def _hint(rng: random.Random, task: TaskInstance) -> str:
+    if task.origin == "agent" and any(h.strip() for h in task.hints):
+        # the query model's recovery strategy: whole sentences, not a noun phrase
+        text = " ".join(h.strip() for h in task.hints if h.strip())
+        return f"{HINT_PREFIX} {text if text.endswith(('.', '!', '?')) else text + '.'}"
     hints = [h.strip().rstrip(".") for h in task.hints if h and h.strip()]
     hints = [h[0].lower() + h[1:] for h in dict.fromkeys(hints)]
     body = "; and ".join(hints) if hints else "the environment the tests run in"

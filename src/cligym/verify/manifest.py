@@ -3,6 +3,8 @@ taken with ``find`` in a container so it works in images whose Python is broken.
 
 from __future__ import annotations
 
+import base64
+import gzip
 from collections.abc import Callable
 
 from pydantic import BaseModel
@@ -16,10 +18,13 @@ Runner = Callable[[list[str]], RunResult]
 #: Paths the engine mounts into every container; they say nothing about the image.
 RUNTIME_PATHS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/etc/mtab", "/.dockerenv")
 
+#: Six NUL-terminated fields per path (so no file name can break a record), compressed and
+#: base64-encoded so that large filesystems stay well inside a command's output limit.
 FIND = (
     "find / -xdev \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o "
-    "-printf '%y\\t%m\\t%s\\t%T@\\t%p\\t%l\\n'"
+    "-printf '%y\\0%m\\0%s\\0%T@\\0%p\\0%l\\0' 2>/dev/null | gzip -1 | base64 -w0"
 )
+FIELDS = 6
 
 
 class Entry(BaseModel):
@@ -44,15 +49,18 @@ def take_manifest(runtime: Runtime, image: str) -> Manifest:
 
 def read_manifest(run: Runner, what: str) -> Manifest:
     result = run(["sh", "-c", FIND])
-    if result.exit_code not in (0, 1) or not result.output:
-        raise CligymError(f"could not list the filesystem of {what}: {result.output[-200:]}")
+    try:
+        listing = gzip.decompress(base64.b64decode(result.output.strip(), validate=True))
+    except (ValueError, OSError, EOFError) as exc:
+        raise CligymError(f"could not list the filesystem of {what}: {result.output.strip()[-200:] or exc}") from None
+    fields = listing.decode("utf-8", errors="replace").split("\0")[:-1]
+    if not fields or len(fields) % FIELDS:
+        raise CligymError(f"could not list the filesystem of {what}: a malformed listing")
     manifest: Manifest = {}
-    for line in result.output.splitlines():
-        parts = line.split("\t")
-        if len(parts) != 6 or parts[4] in RUNTIME_PATHS:
-            continue
-        kind, mode, size, mtime, path, link = parts
-        manifest[path] = Entry(type=kind, mode=mode, size=int(size), mtime=mtime, link=link)
+    for i in range(0, len(fields), FIELDS):
+        kind, mode, size, mtime, path, link = fields[i : i + FIELDS]
+        if path not in RUNTIME_PATHS:
+            manifest[path] = Entry(type=kind, mode=mode, size=int(size), mtime=mtime, link=link)
     return manifest
 
 

@@ -64,8 +64,10 @@ def derive_solution(gold_session: Session, gold_manifest: Manifest, report: Leak
     added, changed, deleted = report.added, report.changed, report.deleted
     chmod = [p for p in changed if mode_only(gold_manifest, report, p) and gold_manifest[p].type in "fd"]
     restore = sorted((set(changed) - set(chmod)) | set(deleted))
-    # a changed path that is not a directory in gold goes first (its type may have changed)
-    replace = [p for p in restore if p in set(changed) and gold_manifest[p].type != "d"]
+    # a changed path that is not a directory in gold, or whose type changed (a directory that
+    # became a symlink would lead tar into the link's target), is removed first
+    replace = [p for p in restore if p in set(changed) and
+               (gold_manifest[p].type != "d" or (p in report.now and report.now[p].type != "d"))]
     remove = topmost(list(added) + replace)
     lines = [
         "#!/bin/sh",
@@ -76,8 +78,12 @@ def derive_solution(gold_session: Session, gold_manifest: Manifest, report: Leak
     for path in remove:
         lines.append(f"rm -rf -- {shlex.quote(path)}")
     for path in chmod:
-        lines.append(f"chmod {gold_manifest[path].mode} {shlex.quote(path)}")
+        # a leading 0 beyond four digits also clears set-id bits of directories (GNU chmod)
+        lines.append(f"chmod 0{gold_manifest[path].mode.zfill(4)} -- {shlex.quote(path)}")
     if restore:
+        raw = sum(gold_manifest[p].size for p in restore if gold_manifest[p].type == "f")
+        if raw > 8 * MAX_ARCHIVE_BYTES:  # no compression gets that below the limit
+            raise CligymError(f"the gold files to restore hold {raw} bytes (limit {MAX_ARCHIVE_BYTES} compressed)")
         archive = gold_archive(gold_session, restore)
         if len(archive) > MAX_ARCHIVE_BYTES:
             raise CligymError(f"the gold files to restore take {len(archive)} bytes (limit {MAX_ARCHIVE_BYTES})")
@@ -85,5 +91,5 @@ def derive_solution(gold_session: Session, gold_manifest: Manifest, report: Leak
         if parents:
             lines.append("mkdir -p -- " + " ".join(shlex.quote(p) for p in parents))
         encoded = "\n".join(textwrap.wrap(base64.b64encode(archive).decode(), 76))
-        lines += ["base64 -d <<'CLIGYM_GOLD' | tar -xzf - -C / --keep-directory-symlink", encoded, "CLIGYM_GOLD"]
+        lines += ["base64 -d <<'CLIGYM_GOLD' | tar -xzf - -C /", encoded, "CLIGYM_GOLD"]
     return "\n".join(lines) + "\n"

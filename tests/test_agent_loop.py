@@ -3,11 +3,12 @@ executing in a real container."""
 
 from __future__ import annotations
 
+import pytest
 
-from cligym.agents.client import ModelClient, ModelConfig
+from cligym.agents.client import ModelClient, ModelConfig, ModelUnreachable
 from cligym.agents.loop import AgentLimits, run_agent
 from cligym.agents.tools import ToolExecutor
-from tests.llm_server import reply, tool_call
+from tests.llm_server import error, reply, tool_call
 
 
 def _client(server) -> ModelClient:
@@ -57,8 +58,23 @@ def test_model_that_never_finishes_stops_at_the_step_limit(runtime, base_image, 
     assert outcome.stop_reason == "max_steps" and outcome.steps == 4 and not outcome.finished
 
 
-def test_unreachable_endpoint_is_a_model_error(runtime, base_image):
+def test_unreachable_endpoint_is_raised(runtime, base_image):
     client = ModelClient(ModelConfig(model="m", base_url="http://127.0.0.1:9/v1", max_retries=0))
+    with runtime.session(base_image) as session, pytest.raises(ModelUnreachable, match="cannot reach"):
+        run_agent(client, ToolExecutor(session), system="s", task="t", limits=AgentLimits())
+
+
+def test_a_refused_request_ends_the_run_as_model_error(runtime, base_image, scripted_server):
+    server = scripted_server([reply(tool_calls=[tool_call("execute_bash", {"command": "true"})]),
+                              error(400, "this model's maximum context length is 8192 tokens")])
     with runtime.session(base_image) as session:
-        outcome = run_agent(client, ToolExecutor(session), system="s", task="t", limits=AgentLimits())
-    assert outcome.stop_reason == "model_error" and "cannot reach" in outcome.error
+        outcome = run_agent(_client(server), ToolExecutor(session), system="s", task="t", limits=AgentLimits())
+    assert outcome.stop_reason == "model_error" and "maximum context length" in outcome.error
+    assert outcome.steps == 1 and outcome.prompt_tokens == 10
+
+
+def test_an_engine_refusal_is_an_error_observation(runtime, base_image):
+    with runtime.session(base_image) as session:
+        text = ToolExecutor(session).run("str_replace_editor", {"command": "create", "path": "/etc/passwd/x",
+                                                                 "file_text": "x"})
+    assert text.startswith("error: str_replace_editor failed") and "not a directory" in text

@@ -5,6 +5,7 @@ by the agent, the harness's checks, a task that exports and validates)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -17,7 +18,7 @@ from cligym.errors import BadInput
 from cligym.invert.agentic import parse_dockerfile
 from cligym.invert.query import QUERY_SYSTEM, QueryError, parse_query
 from cligym.records import save
-from tests.llm_server import reply, tool_call
+from tests.llm_server import error, reply, tool_call
 
 ROOT = Path(__file__).resolve().parents[1]
 HARBOR_PY = ROOT / ".venv-harbor" / "bin" / "python"
@@ -42,7 +43,7 @@ def test_parse_query_keeps_listed_tests_in_suite_order():
 
 @pytest.mark.parametrize("text, why", [
     ("no json here", "no JSON object"),
-    ('{"title": "x", "category": "y", "selected_tests": ["tests/a.py::t1"],', "no JSON object"),
+    ('{"title": "x", "category": "y", "selected_tests": ["tests/a.py::t1"],', "does not parse"),
     ('{"title": "x", "category": "y", "selected_tests": ["tests/zz.py::q"], "description": "d"}', "none of the listed"),
     ('{"title": "", "category": "y", "selected_tests": ["tests/a.py::t1"], "description": "d"}', "title"),
     ('{"title": "x", "category": "y", "selected_tests": ["tests/a.py::t1"]}', "description"),
@@ -50,6 +51,13 @@ def test_parse_query_keeps_listed_tests_in_suite_order():
 def test_parse_query_rejects_unusable_answers(text, why):
     with pytest.raises(QueryError, match=why):
         parse_query(text, SAMPLE)
+
+
+def test_parse_query_skips_braces_in_surrounding_prose():
+    text = ('<think>maybe a {dict} of paths</think>\n{"title": "x", "category": "Dynamic Linking!", '
+            '"selected_tests": ["tests/a.py::t1"], "description": "d", "extra": {"k": 1}}\nDone {a,b}.')
+    query = parse_query(text, SAMPLE)
+    assert query.title == "x" and query.category == "dynamic_linking"
 
 
 def test_parse_query_caps_the_selection_at_fifty():
@@ -69,6 +77,19 @@ def test_parse_dockerfile_keeps_run_lines_and_records_the_rest():
     assert kept == ["RUN printf 'a'     > /tmp/f &&     chmod 644 /tmp/f", "RUN echo lower"]
     assert [d.split()[0] for d in dropped] == ["FROM", "ENV", "COPY"]
     assert "cannot be undone" in dropped[1]
+
+
+def test_parse_dockerfile_joins_like_docker_and_carries_heredocs():
+    text = ("\ufeffRUN a && \\\n\n  b\n"
+            "RUN cat > /etc/x.conf <<'EOF'\nkey = 1  # not a comment\nEOF\n"
+            "RUN <<EOF\necho hi\nEOF\n"
+            "RUN y <<EOF\nnever closed\n")
+    kept, dropped = parse_dockerfile(text)
+    assert kept[0] == "RUN a &&   b"
+    scripts = [base64.b64decode(line.split()[2]).decode() for line in kept[1:]]
+    assert scripts == ["cat > /etc/x.conf <<'EOF'\nkey = 1  # not a comment\nEOF\n", "echo hi\n"]
+    assert all(line.endswith("| base64 -d | sh") for line in kept[1:])
+    assert dropped == ["RUN y <<EOF  # an unterminated heredoc"]
 
 
 # --------------------------------------------------------------------------- whole runs
@@ -130,27 +151,33 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
         reply("{broken", **Q),
         reply(tool_calls=[tool_call("execute_bash", {"command": CORRUPT})]),
         *[reply("Let me think about what else to do.") for _ in range(4)],
+        # attempt 4: the endpoint refuses one request (too long for its context): that agent
+        # stops with model_error, nothing was broken, and the run goes on
+        reply(_query(speed[:2], "Refused midway"), **Q),
+        reply(_query(speed[:2], "Refused midway"), **Q),
+        error(400, "This model's maximum context length is 8192 tokens."),
     ]
     server = scripted_server(script)
     run = tmp_path / "run"
     proc = _cli("invert", str(path), "-o", str(run), "--agent", "llm", "--model", "scripted", "--base-url",
-                server.base_url, "-n", "4", "--refine-rate", "1", "--max-steps", "5", "--json")
+                server.base_url, "-n", "5", "--refine-rate", "1", "--max-steps", "5", "--json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     summary = json.loads(proc.stdout)
     assert server.remaining == 0  # the whole script was used, nothing more was asked
 
-    assert summary["attempts"] == 4 and summary["verified"] == 1
-    assert summary["discard_reasons"] == {"not_reproducible": 1, "bad_query": 1, "no_dockerfile": 1}
+    assert summary["attempts"] == 5 and summary["verified"] == 1
+    assert summary["discard_reasons"] == {"not_reproducible": 1, "bad_query": 1, "no_dockerfile": 1, "no_failure": 1}
     assert summary["reproduction_checked"] == 2 and summary["reproduced"] == 1 and summary["reproduction_rate"] == 0.5
-    assert summary["agent_stop_reasons"] == {"finished": 2, "max_steps": 1}
-    # tokens: every answer the server gave, counted once
+    assert summary["agent_stop_reasons"] == {"finished": 2, "max_steps": 1, "model_error": 1}
+    # tokens: every answer the server gave, counted once (the refused request gave none)
     queries = sum(1 for r in server.requests if r["messages"][0]["content"] == QUERY_SYSTEM)
-    assert queries == 9  # 2 + 2 + 2 (a correction request) + 3 (a refinement and its correction)
-    assert summary["prompt_tokens"] == 1000 * queries + 10 * (len(server.requests) - queries)
-    assert summary["completion_tokens"] == 200 * queries + 5 * (len(server.requests) - queries)
+    assert queries == 11  # 2 + 2 + 2 (a correction request) + 3 (a refinement and its correction) + 2
+    answered = len(server.requests) - queries - 1
+    assert summary["prompt_tokens"] == 1000 * queries + 10 * answered
+    assert summary["completion_tokens"] == 200 * queries + 5 * answered
     assert summary["tokens_per_verified"] == summary["prompt_tokens"] + summary["completion_tokens"]
 
-    candidates = [json.loads((run / "candidates" / f"{i:04d}.json").read_text()) for i in range(4)]
+    candidates = [json.loads((run / "candidates" / f"{i:04d}.json").read_text()) for i in range(5)]
     first = candidates[0]
     assert first["status"] == "verified" and first["refined"] is True
     assert first["prompt_tokens"] == 2000 + 4 * 10 and first["completion_tokens"] == 400 + 4 * 5
@@ -161,6 +188,7 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     assert candidates[2]["discard_kind"] == "bad_query" and candidates[2]["agent"] is None
     assert candidates[3]["refined"] is False and candidates[3]["agent"]["stop_reason"] == "max_steps"
     assert candidates[3]["query"]["title"] == "Unfinished business"
+    assert candidates[4]["agent"]["stop_reason"] == "model_error" and candidates[4]["agent"]["steps"] == 0
 
     task = json.loads((run / "tasks" / first["instance_id"] / "instance.json").read_text())
     assert task["origin"] == "agent" and task["changed_paths"] == [SO]
@@ -182,12 +210,27 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     results = json.loads(validated.stdout)
     assert [(r["oracle"]["reward"], r["nop"]["reward"]) for r in results] == [(1.0, 0.0)]
 
-    # a second call resumes: nothing is asked of the model again
+    # a second call resumes: finished attempts are not redone; one whose record is missing is,
+    # with the memory pool of the attempts before it, and a task an interrupted try of it left
+    # behind is dropped
+    (run / "candidates" / "0002.json").unlink()
+    orphan = run / "tasks" / "orphan"
+    orphan.mkdir()
+    (orphan / "instance.json").write_text(json.dumps({**task, "instance_id": "orphan", "attempt": 2}))
+
+    def redo_query(messages):
+        pool = messages[-1]["content"].split("Assignments already written")[1].split("Requirements:")[0]
+        assert "Speedups header damage" in pool and "Truncated speedups module" in pool
+        assert "Unfinished business" not in pool  # attempt 3 comes after attempt 2
+        return reply("no JSON this time either", **Q)
+
     asked = len(server.requests)
+    server.add(redo_query, reply("nor now", **Q))
     again = _cli("invert", str(path), "-o", str(run), "--agent", "llm", "--model", "scripted", "--base-url",
-                 server.base_url, "-n", "4", "--refine-rate", "1", "--max-steps", "5", "--json")
-    assert again.returncode == 0 and json.loads(again.stdout)["verified"] == 1
-    assert len(server.requests) == asked
+                 server.base_url, "-n", "5", "--refine-rate", "1", "--max-steps", "5", "--json")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert json.loads(again.stdout)["verified"] == 1 and len(server.requests) == asked + 2
+    assert not orphan.exists() and (run / "tasks" / first["instance_id"]).is_dir()
 
 
 def test_unreachable_endpoint_is_one_line_and_writes_no_attempt(gold_dir, tmp_path):

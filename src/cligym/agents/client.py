@@ -41,11 +41,20 @@ MAX_DETAIL = 240
 
 
 class ModelError(CligymError):
-    """The model endpoint could not give a completion (base of the errors below)."""
+    """The model endpoint could not give a completion (base of the errors below).
+
+    A plain ModelError concerns one request (e.g. a 400 for a conversation longer than the
+    model's context): the run may go on. The subclasses with ``fatal`` set concern the
+    endpoint itself, so every later request would fail too: the run stops.
+    """
+
+    fatal = False
 
 
 class ModelUnreachable(ModelError):
     """Nothing answers at the endpoint's address (after the retries)."""
+
+    fatal = True
 
     exit_code = 3
 
@@ -53,17 +62,23 @@ class ModelUnreachable(ModelError):
 class ModelAuthError(ModelError):
     """The endpoint refused the API key (HTTP 401 or 403)."""
 
+    fatal = True
+
     exit_code = 2
 
 
 class ModelNotFound(ModelError):
     """The endpoint does not know the model, or the base URL is wrong (HTTP 404)."""
 
+    fatal = True
+
     exit_code = 2
 
 
 class ModelRetriesExhausted(ModelError):
     """Rate limits, server errors or timeouts outlasted every retry."""
+
+    fatal = True
 
 
 # --------------------------------------------------------------------------- config

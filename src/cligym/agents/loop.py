@@ -57,7 +57,10 @@ def run_agent(
     limits: AgentLimits,
     recorder=None,
 ) -> AgentOutcome:
-    """Drive ``client`` on ``task`` with the tools of ``executor``; record every step."""
+    """Drive ``client`` on ``task`` with the tools of ``executor``; record every step.
+
+    A model error about one request ends the run with stop reason ``model_error``; a fatal
+    one (the endpoint unreachable, the key refused, retries exhausted) is raised."""
     from cligym.errors import CligymError
 
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": task}]
@@ -82,6 +85,8 @@ def run_agent(
         try:
             reply = client.chat(messages, tools=TOOLS)
         except CligymError as exc:
+            if getattr(exc, "fatal", False):
+                raise  # the endpoint itself is gone (unreachable, key refused...): stop the run
             return outcome("model_error", str(exc))
         steps += 1
         prompt += reply.usage.prompt_tokens

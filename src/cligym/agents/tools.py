@@ -14,6 +14,9 @@ import json
 import shlex
 from typing import Any
 
+import docker.errors
+
+from cligym.errors import CligymError
 from cligym.runtime import Session
 
 STATE_DIR = "/tmp/.cligym-agent"
@@ -108,6 +111,8 @@ class ToolExecutor:
             return f"error: missing argument {exc.args[0]!r} for {name}"
         except (TypeError, ValueError) as exc:
             return f"error: bad arguments for {name}: {exc}"
+        except (CligymError, docker.errors.DockerException) as exc:  # e.g. a write the engine refused
+            return f"error: {name} failed: {str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__}"
 
     def bash(self, command: str, timeout: Any = None) -> str:
         seconds = self.command_timeout

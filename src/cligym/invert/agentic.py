@@ -16,15 +16,20 @@ One attempt:
 5. ``check_broken_state`` as for operators: a repeat run, the leak scan, no test file
    touched, and a solution derived from the filesystem difference to gold that makes every
    selected test pass.
-A model failure (unreachable, key refused, retries exhausted) stops the run with its one
-line; the attempt it interrupted is redone when the run is resumed.
+A model failure of the endpoint (unreachable, key refused, retries exhausted) stops the
+run with its one line; the attempt it interrupted is redone when the run is resumed. A
+failure of one request (e.g. a conversation too long for the model) ends that attempt's
+agent (stop reason ``model_error``) or discards its query; the run goes on.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import posixpath
 import random
 import re
+import shutil
 import time
 import uuid
 from pathlib import Path
@@ -32,6 +37,7 @@ from pathlib import Path
 import docker.errors
 
 from cligym import __version__
+from cligym.agents.client import ModelError
 from cligym.agents.loop import AgentLimits, run_agent
 from cligym.agents.tools import STATE_DIR, ToolExecutor
 from cligym.errors import BadInput, BuildFailed, CligymError
@@ -50,6 +56,8 @@ from cligym.verify.checks import check_broken_state
 from cligym.verify.solution import derive_solution
 
 DOCKERFILE_PATH = "/cligym-out/Dockerfile"
+#: A discarded attempt keeps its derived solution (for a look) only up to this size.
+KEEP_SOLUTION_BYTES = 256 * 1024
 AGENT_NAME = "cligym-inverter"
 
 INVERT_SYSTEM = """\
@@ -87,39 +95,83 @@ changes. They are appended to the image you started from and built offline, so:
 Then call finish."""
 
 
+HEREDOC = re.compile(r"<<(-?)[ \t]*([\'\"]?)([A-Za-z_][\w.-]*)\2")
+
+
+def _skippable(line: str) -> bool:
+    return not line.strip() or line.lstrip().startswith("#")
+
+
 def parse_dockerfile(text: str) -> tuple[list[str], list[str]]:
-    """The agent's Dockerfile as (RUN instructions kept for ΔD, lines left out with why)."""
-    text = re.sub(r"^\s*```[\w-]*\s*$", "", text, flags=re.MULTILINE)
-    logical: list[str] = []
-    pending = ""
-    for raw in text.splitlines():
-        if not pending and (not raw.strip() or raw.lstrip().startswith("#")):
+    """The agent's Dockerfile as (RUN instructions kept for ΔD, lines left out with why).
+
+    Continuation lines are joined as Docker joins them (blank and comment lines inside one
+    are skipped). A RUN with heredocs (which the engine's classic builder cannot read) is
+    kept as the same shell script, carried as base64 into ``sh``."""
+    text = re.sub(r"^\s*```[\w-]*\s*$", "", text.lstrip("\ufeff"), flags=re.MULTILINE)
+    lines = text.splitlines()
+    kept: list[str] = []
+    dropped: list[str] = []
+    i = 0
+    while i < len(lines):
+        logical, i = lines[i], i + 1
+        if _skippable(logical):
             continue
-        if pending and raw.lstrip().startswith("#"):
-            continue  # Docker drops comment lines inside a continued instruction too
-        if raw.rstrip().endswith("\\"):
-            pending += raw.rstrip()[:-1]
-            continue
-        logical.append(pending + raw)
-        pending = ""
-    if pending.strip():
-        logical.append(pending)
-    kept, dropped = [], []
-    for line in logical:
-        instruction = line.strip().split(None, 1)[0].upper() if line.strip() else ""
-        if instruction == "RUN" and len(line.strip()) > 3:
-            kept.append("RUN " + line.strip()[3:].strip())
+        while logical.rstrip().endswith("\\"):
+            logical = logical.rstrip()[:-1]
+            while i < len(lines) and _skippable(lines[i]):
+                i += 1
+            if i == len(lines):
+                break
+            logical, i = logical + lines[i], i + 1
+        words = logical.strip().split(None, 1)
+        instruction, body = words[0].upper(), (words[1].strip() if len(words) > 1 else "")
+        if instruction == "RUN" and body and HEREDOC.search(body):
+            script, i = _heredoc_script(body, lines, i)
+            if script is None:
+                dropped.append(f"{logical.strip()[:300]}  # an unterminated heredoc")
+            else:
+                kept.append(f"RUN echo {base64.b64encode(script.encode()).decode()} | base64 -d | sh")
+        elif instruction == "RUN" and body:
+            kept.append(f"RUN {body}")
         elif instruction == "ENV":
-            dropped.append(f"{line.strip()[:300]}  # ENV cannot be undone by a repair script")
+            dropped.append(f"{logical.strip()[:300]}  # ENV cannot be undone by a repair script")
         else:
-            dropped.append(f"{line.strip()[:300]}  # only RUN instructions are kept")
+            dropped.append(f"{logical.strip()[:300]}  # only RUN instructions are kept")
     return kept, dropped
+
+
+def _heredoc_script(body: str, lines: list[str], i: int) -> tuple[str | None, int]:
+    """The shell script of a RUN line with heredocs whose bodies start at ``lines[i]``."""
+    docs: list[tuple[list[str], str]] = []
+    for dash, _, word in HEREDOC.findall(body):
+        content: list[str] = []
+        while i < len(lines):
+            line, i = lines[i], i + 1
+            if (line.lstrip("\t") if dash else line) == word:
+                break
+            content.append(line)
+        else:
+            return None, i
+        docs.append((content, word))
+    if len(docs) == 1 and HEREDOC.fullmatch(body):
+        return "\n".join(docs[0][0]) + "\n", i  # RUN <<EOF: the body is the script
+    return "\n".join([body, *(line for content, word in docs for line in [*content, word])]) + "\n", i
 
 
 def test_files(gold: GoldEnv) -> set[str]:
     """Absolute paths of the files holding the gold tests."""
     root = gold.workdir.rstrip("/")
     return {f"{root}/{t.split('::', 1)[0]}" for t in gold.tests}
+
+
+def touches_tests(gold: GoldEnv):
+    """A predicate: is a path one of the test files, or a cached bytecode of one (pytest
+    trusts a matching cache as much as the source)?"""
+    files = test_files(gold)
+    caches = tuple(f"{posixpath.dirname(f)}/__pycache__/{posixpath.basename(f)[:-3]}." for f in files
+                   if f.endswith(".py"))
+    return lambda path: path in files or (path.endswith(".pyc") and path.startswith(caches))
 
 
 def invert_with_agent(
@@ -136,15 +188,13 @@ def invert_with_agent(
     reporter: Reporter | None = None,
 ) -> Summary:
     reporter = reporter or Reporter()
-    if attempts < 1:
-        raise BadInput("-n must be at least 1")
     if not 0.0 <= refine_rate <= 1.0:
         raise BadInput("--refine-rate must be between 0 and 1")
     if client is None:
         raise BadInput("--agent llm needs a model (--model and --base-url)")
     limits = limits or AgentLimits(max_steps=40, max_seconds=900)
     model = getattr(getattr(client, "config", None), "model", None)
-    gold, runtime, probe = open_run(gold_dir, run_dir, runtime, reporter, seed=seed, operators=[],
+    gold, runtime, probe = open_run(gold_dir, run_dir, runtime, reporter, attempts, seed=seed, operators=[],
                                     sample_size=sample_size, max_operators=1, agent="llm", model=model,
                                     refine_rate=refine_rate)
 
@@ -168,6 +218,18 @@ def invert_with_agent(
     return summary
 
 
+def _forget_tasks_of(run_dir: Path, attempt: int) -> None:
+    """Remove the task records an earlier, interrupted try of ``attempt`` saved (the task is
+    saved just before its candidate; a model seldom redoes the same delta)."""
+    for record in (run_dir / "tasks").glob("*/instance.json"):
+        try:
+            task = load(TaskInstance, record)
+        except CligymError:
+            continue
+        if task.origin == "agent" and task.attempt == attempt:
+            shutil.rmtree(record.parent, ignore_errors=True)
+
+
 def _attempt(
     runtime: Runtime, gold: GoldEnv, probe: Probe, gold_session: Session, client, limits: AgentLimits,
     seed: int, attempt: int, sample_size: int, refine_rate: float, memory: list[str], run_dir: Path,
@@ -187,10 +249,13 @@ def _attempt(
         return Candidate(**base, status="discarded", discard_kind=kind, reason=reason[:500],
                          prompt_tokens=tokens[0], completion_tokens=tokens[1])
 
+    _forget_tasks_of(run_dir, attempt)  # a task an interrupted earlier try of this attempt left
     started = time.monotonic()
     try:
         made = generate_query(client, gold, directions, sample, memory, refine=refine, tokens=tokens)
-    except QueryError as exc:
+    except (QueryError, ModelError) as exc:
+        if getattr(exc, "fatal", False):
+            raise  # the endpoint itself failed: stop the run
         seconds["query"] = time.monotonic() - started
         return discarded("bad_query", str(exc))
     seconds["query"] = time.monotonic() - started
@@ -199,31 +264,35 @@ def _attempt(
     base.update(query=query, refined=made.refined, sample=selected)
 
     started = time.monotonic()
-    with runtime.session(gold.image) as session:
-        recorder = TrajectoryRecorder(AGENT_NAME, __version__, model, str(uuid.uuid4()))
-        executor = ToolExecutor(session, workdir=gold.workdir, command_timeout=limits.command_timeout,
-                                max_output=limits.max_output)
-        task = TASK_TEMPLATE.format(
-            title=query.title, description=query.description, expected_error=query.expected_error or "(not given)",
-            project=gold.source.spec, workdir=gold.workdir, test_command=gold.test_command,
-            tests="\n".join(f"- {t}" for t in selected), dockerfile=DOCKERFILE_PATH,
-        )
-        outcome = run_agent(client, executor, system=INVERT_SYSTEM, task=task, limits=limits, recorder=recorder)
-        tokens[0] += outcome.prompt_tokens
-        tokens[1] += outcome.completion_tokens
-        if outcome.stop_reason == "model_error":
-            raise CligymError(outcome.error)
-        trajectory = f"trajectories/{cid}.json"
-        recorder.save(run_dir / trajectory, {"stop_reason": outcome.stop_reason})
-        base["agent"] = AgentRun(stop_reason=outcome.stop_reason, steps=outcome.steps, seconds=outcome.seconds,
-                                 summary=outcome.summary[:1000], trajectory=trajectory)
-        seconds["agent"] = time.monotonic() - started
-        written = session.get_file(DOCKERFILE_PATH)
-        # what the harness put there is not part of the broken state
-        session.exec(["rm", "-rf", STATE_DIR, DOCKERFILE_PATH.rsplit("/", 1)[0]], timeout=60)
-        started = time.monotonic()
-        first = run_tests_in_session(session, gold.workdir, gold.test_command, selected)
-        seconds["run"] = time.monotonic() - started
+    try:
+        with runtime.session(gold.image) as session:
+            recorder = TrajectoryRecorder(AGENT_NAME, __version__, model, str(uuid.uuid4()))
+            executor = ToolExecutor(session, workdir=gold.workdir, command_timeout=limits.command_timeout,
+                                    max_output=limits.max_output)
+            task = TASK_TEMPLATE.format(
+                title=query.title, description=query.description,
+                expected_error=query.expected_error or "(not given)", project=gold.source.spec,
+                workdir=gold.workdir, test_command=gold.test_command,
+                tests="\n".join(f"- {t}" for t in selected), dockerfile=DOCKERFILE_PATH,
+            )
+            outcome = run_agent(client, executor, system=INVERT_SYSTEM, task=task, limits=limits, recorder=recorder)
+            tokens[0] += outcome.prompt_tokens
+            tokens[1] += outcome.completion_tokens
+            trajectory = f"trajectories/{cid}.json"
+            recorder.save(run_dir / trajectory, {"stop_reason": outcome.stop_reason, "error": outcome.error})
+            base["agent"] = AgentRun(stop_reason=outcome.stop_reason, steps=outcome.steps, seconds=outcome.seconds,
+                                     summary=outcome.summary[:1000], trajectory=trajectory)
+            seconds["agent"] = time.monotonic() - started
+            written = session.get_file(DOCKERFILE_PATH)
+            # what the harness put there is not part of the broken state
+            session.exec(["rm", "-rf", STATE_DIR, DOCKERFILE_PATH.rsplit("/", 1)[0]], timeout=60)
+            started = time.monotonic()
+            first = run_tests_in_session(session, gold.workdir, gold.test_command, selected)
+            seconds["run"] = time.monotonic() - started
+    except (CligymError, docker.errors.DockerException) as exc:
+        if getattr(exc, "fatal", False):
+            raise
+        return discarded("error", f"the agent's container failed: {exc}")
     f2p, p2p = classify(first, selected)
     base.update(FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, fail_fraction=round(len(f2p) / len(selected), 4))
     if not f2p:
@@ -263,9 +332,10 @@ def _attempt(
             return derive_solution(gold_session, probe.files, report)
 
         verdict = check_broken_state(runtime, gold, probe.files, tag, f2p, p2p, solution, order=selected,
-                                     untouchable=test_files(gold))
+                                     untouchable=touches_tests(gold))
         seconds.update(verdict.seconds)
-        base["solution"] = verdict.solution
+        if verdict.ok or len(verdict.solution) <= KEEP_SOLUTION_BYTES:  # discards keep small ones only
+            base["solution"] = verdict.solution
         base["extra_bytes"] = max(0, runtime.image_size(tag) - gold.image_bytes) if gold.image_bytes else None
         if not verdict.ok:
             return discarded(verdict.kind or "error", verdict.reason)

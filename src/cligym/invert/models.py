@@ -71,7 +71,9 @@ class Candidate(BaseModel):
     refined: bool = False
     agent: AgentRun | None = None
     dropped_lines: list[str] = Field(default_factory=list)  # agent Dockerfile lines left out of ΔD, and why
-    reproduced: bool | None = None  # did gold + ΔD alone reproduce the agent's failing set (None: not checked)
+    # did gold + ΔD alone reproduce the agent's failing set? False also when ΔD does not
+    # build; None when the attempt ended before that check
+    reproduced: bool | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
 

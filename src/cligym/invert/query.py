@@ -112,18 +112,32 @@ def query_prompt(gold: GoldEnv, directions: list[str], tests: list[str], memory:
     )
 
 
+def first_json_object(text: str) -> dict[str, Any]:
+    """The first JSON object in ``text`` that has a "title" (prose, reasoning or code fences
+    around it are skipped, braces in them too); else the first object at all."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    error = "the answer holds no JSON object"
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError as exc:
+            if not found and exc.pos > match.start() + 1:
+                error = f"the JSON object does not parse ({exc.msg} at position {exc.pos})"
+            continue
+        if isinstance(value, dict):
+            if "title" in value:
+                return value
+            found.append(value)
+    if found:
+        return found[0]
+    raise QueryError(error)
+
+
 def parse_query(text: str, sample: list[str]) -> DegradationQuery:
     """The JSON object in ``text`` as a query whose tests are ids of ``sample`` (≤ 50, in
     suite order). A file path among the tests stands for the sample's tests in that file."""
-    match = re.search(r"\{.*\}", text or "", re.DOTALL)
-    if not match:
-        raise QueryError("the answer holds no JSON object")
-    try:
-        data: Any = json.loads(match.group(0))
-    except json.JSONDecodeError as exc:
-        raise QueryError(f"the JSON object does not parse ({exc.msg} at position {exc.pos})") from exc
-    if not isinstance(data, dict):
-        raise QueryError("the answer is not a JSON object")
+    data = first_json_object(text or "")
     wanted = data.get("selected_tests")
     if isinstance(wanted, str):
         wanted = [wanted]
@@ -141,6 +155,8 @@ def parse_query(text: str, sample: list[str]) -> DegradationQuery:
     for key in ("title", "category", "description", "expected_error", "recovery_strategy"):
         if key in data and not isinstance(data[key], str):
             data[key] = json.dumps(data[key]) if not isinstance(data[key], list) else "\n".join(map(str, data[key]))
+    if isinstance(data.get("category"), str):
+        data["category"] = re.sub(r"[^a-z0-9]+", "_", data["category"].lower()).strip("_")
     try:
         return DegradationQuery.model_validate(data)
     except ValidationError as exc:

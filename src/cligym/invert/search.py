@@ -45,10 +45,14 @@ def load_gold(gold_dir: Path) -> GoldEnv:
     return load(GoldEnv, gold_dir / GOLD_FILE, "gold environment")
 
 
-def open_run(gold_dir: Path, run_dir: Path, runtime: Runtime | None, reporter: Reporter,
+def open_run(gold_dir: Path, run_dir: Path, runtime: Runtime | None, reporter: Reporter, attempts: int,
              **config) -> tuple[GoldEnv, Runtime, Probe]:
-    """Load the gold record, check its image, record the run's arguments (a resumed run must
-    have the same ones) and load or make the probe."""
+    """Check the numbers, load the gold record, check its image, record the run's arguments
+    (a resumed run must have the same ones) and load or make the probe."""
+    if attempts < 1:
+        raise BadInput("-n must be at least 1")
+    if config.get("sample_size", 1) < 1:
+        raise BadInput("--sample must be at least 1")
     gold = load_gold(gold_dir)
     runtime = runtime or Runtime()
     if not runtime.image_exists(gold.image):
@@ -138,8 +142,6 @@ def invert(
     reporter: Reporter | None = None,
 ) -> Summary:
     reporter = reporter or Reporter()
-    if attempts < 1:
-        raise BadInput("-n must be at least 1")
     if not 1 <= max_operators <= 3:
         raise BadInput("--max-operators must be 1, 2 or 3")
     try:
@@ -147,7 +149,7 @@ def invert(
     except KeyError as exc:
         raise BadInput(f"unknown operator(s): {exc.args[0]} (see 'cligym operators')") from exc
     gold, runtime, probe = open_run(
-        gold_dir, run_dir, runtime, reporter, seed=seed, operators=[o.name for o in ops], sample_size=sample_size,
+        gold_dir, run_dir, runtime, reporter, attempts, seed=seed, operators=[o.name for o in ops], sample_size=sample_size,
         max_operators=max_operators,
     )
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from cligym import __version__
 from cligym.agents.loop import AgentLimits, run_agent
 from cligym.agents.tools import ToolExecutor
-from cligym.errors import BadInput, BuildFailed, CligymError
+from cligym.errors import BadInput, BuildFailed
 from cligym.records import load, save
 from cligym.rollout.atif import RolloutResult, TrajectoryRecorder
 from cligym.runtime import Runtime
@@ -65,11 +65,9 @@ def _attempt(runtime: Runtime, tag: str, task_dir: Path, agent: str, client, lim
         if agent == "llm":
             executor = ToolExecutor(session, workdir=workdir, command_timeout=limits.command_timeout,
                                     max_output=limits.max_output)
+            # a fatal model error (unreachable, key refused, retries exhausted) is raised here:
+            # the rollout stops with its one line and writes nothing for this attempt
             result = run_agent(client, executor, system=REPAIR_SYSTEM, task=instruction, limits=limits, recorder=recorder)
-            if result.stop_reason == "model_error":
-                # the endpoint failed (unreachable, key refused, retries exhausted): stop the
-                # whole rollout with its one-line error and write nothing for this attempt
-                raise CligymError(result.error)
             stop, steps = result.stop_reason, result.steps
             prompt, completion = result.prompt_tokens, result.completion_tokens
         else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
@@ -39,13 +39,13 @@ def check_broken_state(
     repeats: int = 1,
     timeout: float = 900,
     order: list[str] | None = None,
-    untouchable: Collection[str] = (),
+    untouchable: Callable[[str], bool] | None = None,
 ) -> Verdict:
     """Check a broken image built from gold + ΔD alone against the recorded F2P/P2P sets.
 
     (a)+(c) ``repeats`` more runs with nothing done fail exactly F2P and pass P2P;
-    (d) the leak scan of the image against gold is clean, and ΔD left every path of
-        ``untouchable`` (e.g. the test files) as it was;
+    (d) the leak scan of the image against gold is clean, and ΔD touched no path for which
+        ``untouchable`` is true (e.g. the test files);
     (b) the solution script, then the tests in the same container: F2P and P2P pass.
     ``solution`` may be a function deriving the script from the scan's differences; one
     that raises CligymError makes the state not solvable.
@@ -77,7 +77,7 @@ def check_broken_state(
         first = report.findings[0]
         return Verdict(ok=False, kind="leak", reason=f"{first.kind}: {first.path} {first.detail}",
                        leaks=report.findings, seconds=seconds, changed_paths=changed_paths)
-    touched = sorted(set(changed_paths) & set(untouchable))
+    touched = [p for p in changed_paths if untouchable(p)] if untouchable else []
     if touched:
         return Verdict(ok=False, kind="tests_changed", reason=f"the delta changed test files: {touched[:3]}",
                        seconds=seconds, changed_paths=changed_paths)

@@ -198,6 +198,7 @@ def invert_with_agent(
                                     sample_size=sample_size, max_operators=1, agent="llm", model=model,
                                     refine_rate=refine_rate)
 
+    _forget_orphans(run_dir)
     memory: list[str] = []
     with runtime.session(gold.image) as gold_session, reporter.task(
         f"inverting {gold.source.spec} with {model or 'the model'}", total=attempts
@@ -218,15 +219,16 @@ def invert_with_agent(
     return summary
 
 
-def _forget_tasks_of(run_dir: Path, attempt: int) -> None:
-    """Remove the task records an earlier, interrupted try of ``attempt`` saved (the task is
-    saved just before its candidate; a model seldom redoes the same delta)."""
+def _forget_orphans(run_dir: Path) -> None:
+    """Remove the task records whose attempt has no candidate record: an interrupted try
+    saved the task just before its candidate, and the redo (a model seldom makes the same
+    delta twice) would leave it behind, uncounted."""
     for record in (run_dir / "tasks").glob("*/instance.json"):
         try:
             task = load(TaskInstance, record)
         except CligymError:
             continue
-        if task.origin == "agent" and task.attempt == attempt:
+        if task.origin == "agent" and not (run_dir / "candidates" / f"{task.attempt:04d}.json").exists():
             shutil.rmtree(record.parent, ignore_errors=True)
 
 
@@ -249,7 +251,6 @@ def _attempt(
         return Candidate(**base, status="discarded", discard_kind=kind, reason=reason[:500],
                          prompt_tokens=tokens[0], completion_tokens=tokens[1])
 
-    _forget_tasks_of(run_dir, attempt)  # a task an interrupted earlier try of this attempt left
     started = time.monotonic()
     try:
         made = generate_query(client, gold, directions, sample, memory, refine=refine, tokens=tokens)

@@ -25,7 +25,6 @@ agent (stop reason ``model_error``) or discards its query; the run goes on.
 from __future__ import annotations
 
 import base64
-import hashlib
 import posixpath
 import random
 import re
@@ -42,11 +41,11 @@ from cligym.agents.loop import AgentLimits, run_agent
 from cligym.agents.tools import STATE_DIR, ToolExecutor
 from cligym.errors import BadInput, BuildFailed, CligymError
 from cligym.gold import GoldEnv
-from cligym.invert.apply import build_broken
-from cligym.invert.models import AgentRun, Candidate, DegradationQuery, Summary, TaskInstance
+from cligym.invert.apply import broken_tag, build_broken, delta_digest, extra_bytes
+from cligym.invert.models import AgentRun, Candidate, Summary, TaskInstance
 from cligym.invert.probe import Probe
 from cligym.invert.query import QueryError, generate_query, sample_directions
-from cligym.invert.search import SUMMARY_FILE, classify, open_run, summarize
+from cligym.invert.search import classify, error_excerpts, open_run, run_attempts, sample_tests
 from cligym.records import load, save
 from cligym.rollout.atif import TrajectoryRecorder
 from cligym.runtime import Runtime, Session
@@ -203,20 +202,12 @@ def invert_with_agent(
     with runtime.session(gold.image) as gold_session, reporter.task(
         f"inverting {gold.source.spec} with {model or 'the model'}", total=attempts
     ):
-        for attempt in range(attempts):
-            path = run_dir / "candidates" / f"{attempt:04d}.json"
-            if path.exists():
-                candidate = load(Candidate, path)
-            else:
-                candidate = _attempt(runtime, gold, probe, gold_session, client, limits, seed, attempt,
-                                     sample_size, refine_rate, memory, run_dir, model)
-                save(candidate, path)
-            if candidate.query is not None:
-                memory.append(candidate.query.title)
-            reporter.advance()
-    summary = summarize(run_dir, gold, attempts)
-    save(summary, run_dir / SUMMARY_FILE)
-    return summary
+        return run_attempts(
+            run_dir, gold, attempts, reporter,
+            make=lambda attempt: _attempt(runtime, gold, probe, gold_session, client, limits, seed, attempt,
+                                          sample_size, refine_rate, memory, run_dir, model),
+            seen=lambda candidate: memory.extend([candidate.query.title] if candidate.query else []),
+        )
 
 
 def _forget_orphans(run_dir: Path) -> None:
@@ -238,8 +229,7 @@ def _attempt(
     model: str | None,
 ) -> Candidate:
     rng = random.Random(f"cligym-agent:{seed}:{attempt}")
-    position = {t: i for i, t in enumerate(gold.tests)}
-    sample = sorted(rng.sample(gold.tests, min(sample_size, len(gold.tests))), key=position.__getitem__)
+    sample = sample_tests(rng, gold, sample_size)
     directions = sample_directions(rng)
     refine = rng.random() < refine_rate
     cid = f"{attempt:04d}"
@@ -253,16 +243,15 @@ def _attempt(
 
     started = time.monotonic()
     try:
-        made = generate_query(client, gold, directions, sample, memory, refine=refine, tokens=tokens)
+        query, refined = generate_query(client, gold, directions, sample, memory, refine=refine, tokens=tokens)
     except (QueryError, ModelError) as exc:
         if getattr(exc, "fatal", False):
             raise  # the endpoint itself failed: stop the run
         seconds["query"] = time.monotonic() - started
         return discarded("bad_query", str(exc))
     seconds["query"] = time.monotonic() - started
-    query: DegradationQuery = made.query
     selected = query.selected_tests
-    base.update(query=query, refined=made.refined, sample=selected)
+    base.update(query=query, refined=refined, sample=selected)
 
     started = time.monotonic()
     try:
@@ -305,9 +294,9 @@ def _attempt(
     if not lines:
         return discarded("no_dockerfile", f"{DOCKERFILE_PATH} holds no RUN instruction")
 
-    digest = hashlib.sha256("\n".join([gold.image_id, *lines]).encode()).hexdigest()[:10]
+    digest = delta_digest(gold, lines)
     instance_id = f"{gold.source.name}.agent.{digest}"
-    tag = f"cligym/broken-{gold.source.name.lower()}:{digest}"
+    tag = broken_tag(gold, digest)
     task_path = run_dir / "tasks" / instance_id / "instance.json"
     if task_path.exists() and load(TaskInstance, task_path).attempt != attempt:
         return discarded("duplicate", "the same delta as an earlier attempt")
@@ -337,11 +326,11 @@ def _attempt(
         seconds.update(verdict.seconds)
         if verdict.ok or len(verdict.solution) <= KEEP_SOLUTION_BYTES:  # discards keep small ones only
             base["solution"] = verdict.solution
-        base["extra_bytes"] = max(0, runtime.image_size(tag) - gold.image_bytes) if gold.image_bytes else None
+        base["extra_bytes"] = extra_bytes(runtime, gold, tag)
         if not verdict.ok:
             return discarded(verdict.kind or "error", verdict.reason)
         root = gold.workdir.rstrip("/") + "/"
-        category = re.sub(r"[^a-z0-9]+", "_", query.category.lower()).strip("_") or "agent"
+        category = query.category or "agent"  # normalised by parse_query
         touches_code = any(p.startswith(root) and "__pycache__" not in p for p in verdict.changed_paths)
         task_record = TaskInstance(
             instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
@@ -349,7 +338,7 @@ def _attempt(
             category=category, categories=sorted({category, *(["code"] if touches_code else [])}),
             targets=verdict.changed_paths[:20], FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, selected_tests=selected,
             solution=verdict.solution,
-            errors={t: (first.results[t].message if t in first.results else "")[:1500] for t in f2p},
+            errors=error_excerpts(first, f2p),
             changed_paths=verdict.changed_paths, hints=[query.recovery_strategy],  # the expected error is only a guess
             fail_fraction=base["fail_fraction"], suite_size=len(gold.tests), extra_bytes=base["extra_bytes"],
             seed=seed, attempt=attempt, origin="agent", title=query.title,

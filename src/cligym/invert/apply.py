@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -16,6 +17,20 @@ SOLUTION_PATH = "/tmp/cligym-solve.sh"
 
 def dockerfile_text(base: str, lines: Iterable[str]) -> str:
     return "\n".join([f"FROM {base}", f"LABEL {LABEL}=1 {LABEL}.broken=1", *lines]) + "\n"
+
+
+def delta_digest(gold: GoldEnv, lines: list[str]) -> str:
+    """A short hash naming a ΔD on its gold image (the same delta gets the same name)."""
+    return hashlib.sha256("\n".join([gold.image_id, *lines]).encode()).hexdigest()[:10]
+
+
+def broken_tag(gold: GoldEnv, digest: str) -> str:
+    return f"cligym/broken-{gold.source.name.lower()}:{digest}"
+
+
+def extra_bytes(runtime: Runtime, gold: GoldEnv, image: str) -> int | None:
+    """How much bigger ``image`` is than the gold image (None when gold's size is unknown)."""
+    return max(0, runtime.image_size(image) - gold.image_bytes) if gold.image_bytes else None
 
 
 def build_broken(runtime: Runtime, gold: GoldEnv, lines: list[str], tag: str) -> str:

@@ -164,19 +164,14 @@ def parse_query(text: str, sample: list[str]) -> DegradationQuery:
         raise QueryError(f"field {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
 
 
-class QueryResult:
-    def __init__(self, query: DegradationQuery, refined: bool, prompt_tokens: int, completion_tokens: int):
-        self.query, self.refined = query, refined
-        self.prompt_tokens, self.completion_tokens = prompt_tokens, completion_tokens
-
-
 def generate_query(
     client, gold: GoldEnv, directions: list[str], sample: list[str], memory: list[str], *, refine: bool,
     tokens: list[int],
-) -> QueryResult:
-    """Ask ``client`` for a degradation task; one malformed answer is sent back once for a
-    correction. ``tokens`` ([prompt, completion]) is increased by every call, also when this
-    raises (QueryError for an unusable answer; ModelError from the client)."""
+) -> tuple[DegradationQuery, bool]:
+    """Ask ``client`` for a degradation task: (the task, whether a refinement pass made it).
+    One malformed answer is sent back once for a correction. ``tokens`` ([prompt,
+    completion]) is increased by every call, also when this raises (QueryError for an
+    unusable answer; ModelError from the client)."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": QUERY_SYSTEM},
         {"role": "user", "content": query_prompt(gold, directions, sample, memory)},
@@ -194,20 +189,20 @@ def generate_query(
             refined = True
         except QueryError:
             pass  # an unusable refinement leaves the draft as it was
-    return QueryResult(query, refined, tokens[0], tokens[1])
+    return query, refined
 
 
-def _ask(client, messages: list[dict[str, Any]], sample: list[str], tokens: list[int]) -> DegradationQuery:
-    for retry in (False, True):
-        reply = client.chat(messages)
-        tokens[0] += reply.usage.prompt_tokens
-        tokens[1] += reply.usage.completion_tokens
-        try:
-            return parse_query(reply.content or "", sample)
-        except QueryError as exc:
-            if retry:
-                raise
-            messages = [*messages, {"role": "assistant", "content": reply.content or ""},
-                        {"role": "user", "content": f"That answer could not be used: {exc}. "
-                                                    "Answer again with the JSON object only."}]
-    raise AssertionError("unreachable")
+def _ask(client, messages: list[dict[str, Any]], sample: list[str], tokens: list[int],
+         correction: bool = True) -> DegradationQuery:
+    reply = client.chat(messages)
+    tokens[0] += reply.usage.prompt_tokens
+    tokens[1] += reply.usage.completion_tokens
+    try:
+        return parse_query(reply.content or "", sample)
+    except QueryError as exc:
+        if not correction:
+            raise
+        again = [*messages, {"role": "assistant", "content": reply.content or ""},
+                 {"role": "user", "content": f"That answer could not be used: {exc}. "
+                                             "Answer again with the JSON object only."}]
+        return _ask(client, again, sample, tokens, correction=False)

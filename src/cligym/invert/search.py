@@ -11,17 +11,17 @@ RUN_DIR/candidates/<id>.json; every verified one RUN_DIR/tasks/<instance_id>/ins
 
 from __future__ import annotations
 
-import hashlib
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import docker.errors
 
 from cligym.errors import BadInput, BuildFailed, CligymError
 from cligym.gold import GOLD_FILE, GoldEnv
-from cligym.invert.apply import build_broken
+from cligym.invert.apply import broken_tag, build_broken, delta_digest, extra_bytes
 from cligym.invert.models import AppliedOperator, Candidate, InvertConfig, Summary, TaskInstance
 from cligym.invert.operators import GoldFiles, Operator, Target, get
 from cligym.invert.operators.base import protected
@@ -159,19 +159,43 @@ def invert(
         files = GoldFiles.of_session(gold_session)
         tried: set[str] = set()
         options_cache: dict = {}
-        for attempt in range(attempts):
-            path = run_dir / "candidates" / f"{attempt:04d}.json"
-            if path.exists():
-                candidate = load(Candidate, path)
-            else:
-                candidate = _attempt(runtime, gold, probe, ops, files, seed, attempt, sample_size, max_operators,
-                                     run_dir, tried, options_cache)
-                save(candidate, path)
-            tried.update(f"{a.name}|{a.target}" for a in candidate.operators)
-            reporter.advance()
+        return run_attempts(
+            run_dir, gold, attempts, reporter,
+            make=lambda attempt: _attempt(runtime, gold, probe, ops, files, seed, attempt, sample_size,
+                                          max_operators, run_dir, tried, options_cache),
+            seen=lambda candidate: tried.update(f"{a.name}|{a.target}" for a in candidate.operators),
+        )
+
+
+def run_attempts(
+    run_dir: Path, gold: GoldEnv, attempts: int, reporter: Reporter,
+    make: Callable[[int], Candidate], seen: Callable[[Candidate], None],
+) -> Summary:
+    """Make every attempt that has no candidate record yet (finished ones are loaded, so an
+    interrupted run resumes), tell ``seen`` of each in order, then save the run's summary."""
+    for attempt in range(attempts):
+        path = run_dir / "candidates" / f"{attempt:04d}.json"
+        if path.exists():
+            candidate = load(Candidate, path)
+        else:
+            candidate = make(attempt)
+            save(candidate, path)
+        seen(candidate)
+        reporter.advance()
     summary = summarize(run_dir, gold, attempts)
     save(summary, run_dir / SUMMARY_FILE)
     return summary
+
+
+def sample_tests(rng: random.Random, gold: GoldEnv, size: int) -> list[str]:
+    """Up to ``size`` gold tests, in the order the suite runs them."""
+    picked = set(rng.sample(gold.tests, min(size, len(gold.tests))))
+    return [t for t in gold.tests if t in picked]
+
+
+def error_excerpts(run: TestRun, tests: list[str]) -> dict[str, str]:
+    """Each test's error message in ``run`` (cut to 1500 characters)."""
+    return {t: (run.results[t].message if t in run.results else "")[:1500] for t in tests}
 
 
 def _attempt(
@@ -180,8 +204,7 @@ def _attempt(
     tried: set[str], options_cache: dict,
 ) -> Candidate:
     rng = random.Random(f"cligym:{seed}:{attempt}")
-    position = {t: i for i, t in enumerate(gold.tests)}
-    sample = sorted(rng.sample(gold.tests, min(sample_size, len(gold.tests))), key=position.__getitem__)
+    sample = sample_tests(rng, gold, sample_size)
     counts = [c for c in OPERATOR_COUNT_WEIGHTS if c <= max_operators]
     count = rng.choices(counts, weights=[OPERATOR_COUNT_WEIGHTS[c] for c in counts])[0]
     cid = f"{attempt:04d}"
@@ -203,9 +226,9 @@ def _attempt(
     lines = [line for op, t in pairs for line in op.apply(t)]
     solution = solution_script(pairs)
     base.update(operators=applied, dockerfile=lines, solution=solution)
-    digest = hashlib.sha256("\n".join([gold.image_id, *lines]).encode()).hexdigest()[:10]
+    digest = delta_digest(gold, lines)
     instance_id = f"{gold.source.name}.{'+'.join(op.name for op, _ in pairs)}.{digest}"
-    tag = f"cligym/broken-{gold.source.name.lower()}:{digest}"
+    tag = broken_tag(gold, digest)
     task_path = run_dir / "tasks" / instance_id / "instance.json"
     if task_path.exists():
         existing = load(TaskInstance, task_path)
@@ -228,16 +251,15 @@ def _attempt(
             return Candidate(**base, status="discarded", discard_kind="no_failure", reason="every sampled test passed")
         verdict = check_broken_state(runtime, gold, probe.files, tag, f2p, p2p, solution, order=sample)
         seconds.update(verdict.seconds)
-        base["extra_bytes"] = max(0, runtime.image_size(tag) - gold.image_bytes) if gold.image_bytes else None
+        base["extra_bytes"] = extra_bytes(runtime, gold, tag)
         if not verdict.ok:
             return Candidate(**base, status="discarded", discard_kind=verdict.kind, reason=verdict.reason)
-        errors = {t: (first.results[t].message if t in first.results else "")[:1500] for t in f2p}
         task = TaskInstance(
             instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
             workdir=gold.workdir, test_command=gold.test_command, dockerfile=lines,
             operators=[a.name for a in applied], category=applied[0].category,
             categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
-            FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, selected_tests=sample, solution=solution, errors=errors,
+            FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, selected_tests=sample, solution=solution, errors=error_excerpts(first, f2p),
             changed_paths=verdict.changed_paths,
             symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied],
             fail_fraction=base["fail_fraction"], suite_size=len(gold.tests), extra_bytes=base["extra_bytes"],

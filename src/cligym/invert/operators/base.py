@@ -49,6 +49,10 @@ class Target(BaseModel):
     def key(self) -> str:
         return self.path or self.name
 
+    def with_data(self, **fields: Any) -> Target:
+        """A copy with ``fields`` added to (or replacing) its data."""
+        return self.model_copy(update={"data": {**self.data, **fields}})
+
 
 class GoldFiles:
     """Reads files of the gold image (from one long-lived container); cached."""

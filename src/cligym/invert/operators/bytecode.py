@@ -96,7 +96,7 @@ class _StalePyc(Operator):
         name = public_name(raw)
         if name is None:
             return None
-        return target.model_copy(update={"data": {**target.data, "deleted": name, "original": b64(raw)}})
+        return target.with_data(deleted=name, original=b64(raw))
 
 
 @register

@@ -93,7 +93,7 @@ class CaBundleGarbage(Operator):
         content = _is_bundle(gold, target.path)
         if content is None:
             return None
-        return target.model_copy(update={"data": {**target.data, "size": len(content)}})
+        return target.with_data(size=len(content))
 
     def apply(self, target: Target) -> list[str]:
         echoes = "; ".join(f"echo {q(line)}" for line in BROKEN_BLOCK)
@@ -132,7 +132,7 @@ class CaBundleEmptied(Operator):
             return None
         if target.data.get("regenerate"):
             return target
-        return target.model_copy(update={"data": {**target.data, "content": b64(content)}})
+        return target.with_data(content=b64(content))
 
     def apply(self, target: Target) -> list[str]:
         return [f"RUN : > {q(target.path)}"]

@@ -61,7 +61,7 @@ class _LineMutation(Operator):
         if target.data["slot"] >= len(found):
             return None
         _, number, (old, new) = found[target.data["slot"]]
-        return target.model_copy(update={"data": {**target.data, "line": number, "old": old, "new": new}})
+        return target.with_data(line=number, old=old, new=new)
 
     def apply(self, target):
         script = "{line}s/{old}/{new}/".format(**target.data)

@@ -262,7 +262,7 @@ class DependencyUninstalled(Operator):
             archives[path] = b64(blob)
         if size > MAX_EMBED:
             return None
-        return target.model_copy(update={"data": {**target.data, "archives": archives}})
+        return target.with_data(archives=archives)
 
     def apply(self, target):
         return ["RUN rm -rf " + " ".join(q(p) for p in target.data["paths"])]
@@ -294,7 +294,7 @@ class DependencyVersionMismatch(Operator):
         raw = gold.read(target.path)
         if raw is None or not re.search(rb"^Version: ", raw, re.M):
             return None
-        return target.model_copy(update={"data": {**target.data, "metadata_b64": b64(raw)}})
+        return target.with_data(metadata_b64=b64(raw))
 
     def apply(self, target):
         return [f"RUN {set_version_cmd(target.path, target.data['older'])}"]

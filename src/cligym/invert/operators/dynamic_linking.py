@@ -223,7 +223,7 @@ class ExtensionModuleRemoved(_LibOperator):
         raw = gold.read(target.path)
         if raw is None or len(raw) > MAX_EMBED:
             return None
-        return target.model_copy(update={"data": {**target.data, "original": b64(raw)}})
+        return target.with_data(original=b64(raw))
 
     def apply(self, target):
         return [f"RUN rm -f {q(target.path)}"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from cligym.invert.operators.base import (
-    Operator, Target, b64, module_kind, pycache_glob, q, register, restore_file, site_packages, touched_tops,
-    unb64, write_file_line,
+    Operator, Target, b64, module_kind, pycache_glob, q, register, restore_embedded, site_packages, touched_tops,
+    write_file_line,
 )
 from cligym.invert.probe import Probe
 
@@ -143,10 +143,10 @@ class InitPyRemoved(Operator):
         content = gold.read(target.path)
         if not content or not re.search(rb"^(from|import|def|class|\w+\s*=)", content, re.M):
             return None
-        return target.model_copy(update={"data": {**target.data, "content": b64(content)}})
+        return target.with_data(content=b64(content))
 
     def apply(self, target):
         return [f"RUN rm -f {q(target.path)} {pycache_glob(target.path)}"]
 
     def solution(self, target):
-        return restore_file(target.path, unb64(target.data["content"]), target.data["mode"]) + "\n"
+        return restore_embedded(target)

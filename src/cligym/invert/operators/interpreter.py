@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cligym.invert.operators.base import Operator, Target, b64, executed_files, q, register, restore_file, unb64
+from cligym.invert.operators.base import Operator, Target, b64, executed_files, q, register, restore_embedded
 from cligym.invert.probe import Probe
 
 
@@ -41,13 +41,13 @@ class PyvenvCfgRemoved(Operator):
         content = gold.read(target.path)
         if not content:
             return None
-        return target.model_copy(update={"data": {**target.data, "content": b64(content)}})
+        return target.with_data(content=b64(content))
 
     def apply(self, target):
         return [f"RUN rm -f {q(target.path)}"]
 
     def solution(self, target):
-        return restore_file(target.path, unb64(target.data["content"]), target.data["mode"]) + "\n"
+        return restore_embedded(target)
 
 
 @register
@@ -97,7 +97,7 @@ class ConsoleScriptShebangWrong(Operator):
         first = content.split(b"\n", 1)[0]
         if not first.startswith(b"#!") or b"python" not in first:
             return None
-        return target.model_copy(update={"data": {**target.data, "line": first.decode("utf-8", "replace")}})
+        return target.with_data(line=first.decode("utf-8", "replace"))
 
     def apply(self, target):
         return [f"RUN sed -i {q('1s|^#!.*$|' + sed_literal(target.data['broken']) + '|')} {q(target.path)}"]

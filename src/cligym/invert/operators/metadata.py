@@ -54,7 +54,7 @@ class DistInfoRemoved(Operator):
         blob = gold.tar_gz(target.path)
         if blob is None or len(blob) > MAX_EMBED:
             return None
-        return target.model_copy(update={"data": {**target.data, "archive": b64(blob)}})
+        return target.with_data(archive=b64(blob))
 
     def apply(self, target):
         return [f"RUN rm -rf {q(target.path)}"]
@@ -90,7 +90,7 @@ class EntryPointsCorrupted(Operator):
             return None
         for number, line in enumerate(raw.decode("utf-8", "replace").splitlines(), 1):
             if "=" in line and not line.lstrip().startswith(("#", "[")):
-                return target.model_copy(update={"data": {**target.data, "line": number, "original": b64(raw)}})
+                return target.with_data(line=number, original=b64(raw))
         return None
 
     def apply(self, target):

@@ -92,7 +92,7 @@ class StdlibModuleCorrupted(Operator):
         cut = _cut_point(content)
         if cut is None:
             return None
-        return target.model_copy(update={"data": {**target.data, "content": b64(content), "cut": cut}})
+        return target.with_data(content=b64(content), cut=cut)
 
     def apply(self, target: Target) -> list[str]:
         return [f"RUN truncate -s {int(target.data['cut'])} {q(target.path)}"]
@@ -172,7 +172,7 @@ class MimeTypesCorrupted(Operator):
                 and len(ln.split()) >= 2]
         if target.data["how"] == "mappings" and len({r.split()[0] for r in rows}) < 2:
             return None
-        return target.model_copy(update={"data": {**target.data, "content": b64(content)}})
+        return target.with_data(content=b64(content))
 
     def apply(self, target: Target) -> list[str]:
         code = (_ROTATE if target.data["how"] == "mappings" else _LATIN1).format(path=target.path)
@@ -219,7 +219,7 @@ class OsReleaseCorrupted(Operator):
         content = gold.read(target.path)
         if not content or not re.search(rb"^[A-Za-z0-9_]+=", content, re.M):
             return None
-        return target.model_copy(update={"data": {**target.data, "content": b64(content)}})
+        return target.with_data(content=b64(content))
 
     def apply(self, target: Target) -> list[str]:
         return [run_python(_SPACED.format(path=target.path))]

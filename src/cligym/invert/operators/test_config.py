@@ -85,7 +85,7 @@ class PytestIniStrictMarkers(_PytestIni):
         registered = [m for m in target.data["markers"] if re.search(rf"[\s\"']{re.escape(m)}\b", declared)]
         if not registered:
             return None  # registered elsewhere (a plugin or a conftest): the new file would not drop them
-        return target.model_copy(update={"data": {**target.data, "markers": registered}})
+        return target.with_data(markers=registered)
 
 
 @register

@@ -93,7 +93,7 @@ class ZoneinfoRemoved(Operator):
         content = _is_tzif(gold, target.path)
         if content is None:
             return None
-        return target.model_copy(update={"data": {**target.data, "content": b64(content)}})
+        return target.with_data(content=b64(content))
 
     def apply(self, target: Target) -> list[str]:
         return [f"RUN rm -f {q(target.path)}"]

@@ -1,5 +1,11 @@
 """The offline, content-addressed build of a gold image from a filled wheelhouse
-(``cligym.gold.wheelhouse``): the image installs the wheels with ``--no-index``."""
+(``cligym.gold.wheelhouse``): the image installs the wheels with ``--no-index``.
+
+The image keeps its wheelhouse (``WHEELHOUSE``) and a site-wide pip configuration that
+points pip at it with no index, as an air-gapped machine that was set up from a local
+wheelhouse would: a package removed or damaged later can be reinstalled offline
+(``pip install --force-reinstall --no-deps NAME==VERSION``). Operators whose repair is such
+a reinstall are offline-fair because of it."""
 
 from __future__ import annotations
 
@@ -20,6 +26,14 @@ from cligym.runtime import Runtime
 VENV = "/opt/venv"
 WORKDIR = "/testbed"
 PYTHON = f"{VENV}/bin/python"
+WHEELHOUSE = "/opt/wheelhouse"
+PIP_CONF = f"""\
+# this machine installs Python packages from its local wheelhouse only
+[global]
+no-index = true
+find-links = {WHEELHOUSE}
+disable-pip-version-check = true
+"""
 
 DOCKERFILE = """\
 # gold environment for {name} {version}, built offline from its wheelhouse
@@ -34,6 +48,8 @@ RUN python3 -m venv {venv} \\
 FROM {base}
 LABEL {label}=1 {label}.project={name} {label}.version={version}
 COPY --from=install {venv} {venv}
+COPY wheels {wheelhouse}
+COPY pip.conf /etc/pip.conf
 COPY project {workdir}
 WORKDIR {workdir}
 ENV VIRTUAL_ENV={venv} PATH={venv}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -88,11 +104,12 @@ def build_gold_image(
             _link_or_copy(wheel, context / "wheels" / wheel.name)
         lines = [f"/tmp/wheels/{project_wheel}", *requirements]
         (context / "requirements.txt").write_text("\n".join(lines) + "\n")
+        (context / "pip.conf").write_text(PIP_CONF)
         shutil.copytree(project_tree, context / "project", symlinks=True)
         (context / "Dockerfile").write_text(
             DOCKERFILE.format(
                 name=canonicalize_name(name), version=version, base=base_image, label=LABEL,
-                venv=VENV, workdir=WORKDIR,
+                venv=VENV, workdir=WORKDIR, wheelhouse=WHEELHOUSE,
             )
         )
         (context / ".base-image-id").write_text(base_image_id)

@@ -19,11 +19,23 @@ Origin = Literal["operators", "agent"]
 
 
 class AppliedOperator(BaseModel):
+    """One operator of a broken state, with what the run learnt about it."""
+
     name: str
     category: str
     target: str
     symptom: str
     hint: str
+    #: patterns (regular expressions, case-insensitive) of the error text this operator's
+    #: symptom speaks of: a text names the symptom only when some F2P error matches one
+    shows: list[str] = Field(default_factory=list)
+    #: how the repair is done with only what is in the image ("" = it is not: the bytes
+    #: exist only in the oracle's script, or a network is needed)
+    offline: str = ""
+    #: the minimality evidence of a composite state: is the operator necessary (some F2P
+    #: test passes with its ΔD left out), and which F2P tests pass without it
+    necessary: bool | None = None
+    fixes: list[str] = Field(default_factory=list)
 
 
 class DegradationQuery(BaseModel):
@@ -113,6 +125,11 @@ class TaskInstance(BaseModel):
     attempt: int
     origin: Origin = "operators"
     title: str = ""  # the agent path: the degradation task's title
+    #: the operators with their minimality evidence (the operator path; [] on older records)
+    applied: list[AppliedOperator] = Field(default_factory=list)
+    #: can the state be repaired with only what is in the image? None: unknown (an older
+    #: record, or the agent path, whose repair is derived from the filesystem difference)
+    offline_fair: bool | None = None
 
 
 def run_order(task: TaskInstance) -> list[str]:

@@ -89,6 +89,16 @@ class Operator:
     #: configuration before it runs the tests) would score with nothing done, so such
     #: operators run only when named.
     default: ClassVar[bool] = True
+    #: Patterns (regular expressions, matched case-insensitively) of the error text the
+    #: symptom speaks of. An issue text states the symptom only when an observed F2P error
+    #: matches one of them; with none, the symptom is never stated (the errors speak).
+    shows: ClassVar[tuple[str, ...]] = ()
+    #: How the repair is done with only what is in the image, in one sentence (may name
+    #: target fields like ``{dist}``): a wheel in the local wheelhouse pip is configured
+    #: with, a tool that regenerates the file, a copy a real machine also keeps. Empty: the
+    #: repair needs bytes only the oracle carries, or the network; such tasks are not
+    #: offline-fair.
+    offline: ClassVar[str] = ""
 
     def target(self, *, path: str = "", name: str = "", touching: list[str] | None = None, **data) -> Target:
         """A target of this operator, its ``data`` made with the operator's ``Data`` model."""
@@ -109,11 +119,20 @@ class Operator:
         """Shell lines that repair the target (no shebang, no ``set -e``: see solution_script)."""
         raise NotImplementedError
 
+    def offline_repair(self, target: Target) -> str:
+        """How this target's repair is done offline ("" when it cannot be): ``offline`` with
+        the target filled in. Operators whose fairness depends on the target override it."""
+        return _fill(self.offline, target)
+
     def describe(self, target: Target) -> dict[str, str]:
         """Symptom and hint texts with the target filled in (never the fix)."""
-        values = {"name": target.name, "path": target.path}
-        values.update({k: str(v) for k, v in target.data if v is not None})
-        return {"symptom": self.symptom.format_map(_Missing(values)), "hint": self.hint.format_map(_Missing(values))}
+        return {"symptom": _fill(self.symptom, target), "hint": _fill(self.hint, target)}
+
+
+def _fill(text: str, target: Target) -> str:
+    values = {"name": target.name, "path": target.path}
+    values.update({k: str(v) for k, v in target.data if v is not None})
+    return text.format_map(_Missing(values))
 
 
 class _Missing(dict):

@@ -12,6 +12,8 @@ from cligym import __version__
 DiscardKind = Literal[
     "no_target", "build_failed", "no_failure", "not_reproducible", "trivial", "leak",
     "not_solvable", "duplicate", "error",
+    # a composite state none of whose operators is necessary; an issue text that a check refused
+    "not_minimal", "bad_text",
     # the LLM-agent path only
     "bad_query", "no_dockerfile", "tests_changed",
 ]

@@ -185,3 +185,33 @@ def executed_files(probe: Probe, tests: list[str]) -> list[tuple[str, str, list[
             found.setdefault(real, (command, []))[1].append(test)
     out = [(command, real, touching) for real, (command, touching) in found.items()]
     return sorted(out, key=lambda item: (len(item[2]), item[1]))
+
+
+# ---- the local wheelhouse -------------------------------------------------------------------
+
+WHEEL_NAME = re.compile(r"^(?P<name>[^-/]+)-(?P<version>[^-/]+)(-\d[^-/]*)?-[^-/]+-[^-/]+-[^-/]+\.whl$")
+
+
+def wheel_for(probe: Probe, dist: str, version: str) -> str | None:
+    """The path of a wheel of ``dist`` at ``version`` somewhere in the gold image (a local
+    wheelhouse, a wheel cache), or None: with one, ``pip install --no-index --find-links
+    DIR`` reinstalls the distribution offline."""
+    want = (canon(dist), version)
+    for path, entry in probe.files.items():
+        if entry.type != "f" or not path.endswith(".whl"):
+            continue
+        m = WHEEL_NAME.match(path.rpartition("/")[2])
+        if m and (canon(m["name"]), m["version"]) == want:
+            return path
+    return None
+
+
+def reinstall_line(probe: Probe, dist: str, version: str) -> str | None:
+    """The shell line that reinstalls ``dist==version`` from the wheel in the image, with the
+    environment's own pip and no index; None when the image holds no such wheel."""
+    wheel = wheel_for(probe, dist, version)
+    if wheel is None:
+        return None
+    pip = f"{probe.python.get('prefix', '/opt/venv')}/bin/python -m pip"
+    return (f"{pip} install --quiet --no-index --find-links {wheel.rpartition('/')[0]} "
+            f"--force-reinstall --no-deps '{dist}=={version}'")

@@ -36,6 +36,10 @@ def export(
     hint: Annotated[bool, typer.Option("--hint/--no-hint", help="Put the hint paragraph in the instruction.")] = False,
     style: Annotated[str, typer.Option(help="Issue text guidance: strong, balanced or weak.")] = "strong",
     force: Annotated[bool, typer.Option(help="Replace a non-empty output directory.")] = False,
+    offline_only: Annotated[bool, typer.Option(
+        "--offline-only/--with-network",
+        help="Export only offline-fair tasks (repairable with what is in the image), or also the others, "
+             "with network access and marked so.")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the export report as JSON.")] = False,
 ) -> None:
     """Export verified tasks as Harbor or Terminal-Bench 1.0 task dirs, or a JSONL dataset."""
@@ -45,9 +49,12 @@ def export(
     exporter = get_exporter(fmt)
     write_missing_issues(run_dir)
     runtime = Runtime() if exporter.builds_from_gold else None
-    report = run_export(run_dir, fmt, output, hint=hint, style=style, force=force, runtime=runtime)
+    report = run_export(run_dir, fmt, output, hint=hint, style=style, force=force, offline_only=offline_only,
+                        runtime=runtime)
     if as_json:
         print_json(report)
         return
     out.print(f"exported {len(report.tasks)} tasks as {report.format} to {report.output}")
+    if report.left_out:
+        out.print(f"left out {len(report.left_out)} task(s) that are not offline-fair (--with-network exports them)")
     out.print(f"they build FROM {len(report.gold_images)} gold image(s): {', '.join(report.gold_images)}")

@@ -8,13 +8,47 @@ from pathlib import Path
 
 from cligym.models.task import TaskInstance
 
-HARD_CATEGORIES = {"dynamic_linking", "bytecode", "locale_encoding", "dependency_versions", "interpreter_venv"}
+#: How far the symptom lies from its cause, by category: 0 when the error names what is
+#: broken (a missing package), 1 when it points near it, 2 when the cause sits in another
+#: layer than the error (the dynamic loader, bytecode, locales, the interpreter's set-up).
+DISTANCE = {
+    "dependency_versions": 1, "package_files": 1, "package_metadata": 1, "environment_variables": 1,
+    "filesystem_permissions": 0, "certificates": 1, "system_files": 1, "time_zone_data": 1, "code": 1,
+    "import_system": 2, "dynamic_linking": 2, "bytecode": 2, "locale_encoding": 2, "interpreter_venv": 2,
+    "test_configuration": 1,
+}
+ERROR_KIND = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Warning|Exit))\b")
+
+
+def necessary_operators(task: TaskInstance) -> int:
+    """The operators minimality found necessary (all of them on records without evidence)."""
+    if task.applied:
+        return sum(1 for a in task.applied if a.necessary is not False)
+    return max(1, len(task.operators))
+
+
+def error_kinds(task: TaskInstance) -> list[str]:
+    """The distinct exception kinds the F2P errors end in (the last one each names)."""
+    kinds = set()
+    for message in task.errors.values():
+        found = ERROR_KIND.findall(message)
+        kinds.add(found[-1] if found else "assertion or other")
+    return sorted(kinds)
 
 
 def difficulty(task: TaskInstance) -> str:
-    """A rough estimate: more operators, and areas that need deeper system knowledge, are harder."""
-    score = len(task.operators) + len(set(task.categories) & HARD_CATEGORIES)
-    return "easy" if score <= 1 else "medium" if score == 2 else "hard"
+    """From evidence, not from a count of operators: every necessary operator beyond the
+    first adds 2, every distinct kind of failure beyond the first adds 1, and how far the
+    symptom lies from its cause adds 0–2 (``DISTANCE``, the farthest category)."""
+    distance = max((DISTANCE.get(c, 1) for c in task.categories), default=1)
+    score = 2 * (necessary_operators(task) - 1) + max(0, len(error_kinds(task)) - 1) + distance
+    return "easy" if score <= 1 else "medium" if score <= 3 else "hard"
+
+
+def network_mode(task: TaskInstance) -> str:
+    """"no-network" for an offline-fair task; "public" for one whose repair needs the
+    network (exported only on request, and marked so)."""
+    return "no-network" if task.offline_fair else "public"
 
 
 def task_name(task: TaskInstance) -> str:

@@ -27,6 +27,7 @@ def row(task: TaskInstance, issues: TaskIssues, style: str) -> dict:
         "solution": task.solution,
         "test_command": task.test_command,
         "workdir": task.workdir,
+        "offline_fair": task.offline_fair,
     }
 
 

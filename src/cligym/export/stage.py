@@ -87,6 +87,22 @@ def prepare_output(out: ExportDir, force: bool) -> None:
     out.path.mkdir(parents=True, exist_ok=True)
 
 
+NOT_FAIR = "not offline-fair: its repair needs the network or bytes only the oracle carries"
+
+
+def offline_fair_only(tasks: list[TaskInstance]) -> tuple[list[TaskInstance], dict[str, str]]:
+    """The tasks whose every operator declares an offline repair, and the others with why
+    (a record without the declaration, e.g. from the agent path or an older run, is not
+    known to be fair and is left out too)."""
+    kept, left = [], {}
+    for task in tasks:
+        if task.offline_fair:
+            kept.append(task)
+        else:
+            left[task.instance_id] = NOT_FAIR if task.offline_fair is False else "offline fairness unknown (no operator declarations)"
+    return kept, left
+
+
 def check_gold_images(runtime: Runtime, tasks: list[TaskInstance]) -> None:
     for image in sorted({t.image_name for t in tasks}):
         if not runtime.image_exists(image):
@@ -104,15 +120,24 @@ def export(
     hint: bool = False,
     style: str = "strong",
     force: bool = False,
+    offline_only: bool = True,
     runtime: Runtime | None = None,
 ) -> ExportReport:
-    """Export every task of ``run_dir`` into ``out`` as ``fmt``. With a runtime, the gold
-    images the tasks build FROM must be in the engine (formats that build only)."""
+    """Export every task of ``run_dir`` into ``out`` as ``fmt`` (with ``offline_only``, only
+    the offline-fair ones; the others are exported with network access and marked so).
+    With a runtime, the gold images the tasks build FROM must be in the engine (formats
+    that build only)."""
     exporter = get_exporter(fmt)
     if style not in STYLES:
         raise BadInput(f"unknown style {style!r}; choose strong, balanced or weak")
     refuse_records(Path(out), Path(run_dir))
     tasks = load_tasks(run_dir)
+    left_out: dict[str, str] = {}
+    if offline_only:
+        tasks, left_out = offline_fair_only(tasks)
+        if not tasks:
+            raise BadInput(f"none of the {len(left_out)} tasks of {run_dir} is offline-fair; "
+                           "pass --with-network to export them with network access")
     items: list[Item] = [(task, load_issues(run_dir, task)) for task in tasks]
     if runtime is not None and exporter.builds_from_gold:
         check_gold_images(runtime, tasks)
@@ -123,7 +148,7 @@ def export(
                     runtime=(runtime or Runtime()) if exporter.builds_from_gold else None)
     report = ExportReport(format=fmt, hint=hint, style=style, output=str(out),
                           gold_images=sorted({t.image_name for t in tasks}),
-                          tasks=[t.instance_id for t in tasks])
+                          tasks=[t.instance_id for t in tasks], left_out=left_out, offline_only=offline_only)
     save(report, report_path)
     return report
 

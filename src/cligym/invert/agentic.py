@@ -99,6 +99,9 @@ class AgentDegrader:
         if candidate.query:
             self.memory.append(candidate.query.title)
 
+    def missed(self, proposal: Proposal) -> None:
+        """Never called: agent proposals do not ask for another try (``retry`` is false)."""
+
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         directions = sample_directions(rng)

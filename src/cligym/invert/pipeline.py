@@ -7,13 +7,20 @@ after that is the same whoever proposed it, and lives here once:
 1. the delta's digest names the task; a task of another attempt with the same delta makes
    this one a duplicate;
 2. gold + ΔD is built from scratch (no layer cache);
-3. the selected tests run in a fresh container of it. When the degrader saw the tests fail
+3. the screen: the tests the degrader predicts to fail run first; when none fails, a
+   degrader that may (``retry``) proposes again within the attempt, up to ``MAX_TRIES``
+   proposals, and the misses are recorded (``Candidate.screened``) for it to learn from;
+4. the selected tests run in a fresh container of it. When the degrader saw the tests fail
    itself (the agent, in its own container), the fresh run must fail exactly the same set
    (``reproduced``); otherwise this run decides FAIL_TO_PASS and PASS_TO_PASS;
-4. ``cligym.verify.check_broken_state``: a repeat run, the leak scan, no untouchable path
+5. minimality (``cligym.invert.minimal``): a state of several operators keeps only the
+   operators whose ΔD, left out, lets some F2P test pass; with decoys dropped the smaller
+   state goes through the pipeline again from step 1;
+6. ``cligym.verify.check_broken_state``: a repeat run, the leak scan, no untouchable path
    changed, and the solution makes every selected test pass;
-5. the TaskInstance and its issue texts are saved, then the Candidate; the broken image is
-   removed whatever happened.
+7. the TaskInstance and its issue texts are saved (a text ``check_issues`` refuses
+   discards the attempt), then the Candidate; the broken image is removed whatever
+   happened.
 
 Each attempt is seeded by (the degrader's seed prefix, the run's seed, the attempt number)
 alone, so a run is reproducible and a resumed run makes the same attempts.
@@ -31,13 +38,14 @@ from typing import Any, Protocol
 from cligym.errors import BuildFailed, CligymError
 from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_bytes
 from cligym.harness.testrun import run_tests
+from cligym.invert import minimal
 from cligym.invert.context import RunContext, classify, error_excerpts
 from cligym.invert.summary import summarize
-from cligym.issue import write_issues
+from cligym.issue import check_issues, write_issues
 from cligym.models.fs import LeakReport
 from cligym.models.io import load, save
 from cligym.models.run import Summary
-from cligym.models.task import Candidate, TaskInstance
+from cligym.models.task import AppliedOperator, Candidate, TaskInstance
 from cligym.models.testrun import TestRun
 from cligym.models.verify import Verdict
 from cligym.verify import check_broken_state
@@ -62,6 +70,15 @@ class Proposal:
     candidate: dict[str, Any] = field(default_factory=dict)  # extra Candidate fields
     #: the TaskInstance fields this degrader decides, given the verdict
     task_fields: Callable[[Verdict], dict[str, Any]] = lambda verdict: {}
+    #: the operators, one ΔD part each (the operator path): minimality checks each part
+    applied: list[AppliedOperator] = field(default_factory=list)
+    parts: list[list[str]] = field(default_factory=list)
+    #: the same proposal with only the parts at the given indexes (minimality's reduction)
+    keep: Callable[[list[int]], Proposal] | None = None
+    #: the tests the degrader predicts to fail, run first (the screen)
+    screen: list[str] = field(default_factory=list)
+    #: may a screen miss be followed by another proposal within the same attempt?
+    retry: bool = False
 
 
 class Degrader(Protocol):
@@ -74,6 +91,9 @@ class Degrader(Protocol):
 
     def seen(self, candidate: Candidate) -> None:
         """Learn from a finished attempt (loaded from disk on a resumed run, or just made)."""
+
+    def missed(self, proposal: Proposal) -> None:
+        """The screen found no failure for ``proposal``; another one is asked for next."""
 
 
 def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int) -> Summary:
@@ -107,14 +127,22 @@ def forget_orphans(ctx: RunContext) -> None:
             shutil.rmtree(record.parent, ignore_errors=True)
 
 
+#: How many proposals one attempt may build when the screen finds no failure.
+MAX_TRIES = 5
+
+
 class _Attempt:
     """The fields of one attempt's Candidate, filled in as the attempt goes."""
 
-    def __init__(self, ctx: RunContext, attempt: int, proposal: Proposal, seconds: dict[str, float]) -> None:
+    def __init__(self, ctx: RunContext, attempt: int, proposal: Proposal, seconds: dict[str, float],
+                 screened: list[str], decoys: list[str]) -> None:
         self.ctx, self.proposal = ctx, proposal
         self.fields: dict[str, Any] = dict(id=f"{attempt:04d}", attempt=attempt, seed=ctx.seed, seconds=seconds,
-                                           sample=proposal.sample, dockerfile=proposal.dockerfile)
+                                           sample=proposal.sample, dockerfile=proposal.dockerfile,
+                                           screened=screened, decoys=decoys)
         self.fields.update(proposal.candidate)
+        if proposal.applied:
+            self.fields["operators"] = proposal.applied
         if isinstance(proposal.solution, str) and proposal.solution:
             self.fields["solution"] = proposal.solution
 
@@ -129,20 +157,51 @@ class _Attempt:
         return Candidate(**self.fields, status="verified", instance_id=instance_id)
 
 
+class _Miss(Exception):
+    """The screen found no failure: the attempt may try another proposal."""
+
+
 def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate:
     rng = random.Random(f"{degrader.seed_prefix}:{ctx.seed}:{attempt}")
     seconds: dict[str, float] = {}
+    screened: list[str] = []
+    decoys: list[str] = []
     proposal = degrader.propose(ctx, attempt, rng)
-    seconds.update(proposal.candidate.pop("seconds", {}))
-    state = _Attempt(ctx, attempt, proposal, seconds)
-    if proposal.discard is not None:
-        return state.discarded(*proposal.discard)
+    for _ in range(MAX_TRIES + 2):  # the tries, and a minimality reduction or two
+        seconds.update({k: seconds.get(k, 0.0) + v for k, v in proposal.candidate.pop("seconds", {}).items()})
+        state = _Attempt(ctx, attempt, proposal, seconds, screened, decoys)
+        if proposal.discard is not None:
+            return state.discarded(*proposal.discard)
+        try:
+            return _attempt_state(state)
+        except _Reduced as reduced:
+            decoys.extend(reduced.decoys)
+            proposal = reduced.proposal
+        except _Miss:
+            screened.append(" + ".join(f"{a.name}|{a.target}" for a in proposal.applied) or proposal.name)
+            if not proposal.retry or len(screened) >= MAX_TRIES:
+                return state.discarded("no_failure", f"no selected test failed in {len(screened)} tries")
+            degrader.missed(proposal)
+            proposal = degrader.propose(ctx, attempt, rng)
+    return state.discarded("error", "too many proposals in one attempt")
+
+
+class _Reduced(Exception):
+    """Minimality dropped decoy operators: check the smaller state from the start."""
+
+    def __init__(self, proposal: Proposal, decoys: list[str]) -> None:
+        super().__init__(proposal.name)
+        self.proposal, self.decoys = proposal, decoys
+
+
+def _attempt_state(state: _Attempt) -> Candidate:
+    ctx, proposal = state.ctx, state.proposal
     if proposal.observed is not None:
         _classify(state, proposal.observed)
     gold = ctx.gold
     digest = delta_digest(gold, proposal.dockerfile)
     instance_id = f"{gold.source.name}.{proposal.name}.{digest}"
-    if ctx.run.instance(instance_id).exists() and load(TaskInstance, ctx.run.instance(instance_id)).attempt != attempt:
+    if ctx.run.instance(instance_id).exists() and load(TaskInstance, ctx.run.instance(instance_id)).attempt != state.fields["attempt"]:
         return state.discarded("duplicate", "the same delta as an earlier attempt")
     tag = broken_tag(gold, digest)
     try:
@@ -162,8 +221,13 @@ def _classify(state: _Attempt, run: TestRun) -> list[str]:
     return f2p
 
 
+def _timed(seconds: dict[str, float], key: str, started: float) -> None:
+    seconds[key] = seconds.get(key, 0.0) + time.monotonic() - started
+
+
 def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
-    """Build gold + ΔD, run the sample, check the broken state, save the task."""
+    """Build gold + ΔD, screen and run the sample, check minimality and the broken state,
+    save the task."""
     ctx, proposal, seconds = state.ctx, state.proposal, state.seconds
     gold = ctx.gold
     started = time.monotonic()
@@ -173,20 +237,52 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
         if proposal.observed is not None:
             state.fields["reproduced"] = False
         return state.discarded("build_failed", str(exc))
-    seconds["build"] = time.monotonic() - started
+    _timed(seconds, "build", started)
     started = time.monotonic()
+    screen = [t for t in proposal.sample if t in set(proposal.screen)]
+    if screen and len(screen) < len(proposal.sample):
+        if not classify(run_tests(ctx.runtime, tag, gold.workdir, gold.test_command, screen), screen)[0]:
+            _timed(seconds, "screen", started)
+            raise _Miss()
+        _timed(seconds, "screen", started)
+        started = time.monotonic()
     fresh = run_tests(ctx.runtime, tag, gold.workdir, gold.test_command, proposal.sample)
     if proposal.observed is None:
-        seconds["run"] = time.monotonic() - started
+        _timed(seconds, "run", started)
         if not _classify(state, fresh):
-            return state.discarded("no_failure", "every sampled test passed")
+            raise _Miss()
     else:
-        seconds["rerun"] = time.monotonic() - started
+        _timed(seconds, "rerun", started)
         reason = _not_reproduced(classify(fresh, proposal.sample)[0], state.fields["FAIL_TO_PASS"])
         state.fields["reproduced"] = not reason
         if reason:
             return state.discarded("not_reproducible", reason)
+    rejected = _minimal(state)
+    if rejected is not None:
+        return rejected
     return _verify_and_save(state, tag, instance_id, proposal.observed or fresh)
+
+
+def _minimal(state: _Attempt) -> Candidate | None:
+    """Record each operator's evidence; raise _Reduced when some are decoys (a discarded
+    Candidate when all are)."""
+    ctx, proposal = state.ctx, state.proposal
+    f2p = state.fields["FAIL_TO_PASS"]
+    if len(proposal.parts) < 2:
+        applied = [a.model_copy(update={"necessary": True, "fixes": list(f2p)}) for a in proposal.applied]
+    else:
+        necessary, fixes = minimal.check(ctx.runtime, ctx.gold, proposal.parts, f2p, proposal.sample, state.seconds)
+        applied = [a.model_copy(update={"necessary": n, "fixes": f})
+                   for a, n, f in zip(proposal.applied, necessary, fixes, strict=True)]
+        kept = [i for i, n in enumerate(necessary) if n]
+        if len(kept) < len(necessary):
+            if not kept or proposal.keep is None:
+                state.fields["operators"] = applied
+                return state.discarded(
+                    "not_minimal", "no operator is necessary alone: each one's breakage hides behind another's")
+            raise _Reduced(proposal.keep(kept), [f"{a.name}|{a.target}" for a in applied if not a.necessary])
+    state.fields["operators"] = applied
+    return None
 
 
 def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
@@ -209,6 +305,7 @@ def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun
     fields["extra_bytes"] = extra_bytes(ctx.runtime, gold, tag)
     if not verdict.ok:
         return state.discarded(verdict.kind or "error", verdict.reason)
+    applied = fields.get("operators", [])
     task = TaskInstance(
         instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
         workdir=gold.workdir, test_command=gold.test_command, dockerfile=proposal.dockerfile,
@@ -216,8 +313,14 @@ def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun
         solution=verdict.solution or fields.get("solution", ""), errors=error_excerpts(first, f2p),
         changed_paths=verdict.changed_paths, fail_fraction=fields["fail_fraction"], suite_size=len(gold.tests),
         extra_bytes=fields["extra_bytes"], seed=ctx.seed, attempt=fields["attempt"],
+        applied=applied if proposal.applied else [],
+        offline_fair=all(a.offline for a in applied) if proposal.applied else None,
         **proposal.task_fields(verdict),
     )
-    save(write_issues(task), ctx.run.issues(instance_id))
+    issues = write_issues(task)
+    problems = check_issues(task, issues)
+    if problems:
+        return state.discarded("bad_text", "; ".join(problems))
+    save(issues, ctx.run.issues(instance_id))
     save(task, ctx.run.instance(instance_id))
     return state.verified(instance_id)

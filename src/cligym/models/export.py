@@ -12,3 +12,6 @@ class ExportReport(BaseModel):
     tasks: list[str] = Field(default_factory=list)
     output: str
     gold_images: list[str] = Field(default_factory=list)
+    #: tasks of the run not exported, with why (e.g. not offline-fair under --offline-only)
+    left_out: dict[str, str] = Field(default_factory=dict)
+    offline_only: bool = False

@@ -1,0 +1,163 @@
+"""What makes the search's tasks true and varied: target choice, learning, the share cap,
+the screen with its retries, and minimality (decoy operators dropped, evidence recorded).
+
+The choosing and learning are pure and tested on hand-made operators; the screen and
+minimality are tested on the real markupsafe gold image with hand-made operators whose
+effect is known: an empty ``html`` module on PYTHONPATH fails the four tests that use
+``html`` (a part of the suite), and touching an unrelated file breaks nothing (a decoy).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import ClassVar
+
+from cligym.invert.context import open_run
+from cligym.invert.operators import Operator, Target, TargetData
+from cligym.invert.pipeline import run_attempts
+from cligym.invert.search import Chooser, Learnt, _adds, proposal_of, restrict
+from cligym.models.io import load, save
+from cligym.models.task import Candidate, TaskInstance
+from cligym.ui import Reporter
+
+
+class _Shadow(Operator):
+    name = "test_shadow"
+    category = "environment_variables"
+    symptom = "The standard library's html module lacks what the tests use."
+    hint = "Which html module Python imports."
+    shows: ClassVar[tuple[str, ...]] = (r"html",)
+    offline = "remove the stray module"
+
+    def apply(self, target):
+        folder = target.path.rpartition("/")[0]
+        return [f"RUN mkdir -p {folder} && touch {target.path}", f"ENV PYTHONPATH={folder}"]
+
+    def solution(self, target):
+        return [f"rm -f {target.path}"]
+
+
+class _Touch(Operator):
+    name = "test_touch"
+    category = "system_files"
+    symptom = "An SSL certificate error (PEM lib)."
+    hint = "Certificates."
+    shows: ClassVar[tuple[str, ...]] = (r"PEM|certificate",)
+    offline = "remove the file"
+
+    def apply(self, target):
+        return [f"RUN touch {target.path}"]
+
+    def solution(self, target):
+        return [f"rm -f {target.path}"]
+
+
+def _target(path: str, touching: list[str]) -> Target:
+    return Target(path=path, data=TargetData(), touching=touching)
+
+
+# ---- choosing and learning (no engine) ------------------------------------------------
+
+
+def test_restrict_cuts_touching_to_the_sample_and_drops_untouched_targets():
+    op = _Touch()
+    options = [(op, [_target("/a", ["t1", "t2"]), _target("/b", ["t3"])])]
+    cut = restrict(options, ["t2", "t4"])
+    assert [(o.name, [(t.path, t.touching) for t in ts]) for o, ts in cut] == [("test_touch", [("/a", ["t2"])])]
+    assert restrict(options, ["t9"]) == []
+
+
+def test_a_further_composite_target_must_add_tests_and_not_cover_the_earlier_ones():
+    assert _adds(_target("/a", ["t1"]), set())
+    assert _adds(_target("/a", ["t2", "t3"]), {"t1", "t2"})
+    assert not _adds(_target("/a", ["t1"]), {"t1", "t2"})  # nothing new: could be a decoy
+    assert not _adds(_target("/a", ["t1", "t2", "t3"]), {"t1"})  # would hide the earlier one
+
+
+def test_learning_weighs_operators_by_what_broke_and_remembers_tried_pairs():
+    learnt = Learnt()
+    miss = Candidate(id="0000", attempt=0, seed=0, status="discarded", discard_kind="no_failure",
+                     screened=["test_touch|/a", "test_touch|/b"])
+    learnt.seen(miss)
+    assert learnt.weight(_Touch()) < learnt.weight(_Shadow())
+    assert {"test_touch|/a", "test_touch|/b"} <= learnt.tried
+    made = Candidate(id="0001", attempt=1, seed=0, status="verified", instance_id="x",
+                     operators=[{"name": "test_shadow", "category": "c", "target": "/s", "symptom": "", "hint": ""}])
+    learnt.seen(made)
+    assert learnt.made["test_shadow"] == 1 and learnt.breaks["test_shadow"] == 1
+
+
+def test_an_operator_at_its_share_cap_is_chosen_only_when_nothing_else_is_left():
+    learnt = Learnt()
+    learnt.made["test_shadow"] = 2
+    chooser = Chooser(files=None, cap=2, learnt=learnt)
+    chooser._prepare = lambda op, target: target  # no gold files needed
+    both = [(_Shadow(), [_target("/s", ["t1"])]), (_Touch(), [_target("/a", ["t2"])])]
+    for seed in range(20):
+        picked = chooser.choose(random.Random(seed), both, 1, 10)
+        assert [op.name for op, _ in picked] == ["test_touch"]
+    alone = chooser.choose(random.Random(0), both[:1], 1, 10)
+    assert [op.name for op, _ in alone] == ["test_shadow"]
+
+
+def test_a_proposal_knows_its_parts_and_keeps_a_subset():
+    pairs = [(_Shadow(), _target("/s", ["t1"])), (_Touch(), _target("/a", ["t2"]))]
+    proposal = proposal_of(["t1", "t2"], pairs)
+    assert proposal.parts == [["RUN mkdir -p  && touch /s", "ENV PYTHONPATH="], ["RUN touch /a"]] and proposal.retry
+    assert proposal.screen == ["t1", "t2"]
+    smaller = proposal.keep([0])
+    assert smaller.dockerfile == proposal.parts[0] and [a.name for a in smaller.applied] == ["test_shadow"]
+    assert "rm -f /a" not in smaller.solution
+
+
+# ---- the screen and minimality on a real gold image -----------------------------------
+
+
+class _Scripted:
+    """A degrader proposing what the test scripted, in order, on the whole suite."""
+
+    seed_prefix = "test"
+
+    def __init__(self, scripts) -> None:
+        self.scripts = list(scripts)
+        self.misses: list[str] = []
+
+    def seen(self, candidate) -> None:
+        pass
+
+    def missed(self, proposal) -> None:
+        self.misses.append(proposal.name)
+
+    def propose(self, ctx, attempt, rng):
+        return proposal_of(list(ctx.gold.tests), self.scripts.pop(0)(ctx))
+
+
+def _html(ctx) -> Target:
+    return _target("/usr/local/lib/stray/html.py", [t for t in ctx.gold.tests if "escaping" in t or "unescape" in t])
+
+
+def test_screen_retries_and_minimality_drops_a_decoy(runtime, gold_envs, tmp_path):
+    gold = gold_envs("markupsafe==3.0.2")
+    save(gold, tmp_path / "gold" / "gold.json")
+    ctx = open_run(tmp_path / "gold", tmp_path / "run", runtime, Reporter(), 2, seed=0, operators=["test"],
+                   sample_size=200, max_operators=3)
+    decoy = ("/etc/cligym-decoy", list(gold.tests)[:3])
+    degrader = _Scripted([
+        lambda ctx: [(_Touch(), _target(*decoy))],  # breaks nothing: the screen misses, the attempt tries again
+        lambda ctx: [(_Shadow(), _html(ctx))],
+        lambda ctx: [(_Shadow(), _html(ctx)), (_Touch(), _target(*decoy))],  # a composite with a decoy
+    ])
+    with runtime.session(gold.image) as session:
+        ctx.gold_session = session
+        run_attempts(ctx, degrader, 2)
+    first = load(Candidate, ctx.run.candidate(0))
+    assert first.status == "verified", first.reason
+    assert first.screened == ["test_touch|/etc/cligym-decoy"] and degrader.misses == ["test_touch"]
+    second = load(Candidate, ctx.run.candidate(1))
+    # the decoy is dropped and the smaller state is the first attempt's: a duplicate
+    assert second.decoys == ["test_touch|/etc/cligym-decoy"]
+    assert second.status == "discarded" and second.discard_kind == "duplicate", second.reason
+    task = load(TaskInstance, ctx.run.instance(first.instance_id))
+    assert [(a.name, a.necessary) for a in task.applied] == [("test_shadow", True)]
+    assert set(task.applied[0].fixes) == set(task.FAIL_TO_PASS) and 0 < task.fail_fraction < 1
+    assert task.offline_fair is True

@@ -1,0 +1,230 @@
+"""Operators: package_files (files of installed distributions gone missing or cut short).
+
+An installed distribution is more than its top-level package: submodules that only some
+code paths import, and data files (schemas, word lists, certificates, templates) that only
+some functions read. When one of them goes missing or is cut short, the distribution
+still imports and most of the suite still passes; only the tests that reach that one file
+fail. These operators choose such a file from what tests touch while they run, so the
+tests they break are a part of the suite. A file touched while pytest collects (a test
+module's imports) or starts (conftest imports) is never chosen: a test module that fails to
+import stops pytest's collection, and then no test of the session runs at all.
+
+Every repair is a reinstall of the distribution from the wheel the image keeps in its
+local wheelhouse (``probing.reinstall_line``): offline, with only what is in the image. A
+target whose distribution has no wheel there is not used (``prepare`` gives None).
+"""
+
+from __future__ import annotations
+
+from cligym.invert.operators.base import Operator, register
+from cligym.invert.operators.dependencies import dist_tops
+from cligym.invert.operators.probing import (
+    TOOLING,
+    TOOLING_TOPS,
+    canon,
+    narrow_first,
+    opened,
+    own_items,
+    reinstall_line,
+    site_packages,
+    under,
+)
+from cligym.invert.operators.targets import Target, TargetData, pycache_glob, q
+from cligym.models.probe import Dist, Probe
+
+CATEGORY = "package_files"
+
+#: Files that are code, compiled code or import machinery, not data.
+NOT_DATA = (".py", ".pyc", ".pyo", ".pyi", ".so", ".pyd", ".pth", ".dll", ".dylib")
+
+OFFLINE = (
+    "Reinstall {dist}=={version} with pip from the wheel in the image's local wheelhouse "
+    "(pip is configured for it; no index is needed)."
+)
+
+
+# ---- which files belong to which distribution ----------------------------------------------
+
+
+def installed_files(probe: Probe) -> dict[str, Dist]:
+    """Files that non-tooling distributions installed under site-packages (their RECORD),
+    as absolute paths, each with its distribution."""
+    site = site_packages(probe)
+    out: dict[str, Dist] = {}
+    for dist in probe.dists:
+        if not dist.path or not under(dist.path, site) or canon(dist.name) in TOOLING:
+            continue
+        if set(dist_tops(dist)) & TOOLING_TOPS:
+            continue
+        for rel in dist.files:
+            if not rel.startswith(("..", "/")):
+                out[f"{site}/{rel}"] = dist
+    return out
+
+
+def collection_items(probe: Probe, key: str) -> set[str]:
+    """What the session start-up (pytest, conftest imports) and the collection of the test
+    modules touched (touch list ``key``). Breaking any of it breaks every test: pytest stops
+    before running anything when a test module fails to import."""
+    return {item for scope, touch in probe.touch.items() if scope == "session" or scope.startswith("file:")
+            for item in getattr(touch, key)}
+
+
+def submodules(probe: Probe, tests: list[str]) -> list[tuple[str, str, Dist, list[str]]]:
+    """Python submodules (not a package's ``__init__``, not a top-level module) of installed
+    non-tooling distributions that some tests import while they run, and neither the
+    session start-up nor a test module's collection does: (module, file, distribution,
+    touching tests)."""
+    site = site_packages(probe)
+    files = installed_files(probe)
+    startup = collection_items(probe, "modules")
+    found: dict[str, tuple[str, str, Dist, list[str]]] = {}
+    for module, path in sorted(probe.modules.items()):
+        dist = files.get(path)
+        if dist is None or "." not in module or module in startup or path in found:
+            continue
+        if not path.endswith(".py") or path.endswith("/__init__.py"):
+            continue
+        if path[len(site) + 1:-3].replace("/", ".") != module:
+            continue  # an alias of another name, not the module's own file
+        touching = [t for t in tests if module in own_items(probe, t, "modules")]
+        found[path] = (module, path, dist, touching)
+    return list(found.values())
+
+
+def is_data(path: str) -> bool:
+    """A data file of a package: not code, not metadata, not cached bytecode."""
+    parts = path.split("/")
+    if any(p.endswith((".dist-info", ".egg-info", ".data")) or p == "__pycache__" for p in parts):
+        return False
+    return not parts[-1].endswith(NOT_DATA) and ".so." not in parts[-1]
+
+
+def data_files(probe: Probe, tests: list[str]) -> list[tuple[str, Dist, list[str]]]:
+    """Data files of installed non-tooling distributions that some tests open while they
+    run, and neither the session start-up nor a test module's collection does: (path,
+    distribution, touching tests)."""
+    files = installed_files(probe)
+    startup = {probe.realpath(p) for p in collection_items(probe, "files")}
+    found = opened(probe, tests, lambda real: real in files and real not in startup and is_data(real))
+    return [(path, files[path], touching) for path, touching in found.items()]
+
+
+# ---- the operators ---------------------------------------------------------------------------
+
+
+class PackageFileData(TargetData):
+    dist: str
+    version: str
+    #: The line reinstalling the distribution from the image's wheelhouse ("" without a wheel).
+    reinstall: str = ""
+    #: package_data_truncated: the original size, and how many bytes are kept.
+    size: int = 0
+    keep: int = 0
+
+
+class _Reinstalled(Operator):
+    """A file of an installed distribution broken; the repair reinstalls the distribution
+    from the local wheelhouse."""
+
+    Data = PackageFileData
+    offline = OFFLINE
+
+    def of_dist(self, probe: Probe, dist: Dist, **fields) -> Target:
+        line = reinstall_line(probe, dist.name, dist.version) or ""
+        return self.target(dist=dist.name, version=dist.version, reinstall=line, **fields)
+
+    def prepare(self, target, gold):
+        return target if target.data.reinstall else None
+
+    def solution(self, target):
+        if not target.data.reinstall:
+            raise ValueError(f"{self.name}: no wheel of {target.data.dist} in the image")
+        return [target.data.reinstall]
+
+
+@register
+class PackageSubmoduleRemoved(_Reinstalled):
+    """A submodule file of an installed distribution deleted, its cached bytecode with it:
+    what an upgrade interrupted half-way through its file moves leaves behind, or an
+    image-slimming step that prunes modules it thinks nothing imports. The package still
+    imports; only code reaching that submodule fails."""
+
+    name = "package_submodule_removed"
+    symptom = (
+        "Part of the suite fails with ModuleNotFoundError: No module named '{name}', although "
+        "{dist} itself imports and its other features work."
+    )
+    hint = "Whether the installed files of the distribution {dist} are all there."
+    shows = (r"ModuleNotFoundError", r"No module named", r"cannot import name")
+
+    def applies_to(self, probe, tests):
+        return narrow_first([
+            self.of_dist(probe, dist, path=path, name=module, touching=touching)
+            for module, path, dist, touching in submodules(probe, tests)
+        ])
+
+    def apply(self, target):
+        return [f"RUN rm -f {q(target.path)} {pycache_glob(target.path)}"]
+
+
+@register
+class PackageDataRemoved(_Reinstalled):
+    """A data file shipped inside an installed distribution deleted: an image-slimming rule
+    that drops "unneeded" files (``*.json``, ``*.txt``, docs and examples) from
+    site-packages, not knowing the package reads them at run time."""
+
+    name = "package_data_removed"
+    symptom = (
+        "Only the tests reaching a data file that {dist} ships fail, with FileNotFoundError "
+        "or another 'No such file' error for a path inside the installed package."
+    )
+    hint = "Whether the files installed with the distribution {dist} are complete."
+    shows = (r"FileNotFoundError", r"No such file")
+
+    def applies_to(self, probe, tests):
+        return narrow_first([
+            self.of_dist(probe, dist, path=path, name=path.rpartition("/")[2], touching=touching)
+            for path, dist, touching in data_files(probe, tests)
+        ])
+
+    def apply(self, target):
+        return [f"RUN rm -f {q(target.path)}"]
+
+
+def kept_prefix(size: int) -> int:
+    """How much of a file of ``size`` bytes survives a disk filling up mid-write: whole
+    4 KiB blocks of its first half when there are any, else its first half."""
+    half = size // 2
+    return half - half % 4096 if half >= 4096 else half
+
+
+@register
+class PackageDataTruncated(_Reinstalled):
+    """A data file shipped inside an installed distribution cut short: an install that ran
+    out of disk space while writing it (the file is there, only its first blocks are)."""
+
+    name = "package_data_truncated"
+    symptom = (
+        "Only the tests reaching a data file that {dist} ships fail: reading it stops early "
+        "(a JSON, YAML or text parser reports unexpected end of data or invalid content)."
+    )
+    hint = "Whether the files installed with the distribution {dist} are intact."
+    shows = (
+        r"JSONDecodeError", r"Expecting (value|property name|',' delimiter|':' delimiter)",
+        r"Unterminated string", r"unexpected end", r"end of (file|stream|data)", r"EOFError",
+        r"Parser?Error", r"ScannerError", r"did not find expected", r"UnicodeDecodeError",
+        r"truncated", r"not well-formed", r"no element found",
+    )
+
+    def applies_to(self, probe, tests):
+        targets = []
+        for path, dist, touching in data_files(probe, tests):
+            size = probe.files[path].size
+            if size >= 2:
+                targets.append(self.of_dist(probe, dist, path=path, name=path.rpartition("/")[2],
+                                            touching=touching, size=size, keep=kept_prefix(size)))
+        return narrow_first(targets)
+
+    def apply(self, target):
+        return [f"RUN truncate -s {int(target.data.keep)} {q(target.path)}"]

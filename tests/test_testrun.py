@@ -5,11 +5,16 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from cligym.harness.testrun import (
+    MESSAGE_BUDGET,
+    REPORT_OPTIONS,
+    REPORT_PATH,
     _explain_missing,
     expected_key,
+    no_report_message,
     node_id_of,
     parse_junit,
     run_tests,
+    shell_command,
 )
 
 REPORT = b"""<?xml version="1.0" encoding="utf-8"?>
@@ -53,7 +58,7 @@ def test_requested_ids_missing_or_in_broken_module():
     assert "ImportError" in results["tests/test_broken.py::test_z"].message
     assert results["tests/test_gone.py::test_q"].outcome == "missing"
     _explain_missing(results, "collected 24 items\n............ssssssssssss\n===== 12 passed, 12 skipped in 0.03s =====\n")
-    assert results["tests/test_gone.py::test_q"].message.endswith("(pytest: 12 passed, 12 skipped in 0.03s)")
+    assert results["tests/test_gone.py::test_q"].message == "this test did not run (pytest: 12 passed, 12 skipped in 0.03s)"
     assert results["tests/test_a.py::test_ok"].outcome == "passed"
 
 
@@ -73,3 +78,52 @@ def test_broken_test_command_marks_every_id(runtime, gold_envs):
     run = run_tests(runtime, gold.image, gold.workdir, "false &&", ids, timeout=120)
     assert not run.report_found
     assert {r.outcome for r in run.results.values()} == {"error"} and set(run.results) == set(ids)
+
+
+def test_shell_names_itself_sh_not_a_harness_name():
+    argv = shell_command("/testbed", "python -m pytest")
+    assert argv[:2] == ["sh", "-c"] and argv[3] == "sh" and "cligym-tests" not in argv
+
+
+def test_collection_error_keeps_the_real_error_within_the_budget():
+    frames = "".join(f"/opt/venv/lib/python3.11/site-packages/pkg/mod{i}.py:{i}: in &lt;module&gt;\n    import mod{i + 1}\n"
+                     for i in range(80))
+    xml = f"""<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" tests="1">
+<testcase classname="" name="tests.test_wrap" time="0"><error message="collection failure">ImportError while importing test module '/testbed/tests/test_wrap.py'.
+Hint: make sure your test modules/packages have valid Python names.
+Traceback:
+{frames}E   ModuleNotFoundError: No module named 'textwrap'</error></testcase></testsuite></testsuites>""".encode()
+    message = parse_junit(xml, ["tests/test_wrap.py::test_fill"])["tests/test_wrap.py::test_fill"].message
+    assert len(message) <= MESSAGE_BUDGET
+    assert message.startswith("ImportError while importing test module '/testbed/tests/test_wrap.py'.")
+    assert message.endswith("E   ModuleNotFoundError: No module named 'textwrap'")
+    assert "import mod80" in message and "import mod1\n" not in message  # the traceback's end is kept
+    assert "collection failure" not in message and "valid Python names" not in message
+
+
+def test_no_report_message_is_the_outputs_end_without_harness_words():
+    frames = "".join(f'  File "/opt/venv/lib/python3.11/site-packages/_pytest/m{i}.py", line {i}, in <module>\n'
+                     f"    from typing import Any{i}\n" for i in range(40))
+    output = (f"Traceback (most recent call last):\n{frames}"
+              "\x1b[1;35mImportError\x1b[0m: cannot import name 'Any' from 'typing' (/testbed/typing.py)\n")
+    message = no_report_message(output, False, 1)
+    assert len(message) <= MESSAGE_BUDGET and "\x1b" not in message
+    assert message.endswith("ImportError: cannot import name 'Any' from 'typing' (/testbed/typing.py)")
+    assert "no report" not in message and "output ended" not in message
+    usage = f"ERROR: usage: __main__.py [options]\n__main__.py: error: unrecognized arguments: {REPORT_OPTIONS} -x\n"
+    assert REPORT_PATH not in no_report_message(usage, False, 4) and "junit_family" not in no_report_message(usage, False, 4)
+    assert no_report_message("", False, 127) == "the test command printed nothing (exit status 127)"
+    assert no_report_message("sh: 1: python: not found\n", True, None) == (
+        "sh: 1: python: not found\n(the test command timed out)")
+
+
+def test_missing_ids_carry_pytests_own_error_lines():
+    requested = ["tests/test_a.py::test_ok", "tests/test_a.py::test_gone[x]"]
+    results = parse_junit(REPORT, requested)
+    output = ("ERROR: not found: /testbed/tests/test_a.py::test_gone[x]\n"
+              "(no match in any of [<Module test_a.py>])\n\n========== no tests ran in 0.05s ==========\n")
+    _explain_missing(results, output)
+    message = results["tests/test_a.py::test_gone[x]"].message
+    assert message == ("ERROR: not found: /testbed/tests/test_a.py::test_gone[x]\n"
+                       "(no match in any of [<Module test_a.py>])\nthis test did not run (pytest: no tests ran in 0.05s)")
+    assert "report" not in message and "collected" not in message

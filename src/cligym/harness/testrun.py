@@ -19,11 +19,24 @@ REPORT_PATH = "/tmp/cligym-report.xml"
 #: Options appended to every test command: no cache dir written into the project, and a
 #: JUnit report whose testcases carry their file (xunit1), from which node ids are rebuilt.
 REPORT_OPTIONS = f"-p no:cacheprovider -o junit_family=xunit1 --junitxml={REPORT_PATH}"
+#: How much of a test's message the task records keep (``invert.context.error_excerpts``):
+#: messages are built so that the real error lies within it.
+MESSAGE_BUDGET = 1500
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]")
+#: pytest's advice under an ImportError of a test module, and the line naming the report
+#: file: neither tells what broke, and the report's path does not exist in a task.
+NOISE_LINE = re.compile(
+    r"^Hint: make sure your test modules/packages have valid Python names\.$|generated xml file:|^collection failure$"
+)
+
+#: The message of a requested test the report lacks (see ``_explain_missing``).
+DID_NOT_RUN = "this test did not run"
+
 
 def shell_command(workdir: str, test_command: str) -> list[str]:
     """The argv that runs ``test_command`` in ``workdir`` with node ids as ``"$@"``."""
     script = f"cd {shlex.quote(workdir)} && {test_command} {REPORT_OPTIONS} \"$@\""
-    return ["sh", "-c", script, "cligym-tests"]
+    return ["sh", "-c", script, "sh"]  # $0: the shell's own messages read "sh: 1: ..."
 
 
 def module_prefix(path: str) -> str:
@@ -75,10 +88,10 @@ def parse_junit(xml: bytes, requested: Sequence[str] = ()) -> dict[str, TestResu
                 message = child.get("message") or ""
         if not case.get("classname") and outcome == "error":
             # collection error of a whole module: name is the module's dotted path
-            file_errors[case.get("name", "")] = message
+            file_errors[case.get("name", "")] = collection_message(child.text or message)
             continue
         results[node] = TestResult(
-            outcome=outcome, seconds=float(case.get("time") or 0.0), message=message.strip()[:4000]
+            outcome=outcome, seconds=float(case.get("time") or 0.0), message=ANSI.sub("", message).strip()[:4000]
         )
     for node in requested:
         if node in results:
@@ -86,11 +99,37 @@ def parse_junit(xml: bytes, requested: Sequence[str] = ()) -> dict[str, TestResu
         path = node.split("::")[0]
         for mod, msg in file_errors.items():
             if module_prefix(path) == mod or path == mod or mod.endswith(module_prefix(path)):
-                results[node] = TestResult(outcome="error", message=msg.strip()[:4000])
+                results[node] = TestResult(outcome="error", message=msg)
                 break
         else:
-            results[node] = TestResult(outcome="missing", message="not in the test report")
+            results[node] = TestResult(outcome="missing", message=DID_NOT_RUN)
     return results
+
+
+def _rows(text: str) -> list[str]:
+    """The lines of pytest's or the shell's output, without colour codes, the harness's own
+    options (a usage error echoes them) and the noise lines."""
+    text = ANSI.sub("", text).replace(REPORT_OPTIONS, "").replace(f"--junitxml={REPORT_PATH}", "")
+    return [r.rstrip() for r in text.splitlines() if r.strip() and not NOISE_LINE.search(r.strip())]
+
+
+def _fit(rows: list[str], keep: set[int], budget: int = MESSAGE_BUDGET) -> str:
+    """``rows`` joined, dropping rows not in ``keep`` from the front until they fit."""
+    rows = list(rows)
+    while len("\n".join(rows)) > budget and any(i not in keep for i in range(len(rows))):
+        drop = next(i for i in range(len(rows)) if i not in keep)
+        rows.pop(drop)
+        keep = {k - 1 if k > drop else k for k in keep}
+    return "\n".join(rows)[-budget:]
+
+
+def collection_message(text: str) -> str:
+    """The error of a test module that failed to import, as pytest reported it: its first
+    line and its ``E`` lines (the ImportError and its message) always, as much of the
+    traceback between them as fits the budget."""
+    rows = _rows(text)
+    keep = {0} | {i for i, r in enumerate(rows) if re.match(r"E\s", r)}
+    return _fit(rows, keep) if rows else "the test module could not be collected"
 
 
 def run_tests(
@@ -123,15 +162,32 @@ def run_tests_in_session(
 
 
 def _explain_missing(results: dict[str, TestResult], output: str) -> None:
-    """A test missing from the report was not collected under its id (a parameter or the
-    module changed); pytest's closing summary line says what ran instead."""
-    rows = [r.strip(" =") for r in output.strip().splitlines() if r.strip()]
-    summary = next((r for r in reversed(rows) if re.search(r"\b(passed|failed|skipped|error|no tests ran)\b", r)), "")
+    """A test missing from the report did not run (a parameter or the module changed, or
+    pytest refused another id it was given): pytest's own ``ERROR:`` lines say why, and its
+    closing summary line what ran instead."""
+    rows = [r.strip() for r in _rows(output)]
+    summary = next((r.strip(" =") for r in reversed(rows)
+                    if re.search(r"\b(passed|failed|skipped|errors?|no tests ran)\b", r)), "")
+    said = [r for i, r in enumerate(rows)
+            if r.startswith("ERROR:") or (r.startswith("(") and i and rows[i - 1].startswith("ERROR:"))]
+    lines = [*said[:6], *(["…"] if len(said) > 6 else []), f"{DID_NOT_RUN} (pytest: {summary})" if summary else ""]
+    message = "\n".join(line for line in lines if line)
+    if not message:
+        return
     for node, outcome in results.items():
-        if outcome.outcome == "missing" and summary:
-            results[node] = TestResult(
-                outcome="missing", message=f"not in the test report: not collected under this id (pytest: {summary})"
-            )
+        if outcome.outcome == "missing":
+            results[node] = TestResult(outcome="missing", message=message[-MESSAGE_BUDGET:])
+
+
+def no_report_message(output: str, timed_out: bool, exit_code: int | None) -> str:
+    """What a test command that wrote no report said: the end of its output (its last
+    lines carry the error), or that it said nothing."""
+    rows = _rows(output)[-25:]
+    if timed_out:
+        rows.append("(the test command timed out)")
+    if not rows:
+        return f"the test command printed nothing (exit status {exit_code})"
+    return _fit(rows, {len(rows) - 1, len(rows) - 2})
 
 
 def _collect(result, report: bytes | None, ids: list[str]) -> TestRun:
@@ -142,10 +198,8 @@ def _collect(result, report: bytes | None, ids: list[str]) -> TestRun:
         except ET.ParseError:
             report = None
     if not report:
-        why = "the test command produced no report" + (" (timed out)" if result.timed_out else "")
-        tail = "\n".join(result.output.strip().splitlines()[-25:])
-        message = f"{why}; its output ended with:\n{tail}" if tail else why
-        results = {n: TestResult(outcome="error", message=message[-4000:]) for n in ids}
+        message = no_report_message(result.output, result.timed_out, result.exit_code)
+        results = {n: TestResult(outcome="error", message=message) for n in ids}
     else:
         _explain_missing(results, result.output)
     return TestRun(

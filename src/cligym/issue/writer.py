@@ -1,38 +1,40 @@
 """Offline issue texts: three levels of guidance, each with a hint and a hint-free twin.
 
 The texts are filled from templates written for cligym, varied per task (a generator seeded
-by the instance id picks among phrasings), from the failing test ids, their error excerpts
-and the operators' symptom and hint texts. The hint-free twin is made by a rule-based
-filter (``strip_hint``), and every text is redacted so it never names a path the delta
-changed; ``leaks`` checks that no solution command, ΔD line or changed path remains.
+by the instance id picks among phrasings), from the failing test ids, their cleaned error
+excerpts (``clean``), the symptoms the errors show and the operators' hint texts
+(``facts``). The hint-free twin is made by a rule-based filter (``strip_hint``), and every
+text is redacted so it never names a path the delta changed (``redact``); ``check_issues``
+tells whether a text keeps to all of this.
 """
 
 from __future__ import annotations
 
 import random
-import re
 
+from cligym.issue.clean import error_lines, key_error
+from cligym.issue.facts import error_sentence, source_changed, stated_symptoms
+from cligym.issue.redact import HINT_PREFIX, changed_paths, leaks, redact, strip_hint
 from cligym.models.issue import STYLES, IssueText, TaskIssues
 from cligym.models.task import TaskInstance
 
-HINT_PREFIX = "Hint:"
-PATH = re.compile(r"(/[\w.@+-]+)+/?")
+__all__ = ["changed_paths", "leaks", "redact", "strip_hint", "write_issues"]
 
-
+#: Openings that claim the project's code is as it was: only for a delta that leaves it so.
+CLAIMING_OPENINGS = ["Tests in {project} started failing and nobody touched the code."]
 OPENINGS = [
-    "Tests in {project} started failing and nobody touched the code.",
     "Our {project} test run has gone red.",
     "Something in the environment broke part of the {project} test suite.",
     "The {project} checkout no longer passes its own tests.",
     "After the last change to this machine, {project}'s tests fail.",
 ]
 ASKS_STRONG = [
-    "Please find the root cause in the environment and repair it so these tests pass again. "
-    "Do not edit the tests or skip them.",
-    "Track down what in the environment causes this and fix it; the tests themselves are correct "
-    "and must not be changed.",
-    "Find out why the environment produces these errors and restore it so the suite passes "
-    "again, without touching the tests.",
+    ("Please find the root cause in the environment and repair it so these tests pass again. "
+     "Do not edit the tests or skip them."),
+    ("Track down what in the environment causes this and fix it; the tests themselves are correct "
+     "and must not be changed."),
+    ("Find out why the environment produces these errors and restore it so the suite passes "
+     "again, without touching the tests."),
 ]
 ASKS_BALANCED = [
     "Please investigate and get them passing again without changing the tests.",
@@ -49,59 +51,6 @@ HINT_LEADS = ["Look at", "The problem is related to", "It may help to check", "C
 
 def _project(task: TaskInstance) -> str:
     return task.repo.split("==")[0]
-
-
-def changed_paths(task: TaskInstance) -> list[str]:
-    """Every absolute path the delta changed, plus the paths named in ΔD and solution."""
-    paths = set(task.changed_paths)
-    for line in [*task.dockerfile, *task.solution.splitlines()]:
-        paths.update(m.group(0).rstrip("/") for m in PATH.finditer(line) if m.group(0).count("/") >= 2)
-    return sorted((p for p in paths if len(p) > 4), key=len, reverse=True)
-
-
-def redact(text: str, task: TaskInstance) -> str:
-    """Replace every changed path by '…/<basename>' so no text names where the fix goes."""
-    for path in changed_paths(task):
-        if path in text:
-            text = text.replace(path, "…/" + path.rsplit("/", 1)[-1])
-    return text
-
-
-def leaks(text: str, task: TaskInstance) -> list[str]:
-    """The fix-revealing strings found in ``text`` (empty when it is clean)."""
-    found = []
-    for line in task.dockerfile:
-        if line.strip() and line.strip() in text:
-            found.append(f"ΔD line: {line.strip()[:80]}")
-    for line in task.solution.splitlines():
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#") and stripped not in ("set -e",) and stripped in text:
-            found.append(f"solution line: {stripped[:80]}")
-    for path in changed_paths(task):
-        if re.search(re.escape(path) + r"(?![\w.-])", text):
-            found.append(f"changed path: {path}")
-    return found
-
-
-def strip_hint(text: str) -> str:
-    """The rule-based filter: drop every paragraph that starts with 'Hint:'."""
-    paragraphs = re.split(r"\n\s*\n", text.strip())
-    kept = [p for p in paragraphs if not p.lstrip().lower().startswith(HINT_PREFIX.lower())]
-    return "\n\n".join(kept).strip() + "\n"
-
-
-def _excerpt(message: str, lines: int) -> str:
-    rows = [r.rstrip() for r in message.strip().splitlines() if r.strip()]
-    errors = [r for r in rows if re.match(r"^E\s", r) or re.search(r"(Error|Exception)\b", r)]
-    picked = (errors or rows)[-lines:]
-    return "\n".join(picked)
-
-
-def _last_error(message: str) -> str:
-    rows = [r.strip() for r in message.strip().splitlines() if r.strip()]
-    errors = [r for r in rows if re.search(r"(Error|Exception|error:)", r)]
-    line = (errors or rows or ["(no message)"])[-1]
-    return re.sub(r"^E\s+", "", line)[:200]
 
 
 def _test_list(tests: list[str], limit: int) -> str:
@@ -122,33 +71,59 @@ def _hint(rng: random.Random, task: TaskInstance) -> str:
     return f"{HINT_PREFIX} {rng.choice(HINT_LEADS)} {body}."
 
 
+def _symptom(task: TaskInstance) -> str:
+    """The symptoms the observed errors show (deduplicated), else a sentence made from the
+    errors themselves."""
+    sentences = [s.rstrip(".") + "." for s in stated_symptoms(task)]
+    return " ".join(sentences) if sentences else error_sentence(task)
+
+
+def _examples(task: TaskInstance, f2p: list[str]) -> list[str]:
+    """The tests whose errors a text quotes: one per distinct error (up to three), at least
+    two when there are two with a message."""
+    with_error = [t for t in f2p if key_error(task.errors.get(t, ""))]
+    seen: dict[str, str] = {}
+    for test in with_error:
+        seen.setdefault(key_error(task.errors[test]), test)
+    picked = list(seen.values())[:3]
+    picked += [t for t in with_error if t not in picked][: max(0, 2 - len(picked))]
+    return sorted(picked, key=f2p.index)
+
+
+def _strong(rng: random.Random, task: TaskInstance, opening: str, f2p: list[str]) -> str:
+    claim = "" if source_changed(task) else " The project's source is unchanged."
+    excerpts = [f"{test}:\n{error_lines(task.errors.get(test, ''), 12)}" for test in _examples(task, f2p)]
+    symptom = _symptom(task)
+    n = len(f2p)
+    return (
+        f"{opening}{claim} {n} test{'s' if n != 1 else ''} that passed before now fail"
+        f" when run from `{task.workdir}` with `{task.test_command}`:\n\n{_test_list(f2p, 12)}\n\n"
+        + (f"The errors they report:\n\n```\n{chr(10).join(excerpts)}\n```\n\n" if excerpts else "")
+        + (f"{symptom}\n\n" if symptom else "")
+        + f"{rng.choice(ASKS_STRONG)}\n\n{_hint(rng, task)}\n"
+    )
+
+
+def _balanced(rng: random.Random, task: TaskInstance, opening: str, f2p: list[str]) -> str:
+    n = len(f2p)
+    example = next(((t, key_error(task.errors.get(t, ""))) for t in f2p if key_error(task.errors.get(t, ""))), None)
+    if example:
+        said = f", for example `{example[0]}`, with:\n\n    {example[1]}\n\n"
+    else:
+        said = f", for example `{f2p[0]}`.\n\n"
+    return f"{opening} {n} test{'s' if n != 1 else ''} fail{said}{rng.choice(ASKS_BALANCED)}\n\n{_hint(rng, task)}\n"
+
+
 def write_issues(task: TaskInstance) -> TaskIssues:
+    """The three texts of a task, each with its hint-free twin, all redacted."""
     rng = random.Random(task.instance_id)
     project = _project(task)
     f2p = sorted(task.FAIL_TO_PASS)
     n = len(f2p)
-    opening = rng.choice(OPENINGS).format(project=project)
-    code_claim = "" if "code" in task.categories else " The project's source is unchanged."
-    first = f2p[0]
-    symptom = next((s for s in task.symptoms if s), "")
-
-    excerpts = []
-    for test in f2p[:2]:
-        message = task.errors.get(test, "")
-        if message:
-            excerpts.append(f"{test}:\n{_excerpt(message, 12)}")
-    strong = (
-        f"{opening}{code_claim} {n} test{'s' if n != 1 else ''} that passed before now fail"
-        f" when run from `{task.workdir}` with `{task.test_command}`:\n\n{_test_list(f2p, 12)}\n\n"
-        + (f"The errors they report:\n\n```\n{chr(10).join(excerpts)}\n```\n\n" if excerpts else "")
-        + (f"{symptom.rstrip('.')}.\n\n" if symptom else "")
-        + f"{rng.choice(ASKS_STRONG)}\n\n{_hint(rng, task)}\n"
-    )
-    balanced = (
-        f"{opening} {n} test{'s' if n != 1 else ''} fail, for example `{first}`, with:\n\n"
-        f"    {_last_error(task.errors.get(first, ''))}\n\n"
-        f"{rng.choice(ASKS_BALANCED)}\n\n{_hint(rng, task)}\n"
-    )
+    openings = OPENINGS if source_changed(task) else CLAIMING_OPENINGS + OPENINGS
+    opening = rng.choice(openings).format(project=project)
+    strong = _strong(rng, task, opening, f2p)
+    balanced = _balanced(rng, task, opening, f2p)
     files = sorted({t.split("::")[0] for t in f2p})
     weak = (
         f"Some tests of {project} fail ({n} of them, in {', '.join(f'`{f}`' for f in files[:4])}"

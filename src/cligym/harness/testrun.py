@@ -16,9 +16,13 @@ from cligym.models.testrun import Outcome, TestResult, TestRun
 from cligym.runtime import Runtime, Session
 
 REPORT_PATH = "/tmp/cligym-report.xml"
-#: Options appended to every test command: no cache dir written into the project, and a
-#: JUnit report whose testcases carry their file (xunit1), from which node ids are rebuilt.
-REPORT_OPTIONS = f"-p no:cacheprovider -o junit_family=xunit1 --junitxml={REPORT_PATH}"
+#: Options appended to every test command: no cache dir written into the project, a JUnit
+#: report whose testcases carry their file (xunit1), from which node ids are rebuilt, and
+#: the other modules' tests still run when one test module fails to import (by default
+#: pytest stops the whole session at a collection error, so a breakage of what one module
+#: imports would fail every test).
+COLLECTION_OPTION = "--continue-on-collection-errors"
+REPORT_OPTIONS = f"-p no:cacheprovider {COLLECTION_OPTION} -o junit_family=xunit1 --junitxml={REPORT_PATH}"
 #: How much of a test's message the task records keep (``invert.context.error_excerpts``):
 #: messages are built so that the real error lies within it.
 MESSAGE_BUDGET = 1500

@@ -168,7 +168,7 @@ while IFS= read -r t; do set -- "$@" "$t"; done < "$V/tests.txt"
 unset PYTEST_ADDOPTS PYTEST_PLUGINS
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 cd @@WORKDIR@@ || refuse "no workdir"
-@@COMMAND@@ -p no:cacheprovider @@PLUGINS@@ @@PIN@@ -o junit_family=xunit1 --junitxml="$JUNIT" -rA "$@" \
+@@COMMAND@@ -p no:cacheprovider --continue-on-collection-errors @@PLUGINS@@ @@PIN@@ -o junit_family=xunit1 --junitxml="$JUNIT" -rA "$@" \
   > "$LOGS/pytest-output.txt" 2>&1
 cat "$LOGS/pytest-output.txt"
 [ -f "$JUNIT" ] || refuse "pytest wrote no report"

@@ -127,3 +127,32 @@ def test_missing_ids_carry_pytests_own_error_lines():
     assert message == ("ERROR: not found: /testbed/tests/test_a.py::test_gone[x]\n"
                        "(no match in any of [<Module test_a.py>])\nthis test did not run (pytest: no tests ran in 0.05s)")
     assert "report" not in message and "collected" not in message
+
+
+def test_an_id_that_vanished_fails_alone_and_a_broken_module_fails_only_its_tests(runtime, gold_envs):
+    """Two ways a breakage reaches only part of a suite, on the real markupsafe image: its
+    compiled speedups removed, the tests parametrised on them no longer exist (pytest would
+    refuse the whole run of ids); a test module that cannot import its helpers fails, and
+    pytest goes on with the other modules."""
+    import uuid
+
+    from cligym.harness.images import build_broken
+
+    gold = gold_envs("markupsafe==3.0.2")
+    site = "/opt/venv/lib/python3.11/site-packages"
+    tag = f"cligym/test-partial:{uuid.uuid4().hex[:8]}"
+    lines = [f"RUN rm -f {site}/markupsafe/_speedups.*.so && echo 'import no_such_module' > {gold.workdir}/tests/test_leak.py"]
+    try:
+        build_broken(runtime, gold, lines, tag)
+        speedups = next(t for t in gold.tests if "_speedups" in t and "test_markupsafe.py" in t)
+        native = speedups.replace("_speedups", "_native")
+        escape = next(t for t in gold.tests if t.startswith("tests/test_escape.py") and "_native" in t)
+        leak = next(t for t in gold.tests if t.startswith("tests/test_leak.py"))
+        run = run_tests(runtime, tag, gold.workdir, gold.test_command, [speedups, native, escape, leak], timeout=300)
+    finally:
+        runtime.remove_image(tag)
+    assert run.report_found
+    assert run.results[native].outcome == run.results[escape].outcome == "passed"
+    assert run.results[speedups].outcome == "missing" and "not found" in run.results[speedups].message
+    assert run.results[leak].outcome == "error" and "no_such_module" in run.results[leak].message
+    assert run.results[leak].message.startswith("ImportError while importing test module")

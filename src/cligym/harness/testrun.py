@@ -149,20 +149,69 @@ def run_tests(
     """Run the test command in a fresh container: the given node ids (each gets an
     outcome, ``missing`` if the report lacks it), or a whole collection of ``paths``."""
     ids = list(node_ids)
-    result = runtime.run(
-        image, shell_command(workdir, test_command) + [*paths, *ids], timeout=timeout, fetch=[REPORT_PATH]
-    )
-    return _collect(result, result.files.get(REPORT_PATH), ids)
+
+    def once(chosen: list[str]) -> TestRun:
+        result = runtime.run(
+            image, shell_command(workdir, test_command) + [*paths, *chosen], timeout=timeout, fetch=[REPORT_PATH]
+        )
+        return _collect(result, result.files.get(REPORT_PATH), chosen)
+
+    return _without_unknown_ids(once, workdir, ids)
 
 
 def run_tests_in_session(
     session: Session, workdir: str, test_command: str, node_ids: Iterable[str], *, timeout: float = 900
 ) -> TestRun:
     """Run node ids inside an already running container (e.g. after a repair script)."""
-    ids = list(node_ids)
-    session.exec(["rm", "-f", REPORT_PATH], timeout=60)
-    result = session.exec(shell_command(workdir, test_command) + ids, timeout=timeout)
-    return _collect(result, session.get_file(REPORT_PATH), ids)
+    def once(chosen: list[str]) -> TestRun:
+        session.exec(["rm", "-f", REPORT_PATH], timeout=60)
+        result = session.exec(shell_command(workdir, test_command) + chosen, timeout=timeout)
+        return _collect(result, session.get_file(REPORT_PATH), chosen)
+
+    return _without_unknown_ids(once, workdir, list(node_ids))
+
+
+#: pytest's usage errors for ids it was given: no such test (``not found``), or its module
+#: failed to import (``found no collectors``). Either stops the whole run.
+NOT_FOUND = re.compile(r"^ERROR: (not found|found no collectors for):? (\S.*?)\s*$", re.M)
+
+
+def _without_unknown_ids(once, workdir: str, ids: list[str], rounds: int = 4) -> TestRun:
+    """Run ``ids``; when pytest stopped the run because some ids name no test (a
+    parametrisation that depends on the environment lost a case, a test function is gone)
+    or lie in a module that failed to import, run the others again (pytest may name only
+    some of them each time, so up to ``rounds`` times) and record the refused ones as
+    ``missing`` or ``error`` with pytest's words: one vanished test must not fail every
+    other one."""
+    prefix = workdir.rstrip("/") + "/"
+    refused: dict[str, tuple[str, str]] = {}  # id -> (kind, the output that said so)
+    run = first = once(ids)
+    for _ in range(rounds):
+        output = ANSI.sub("", run.output_tail)
+        said = {node.removeprefix(prefix): kind for kind, node in NOT_FOUND.findall(output)}
+        new = {t: (said[t], output) for t in ids if t in said and t not in refused}
+        rest = [t for t in ids if t not in refused and t not in new]
+        if not new or not rest:
+            break
+        refused.update(new)
+        run = once(rest)
+    if not refused or not run.report_found:
+        return first if refused else run
+    for test, (kind, output) in refused.items():
+        run.results[test] = (
+            TestResult(outcome="missing", message=f"ERROR: not found: {prefix}{test}\n{DID_NOT_RUN}")
+            if kind == "not found" else TestResult(outcome="error", message=_module_error(output, test))
+        )
+    run.results = {t: run.results[t] for t in ids if t in run.results}
+    return run
+
+
+def _module_error(output: str, test: str) -> str:
+    """The collection error pytest printed for the module of ``test``."""
+    found = re.search(rf"_+ ERROR collecting {re.escape(test.split('::')[0])} _+\n", output)
+    section = output[found.end():] if found else output
+    ends = re.search(r"^(=+|_+ ERROR collecting )", section, re.M)
+    return collection_message(section[: ends.start()] if ends else section)
 
 
 def _explain_missing(results: dict[str, TestResult], output: str) -> None:

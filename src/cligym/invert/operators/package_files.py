@@ -4,10 +4,11 @@ An installed distribution is more than its top-level package: submodules that on
 code paths import, and data files (schemas, word lists, certificates, templates) that only
 some functions read. When one of them goes missing or is cut short, the distribution
 still imports and most of the suite still passes; only the tests that reach that one file
-fail. These operators choose such a file from what tests touch while they run, so the
-tests they break are a part of the suite. A file touched while pytest collects (a test
-module's imports) or starts (conftest imports) is never chosen: a test module that fails to
-import stops pytest's collection, and then no test of the session runs at all.
+fail. These operators choose such a file from what tests touch themselves (while they run,
+or while pytest imports their module), so the tests they break are a part of the suite. A
+file touched while pytest starts (conftest imports) is never chosen: it breaks every test.
+(Test runs go on past a test module that fails to import, so a file one module imports
+fails that module's tests only.)
 
 Every repair is a reinstall of the distribution from the wheel the image keeps in its
 local wheelhouse (``probing.reinstall_line``): offline, with only what is in the image. A
@@ -63,17 +64,15 @@ def installed_files(probe: Probe) -> dict[str, Dist]:
 
 
 def collection_items(probe: Probe, key: str) -> set[str]:
-    """What the session start-up (pytest, conftest imports) and the collection of the test
-    modules touched (touch list ``key``). Breaking any of it breaks every test: pytest stops
-    before running anything when a test module fails to import."""
-    return {item for scope, touch in probe.touch.items() if scope == "session" or scope.startswith("file:")
-            for item in getattr(touch, key)}
+    """What the session start-up (pytest, conftest imports) touched (touch list ``key``):
+    breaking any of it breaks every test."""
+    return {item for scope, touch in probe.touch.items() if scope == "session" for item in getattr(touch, key)}
 
 
 def submodules(probe: Probe, tests: list[str]) -> list[tuple[str, str, Dist, list[str]]]:
     """Python submodules (not a package's ``__init__``, not a top-level module) of installed
-    non-tooling distributions that some tests import while they run, and neither the
-    session start-up nor a test module's collection does: (module, file, distribution,
+    non-tooling distributions that some tests import (while they run or while their
+    module is imported) and the session start-up does not: (module, file, distribution,
     touching tests)."""
     site = site_packages(probe)
     files = installed_files(probe)
@@ -101,9 +100,8 @@ def is_data(path: str) -> bool:
 
 
 def data_files(probe: Probe, tests: list[str]) -> list[tuple[str, Dist, list[str]]]:
-    """Data files of installed non-tooling distributions that some tests open while they
-    run, and neither the session start-up nor a test module's collection does: (path,
-    distribution, touching tests)."""
+    """Data files of installed non-tooling distributions that some tests open themselves
+    and the session start-up does not: (path, distribution, touching tests)."""
     files = installed_files(probe)
     startup = {probe.realpath(p) for p in collection_items(probe, "files")}
     found = opened(probe, tests, lambda real: real in files and real not in startup and is_data(real))

@@ -1,11 +1,18 @@
-"""Operators: bytecode (compiled .pyc files that no longer match their sources)."""
+"""Operators: bytecode (compiled .pyc files that no longer match their sources).
+
+Both in the default set and offline-fair: stale bytecode is deleted (Python compiles the
+source again); a deleted source is brought back by reinstalling its distribution from the
+image's wheelhouse (``dependencies.Reinstall``), so the sourceless variant targets only
+modules of installed distributions, not files of the project's checkout.
+"""
 
 from __future__ import annotations
 
 import ast
 import re
 
-from cligym.invert.operators.base import RestoreOperator, register
+from cligym.invert.operators.base import GoldFiles, Operator, register
+from cligym.invert.operators.dependencies import REINSTALL, WheelData, owner, wheel_data
 from cligym.invert.operators.probing import (
     TOOLING_TOPS,
     narrow_first,
@@ -14,7 +21,7 @@ from cligym.invert.operators.probing import (
     tests_using,
     under,
 )
-from cligym.invert.operators.targets import RestoreData, q, run_python
+from cligym.invert.operators.targets import Target, q, run_python
 
 CATEGORY = "bytecode"
 
@@ -87,34 +94,40 @@ def public_name(source: bytes) -> str | None:
     return names[0] if names else None
 
 
-class StalePycData(RestoreData):
+class StalePycData(WheelData):
     tag: str  # the interpreter's cache tag (cpython-311)
     deleted: str = ""  # the public name the stale bytecode lacks
 
 
-class _StalePyc(RestoreOperator):
-    """Bytecode of an imported module compiled from its source minus one public name; the
-    source itself is embedded (the sourceless variant removes it)."""
+class _StalePyc(Operator):
+    """Bytecode of an imported module compiled from its source minus one public name."""
 
     Data = StalePycData
 
     def applies_to(self, probe, tests):
         tag = "cpython-" + probe.python.get("version", "3.11").replace(".", "")
         return narrow_first([
-            self.target(path=path, name=module, touching=touching, mode=mode, tag=tag)
-            for path, module, mode, touching in imported_modules(probe, tests)
+            self.target(path=path, name=module, touching=touching, tag=tag,
+                        **wheel_data(probe, owner(probe, path)))
+            for path, module, _, touching in imported_modules(probe, tests)
         ])
 
-    def check(self, target, raw, gold):
-        name = public_name(raw)
+    def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
+        name = public_name(gold.read(target.path) or b"")
         return None if name is None else target.with_data(deleted=name)
 
 
 @register
 class StalePycUnchecked(_StalePyc):
+    """A module whose source was edited after it was compiled with unchecked-hash
+    invalidation (as reproducible distribution builds do): Python keeps running the old
+    bytecode."""
+
     name = "stale_pyc_unchecked"
     symptom = "ImportError or NameError for {deleted} from {name}, although the source file plainly defines it."
     hint = "What Python actually executes when it imports {name}, and when it re-reads the source."
+    shows = (r"cannot import name", r"NameError", r"has no attribute")
+    offline = "Delete the stale bytecode of {name}; Python compiles the source again."
 
     def apply(self, target):
         cfile = cache_path(target.path, target.data.tag)
@@ -127,9 +140,22 @@ class StalePycUnchecked(_StalePyc):
 
 @register
 class SourcelessPycStale(_StalePyc):
+    """An image-slimming step that deleted ``.py`` sources and kept bytecode, which was
+    compiled from an older checkout of the module."""
+
     name = "sourceless_pyc_stale"
-    symptom = "ImportError or AttributeError for {deleted} from {name}; tracebacks show no source lines for it."
+    symptom = ("ImportError ('cannot import name') or AttributeError ('has no attribute') for {deleted} from "
+               "{name}; tracebacks show no source lines for it.")
     hint = "Which file Python loads for the module {name}."
+    shows = (r"cannot import name", r"has no attribute")
+    offline = "Delete the stale bytecode of {name}, then " + REINSTALL[0].lower() + REINSTALL[1:]
+
+    def applies_to(self, probe, tests):
+        # the source comes back from its distribution's wheel: none for a file of the checkout
+        return [t for t in super().applies_to(probe, tests) if t.data.reinstall]
+
+    def prepare(self, target, gold):
+        return super().prepare(target, gold) if target.data.reinstall else None
 
     def apply(self, target):
         legacy = target.path + "c"
@@ -137,4 +163,4 @@ class SourcelessPycStale(_StalePyc):
         return [run_python(code + f"os.remove({target.path!r})\n")]
 
     def solution(self, target):
-        return super().solution(target) + [f"rm -f {q(target.path + 'c')}"]
+        return [f"rm -f {q(target.path + 'c')}", target.data.reinstall]

@@ -3,20 +3,26 @@
 The PEM bundles of trusted CA certificates that tests load: the system bundle behind
 OpenSSL's default verify paths (what ssl.create_default_context() loads) and bundles that
 packages ship (certifi's cacert.pem), or any bundle a test opens itself.
+
+Both in the default set and offline-fair: a broken block appended to a bundle is cut off
+again; an emptied system bundle is rebuilt by ``update-ca-certificates`` from the
+certificates the image keeps, and an emptied bundle of an installed distribution comes back
+by reinstalling it from the image's wheelhouse. An emptied bundle with no such source is
+not targeted.
 """
 
 from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from cligym.invert.operators.base import GoldFiles, Operator, RestoreOperator, register
+from cligym.invert.operators.base import GoldFiles, Operator, register
+from cligym.invert.operators.dependencies import REINSTALL, WheelData, owner, wheel_data
 from cligym.invert.operators.probing import (
-    file_mode,
     narrowest_paths,
     own_touch,
     project_root,
 )
-from cligym.invert.operators.targets import RestoreData, Target, TargetData, q
+from cligym.invert.operators.targets import Target, TargetData, q
 from cligym.models.probe import Probe
 
 CATEGORY = "certificates"
@@ -83,7 +89,8 @@ class GarbageData(TargetData):
 
 @register
 class CaBundleGarbage(Operator):
-    """A truncated certificate block appended to a CA bundle that tests load."""
+    """A provisioning step that appended a corporate CA certificate to a bundle that tests
+    load, but the pasted certificate was cut short."""
 
     name = "ca_bundle_garbage"
     symptom = (
@@ -91,6 +98,8 @@ class CaBundleGarbage(Operator):
         "context trusts no certificate authority at all."
     )
     hint = "the bundle of trusted CA certificates"
+    shows = (r"PEM lib", r"SSLError", r"\bX509\b", r"certificate")
+    offline = "Cut the incomplete certificate block off the end of the CA bundle {path}."
     Data = GarbageData
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
@@ -110,13 +119,14 @@ class CaBundleGarbage(Operator):
         return [f"truncate -s {int(target.data.size)} {q(target.path)}"]
 
 
-class EmptiedData(RestoreData):
+class EmptiedData(WheelData):
     regenerate: bool = False  # the system bundle, rebuilt by update-ca-certificates
 
 
 @register
-class CaBundleEmptied(RestoreOperator):
-    """A CA bundle that tests load truncated to zero bytes."""
+class CaBundleEmptied(Operator):
+    """A CA bundle that tests load left empty by a certificate update interrupted half-way
+    (the file truncated, the new contents never written)."""
 
     name = "ca_bundle_emptied"
     symptom = (
@@ -124,6 +134,9 @@ class CaBundleEmptied(RestoreOperator):
         "or the default SSL context has no CA certificates."
     )
     hint = "the bundle of trusted CA certificates"
+    shows = (r"no certificate or crl found", r"certificate verify failed", r"SSLError", r"\bX509\b",
+             r"CA certificates?")
+    offline = "Rebuild the system CA bundle with update-ca-certificates from the certificates the image keeps."
     Data = EmptiedData
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
@@ -131,19 +144,18 @@ class CaBundleEmptied(RestoreOperator):
             UPDATE_CA in probe.files and "/etc/ca-certificates.conf" in probe.files
             and "/usr/share/ca-certificates" in probe.files
         )
-        return [
-            self.target(path=path, touching=users, mode=file_mode(probe, path),
-                        regenerate=path == SYSTEM_BUNDLE and regenerable)
-            for path, users in _bundles(probe, tests)
-        ]
+        targets = []
+        for path, users in _bundles(probe, tests):
+            regenerate = path == SYSTEM_BUNDLE and regenerable
+            wheel = {} if regenerate else wheel_data(probe, owner(probe, path))
+            if regenerate or wheel.get("reinstall"):  # else no copy in the image
+                targets.append(self.target(path=path, touching=users, regenerate=regenerate, **wheel))
+        return targets
 
     def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
-        if target.data.regenerate:
-            return target if _is_bundle(gold, target.path) is not None else None
-        return super().prepare(target, gold)
-
-    def check(self, target: Target, raw: bytes, gold: GoldFiles) -> Target | None:
-        return target if PEM_BEGIN in raw else None
+        if not (target.data.regenerate or target.data.reinstall):
+            return None
+        return target if _is_bundle(gold, target.path) is not None else None
 
     def apply(self, target: Target) -> list[str]:
         return [f"RUN : > {q(target.path)}"]
@@ -152,4 +164,11 @@ class CaBundleEmptied(RestoreOperator):
         if target.data.regenerate:
             # the bundle is built from /usr/share/ca-certificates and /etc/ca-certificates.conf
             return ["update-ca-certificates --fresh >/dev/null"]
-        return super().solution(target)
+        return [target.data.reinstall]
+
+    def offline_repair(self, target: Target) -> str:
+        return super().offline_repair(target) if target.data.regenerate else _fill_reinstall(target)
+
+
+def _fill_reinstall(target: Target) -> str:
+    return REINSTALL.format(dist=target.data.dist, version=target.data.version)

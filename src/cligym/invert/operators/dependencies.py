@@ -1,34 +1,34 @@
 """Operators: dependency_versions (what the project's dependencies provide).
 
-The helpers it shares with the metadata and bytecode operators (test tooling, which tests
-use a distribution, narrowest targets first) live in ``base``.
+Every operator here is offline-fair and in the default set: the repair reinstalls the
+distribution from the wheel the image keeps in its local wheelhouse (``Reinstall``), so the
+solution carries no bytes and an agent with no network can do the same. A target whose
+wheel the image lacks is refused in ``prepare``.
+
+``Reinstall``, ``WheelData``, ``wheel_data`` and ``owner`` are shared with the other
+category modules whose repair is such a reinstall (package metadata, import system,
+dynamic linking, bytecode, interpreter, certificates).
 """
 
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 
-from cligym.invert.operators.base import GoldFiles, Operator, RestoreOperator, register
+from cligym.invert.operators.base import GoldFiles, Operator, register
 from cligym.invert.operators.probing import (
     TOOLING,
     TOOLING_TOPS,
     canon,
     narrow_first,
     project_root,
+    reinstall_line,
     site_packages,
     tests_using,
     under,
 )
-from cligym.invert.operators.targets import (
-    MAX_EMBED,
-    Embedded,
-    EmbeddedTree,
-    RestoreData,
-    TargetData,
-    b64,
-    q,
-)
+from cligym.invert.operators.targets import Target, TargetData, q
 from cligym.models.probe import Dist, Probe
 
 CATEGORY = "dependency_versions"
@@ -93,6 +93,62 @@ def older_version(version: str) -> str | None:
 
 def set_version_cmd(metadata: str, version: str) -> str:
     return f"sed -i '0,/^Version: /s/^Version: .*/Version: {version}/' {q(metadata)}"
+
+
+# ---- the repair: reinstall the distribution from the image's wheelhouse ------------------
+
+
+def owner(probe: Probe, path: str) -> Dist | None:
+    """The installed distribution whose RECORD lists the file ``path`` (a real path), or None."""
+    for dist in probe.dists:
+        if not dist.path:
+            continue
+        site = posixpath.dirname(dist.path)
+        if any(posixpath.normpath(posixpath.join(site, entry)) == path for entry in dist.files):
+            return dist
+    return None
+
+
+class WheelData(TargetData):
+    """Data of a target whose repair reinstalls its distribution from the image's wheelhouse."""
+
+    dist: str = ""
+    version: str = ""
+    #: the shell line that reinstalls dist==version from the wheel in the image ("" if none)
+    reinstall: str = ""
+
+
+def wheel_data(probe: Probe, dist: Dist | None) -> dict[str, str]:
+    """``WheelData`` fields for ``dist`` (empty ones when there is no distribution)."""
+    if dist is None:
+        return {}
+    line = reinstall_line(probe, dist.name, dist.version) or ""
+    return {"dist": dist.name, "version": dist.version, "reinstall": line}
+
+
+REINSTALL = (
+    "Reinstall {dist}=={version} from the local wheelhouse pip is configured with "
+    "(pip install --force-reinstall --no-deps), which needs no network."
+)
+
+
+class Reinstall(Operator):
+    """An operator whose repair reinstalls the target's distribution (``WheelData``) from
+    its wheel in the image, with pip and no index: the solution carries no bytes.
+    ``prepare`` refuses a target whose wheel the image lacks, then asks ``inspect``."""
+
+    Data = WheelData
+    offline = REINSTALL
+
+    def inspect(self, target: Target, gold: GoldFiles) -> Target | None:
+        """The target (with any details added) if the gold image suits it, else None."""
+        return target
+
+    def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
+        return self.inspect(target, gold) if target.data.reinstall else None
+
+    def solution(self, target: Target) -> list[str]:
+        return [target.data.reinstall]
 
 
 # ---- which project reference to break --------------------------------------------------
@@ -176,27 +232,30 @@ def find_definition(read, modules: dict[str, str], module: str, name: str, hops:
     return None
 
 
-class ApiRemovedData(TargetData):
-    dist: str
-    version: str
+class ApiRemovedData(WheelData):
     dist_path: str  # its .dist-info directory
     tops: list[str]
     # what prepare searches, dropped once it has chosen
     modules: dict[str, str] = {}
     project_files: list[str] = []
-    # what prepare chose: the def/class renamed (at ``line``, by keyword ``kw``), the
-    # version the metadata then claims, and the two files as they were
+    # what prepare chose: the def/class renamed (at ``line``, by keyword ``kw``) and the
+    # version the metadata then claims
     older: str = ""
     line: int = 0
     kw: str = ""
-    originals: list[Embedded] = []
 
 
 @register
-class DependencyApiRemoved(Operator):
+class DependencyApiRemoved(Reinstall):
+    """A half-rolled-back upgrade: an older release's module copied over the installed one,
+    so a function or class the project uses is gone and the metadata names the older
+    release."""
+
     name = "dependency_api_removed"
-    symptom = "Code of the project fails with ImportError or AttributeError: {dist} seems to lack {name}."
+    symptom = ("Code of the project fails with ImportError ('cannot import name') or AttributeError "
+               "('has no attribute'): {dist} seems to lack {name}.")
     hint = "Which release of the dependency {dist} is installed, and what API that release provides."
+    shows = (r"cannot import name", r"has no attribute")
     Data = ApiRemovedData
 
     def applies_to(self, probe, tests):
@@ -218,17 +277,16 @@ class DependencyApiRemoved(Operator):
                 continue
             targets.append(self.target(
                 name=dist.name, touching=tests_using(probe, tests, "modules", module_of(tops)),
-                dist=dist.name, version=dist.version, dist_path=dist.path, tops=tops, modules=modules,
-                project_files=project_files,
+                dist_path=dist.path, tops=tops, modules=modules, project_files=project_files,
+                **wheel_data(probe, dist),
             ))
         return narrow_first(targets)
 
-    def prepare(self, target, gold: GoldFiles):
+    def inspect(self, target, gold: GoldFiles):
         d = target.data
         older = older_version(d.version)
-        metadata_path = f"{d.dist_path}/METADATA"
-        metadata = gold.read(metadata_path)
-        if older is None or metadata is None or not re.search(rb"^Version: ", metadata, re.M):
+        metadata = gold.read(f"{d.dist_path}/METADATA")
+        if older is None or metadata is None or not re.search(rb"^Version: ", metadata, re.MULTILINE):
             return None
         sources = [raw.decode("utf-8", "replace") for p in d.project_files if (raw := gold.read(p))]
         for module, name in project_references(sources, d.tops):
@@ -236,11 +294,7 @@ class DependencyApiRemoved(Operator):
             if found is None:
                 continue
             path, line, kw = found
-            original = gold.read(path)
-            if original is None or len(original) > MAX_EMBED:
-                continue
-            originals = [Embedded.of(path, original), Embedded.of(metadata_path, metadata)]
-            data = d.replace(modules={}, project_files=[], older=older, line=line, kw=kw, originals=originals)
+            data = d.replace(modules={}, project_files=[], older=older, line=line, kw=kw)
             return target.model_copy(update={"path": path, "name": name, "data": data})
         return None
 
@@ -248,9 +302,6 @@ class DependencyApiRemoved(Operator):
         d = target.data
         rename = f"sed -i '{d.line}s/^{d.kw} {target.name}\\b/{d.kw} _{target.name}/' {q(target.path)}"
         return [f"RUN {rename} && {set_version_cmd(d.dist_path + '/METADATA', d.older)}"]
-
-    def solution(self, target):
-        return [line for original in target.data.originals for line in original.restore()]
 
 
 def _installed_paths(probe: Probe, dist: Dist, children: list[str]) -> list[str]:
@@ -263,17 +314,19 @@ def _installed_paths(probe: Probe, dist: Dist, children: list[str]) -> list[str]
     return sorted(paths) + [dist.path]
 
 
-class UninstalledData(TargetData):
-    dist: str
+class UninstalledData(WheelData):
     paths: list[str]  # its top-level packages and modules, then its dist-info
-    archives: list[EmbeddedTree] = []
 
 
 @register
-class DependencyUninstalled(Operator):
+class DependencyUninstalled(Reinstall):
+    """A half-finished ``pip uninstall`` (or a cleanup script that deleted a package it
+    took for unused): a declared dependency's package and metadata are gone."""
+
     name = "dependency_uninstalled"
-    symptom = "Importing the project fails with ModuleNotFoundError for {dist}, a declared dependency."
+    symptom = "Importing the project fails with ModuleNotFoundError for a module of {dist}, a declared dependency."
     hint = "Which packages are installed in the project's virtual environment."
+    shows = (r"No module named", r"ModuleNotFoundError")
     Data = UninstalledData
 
     def applies_to(self, probe, tests):
@@ -285,39 +338,30 @@ class DependencyUninstalled(Operator):
             if len(paths) < 2 or dist.path not in probe.files:
                 continue
             tops = dist_tops(dist)
-            targets.append(self.target(path=paths[0], name=dist.name, dist=dist.name, paths=paths,
+            targets.append(self.target(path=paths[0], name=dist.name, paths=paths, **wheel_data(probe, dist),
                                        touching=tests_using(probe, tests, "modules", module_of(tops))))
         return narrow_first(targets)
-
-    def prepare(self, target, gold):
-        archives, size = [], 0
-        for path in target.data.paths:
-            blob = gold.tar_gz(path)
-            if blob is None:
-                return None
-            size += len(blob)
-            archives.append(EmbeddedTree(path=path, archive=b64(blob)))
-        if size > MAX_EMBED:
-            return None
-        return target.with_data(archives=archives)
 
     def apply(self, target):
         return ["RUN rm -rf " + " ".join(q(p) for p in target.data.paths)]
 
-    def solution(self, target):
-        return [line for tree in target.data.archives for line in tree.restore()]
 
-
-class MismatchData(RestoreData):
-    dist: str
+class MismatchData(WheelData):
     older: str  # the version the metadata claims instead
 
 
 @register
-class DependencyVersionMismatch(RestoreOperator):
+class DependencyVersionMismatch(Reinstall):
+    """Metadata left behind by a botched downgrade: the installed code is the expected
+    release, but its METADATA claims an older one, so version checks take the old paths."""
+
     name = "dependency_version_mismatch"
-    symptom = "Tests fail or take unexpected code paths because {dist} reports an older version than expected."
+    symptom = (
+        "Tests fail or take unexpected code paths: {dist} reports an older version than the one "
+        "the project requires."
+    )
     hint = "The version that the installed distribution {dist} declares about itself."
+    shows = (r"\bversion", r"VersionConflict", r"requires? \S+ ?[<>=]=")
     Data = MismatchData
 
     def applies_to(self, probe, tests):
@@ -327,12 +371,13 @@ class DependencyVersionMismatch(RestoreOperator):
             older = older_version(dist.version)
             if path not in probe.files or older is None:
                 continue
-            targets.append(self.target(path=path, name=dist.name, dist=dist.name, older=older,
+            targets.append(self.target(path=path, name=dist.name, older=older, **wheel_data(probe, dist),
                                        touching=tests_using(probe, tests, "files", lambda f, p=path: f == p)))
         return narrow_first(targets)
 
-    def check(self, target, raw, gold):
-        return target if re.search(rb"^Version: ", raw, re.M) else None
+    def inspect(self, target, gold):
+        raw = gold.read(target.path)
+        return target if raw and re.search(rb"^Version: ", raw, re.MULTILINE) else None
 
     def apply(self, target):
         return [f"RUN {set_version_cmd(target.path, target.data.older)}"]

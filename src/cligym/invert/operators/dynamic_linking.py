@@ -4,6 +4,14 @@ Targets are shared objects the tests map (probe Touch.libs): system libraries su
 libz, libssl or libexpat, and extension modules in lib-dynload or site-packages. The C
 library, the loader, libm and the other libraries the shell and harness need are never
 touched (base.protected).
+
+Default set and offline fairness: the symlink operators are repaired by ``ldconfig``
+(which recreates every soname link from the libraries' own SONAME) or one ``ln``; the
+``LD_LIBRARY_PATH`` shadow by deleting the stray file; a removed extension module by
+reinstalling its distribution from the image's wheelhouse (``dependencies.Reinstall``; the
+standard library's own extension modules have no copy in the image and are not targeted).
+``elf_magic_corrupt`` is named-only: zeroed magic bytes are not a failure real machines
+show.
 """
 
 from __future__ import annotations
@@ -11,15 +19,10 @@ from __future__ import annotations
 import posixpath
 import re
 
-from cligym.invert.operators.base import Operator, RestoreOperator, protected, register
+from cligym.invert.operators.base import Operator, protected, register
+from cligym.invert.operators.dependencies import Reinstall, WheelData, owner, wheel_data
 from cligym.invert.operators.probing import narrow_first
-from cligym.invert.operators.targets import (
-    RestoreData,
-    Target,
-    TargetData,
-    q,
-    write_file_line,
-)
+from cligym.invert.operators.targets import Target, TargetData, q, write_file_line
 
 CATEGORY = "dynamic_linking"
 
@@ -86,9 +89,15 @@ class _LibOperator(Operator):
 
 @register
 class ElfMagicCorrupt(_LibOperator):
+    """A shared library whose first four bytes (the ELF magic) were zeroed, as a faulty disk
+    or a careless binary patch would. Contrived: named-only."""
+
     name = "elf_magic_corrupt"
     symptom = "Loading a shared library fails: 'invalid ELF header' (ImportError, or the program does not start)."
     hint = "The shared libraries and compiled extension modules Python loads."
+    shows = (r"invalid ELF header",)
+    offline = "Write the four ELF magic bytes back at the start of the library {name}."
+    default = False
 
     def applies_to(self, probe, tests):
         return _tolerated_last([
@@ -128,6 +137,8 @@ class _SymlinkOperator(_LibOperator):
         """What the link should point to instead, or None."""
         raise NotImplementedError
 
+    offline = "ldconfig recreates the soname link {name} from the library's own SONAME (or relink it by hand)."
+
     def prepare(self, target, gold):
         # only the soname link matters (libbz2.so.1.0, not the extra libbz2.so.1)
         return target if _is_soname(gold.read(target.data.real), target.name) else None
@@ -141,9 +152,13 @@ class _SymlinkOperator(_LibOperator):
 
 @register
 class LibSymlinkRetarget(_SymlinkOperator):
+    """An administrator who pointed a library's soname link at another library file in the
+    same directory (the wrong one of two similar names)."""
+
     name = "lib_symlink_retarget"
-    symptom = ("Programs using {name} fail with 'version ... not found' or 'undefined symbol' errors "
-               "from the dynamic loader.")
+    symptom = ("Loading a module that needs {name} fails with 'version ... not found', 'undefined symbol' "
+               "or a similar error from the dynamic loader.")
+    shows = (r"version `?\S+'? not found", r"undefined symbol", r"no version information", r"\.so[.\d]*:")
     hint = "Which file the dynamic loader actually opens for the library {name}."
 
     def choose(self, probe, index, link, real):
@@ -164,9 +179,13 @@ class LibSymlinkRetarget(_SymlinkOperator):
 
 @register
 class LibSymlinkDangling(_SymlinkOperator):
+    """A half-finished library upgrade: the soname link was moved to the next release's file,
+    which was never unpacked."""
+
     name = "lib_symlink_dangling"
     symptom = ("'cannot open shared object file: No such file or directory' for {name}, "
                "though the library package is installed.")
+    shows = (r"cannot open shared object file",)
     hint = "The symbolic links through which the dynamic loader finds the library {name}."
 
     def choose(self, probe, index, link, real):
@@ -188,9 +207,14 @@ class ShadowData(TargetData):
 
 @register
 class LdLibraryPathShadow(_LibOperator):
+    """A development install that left a linker script named like a runtime library in
+    /usr/local/lib, with ``LD_LIBRARY_PATH`` set to search there first."""
+
     name = "ld_library_path_shadow"
-    symptom = "Loading {name} fails with 'invalid ELF header' although the installed library is intact."
+    symptom = "Loading {name} fails with 'invalid ELF header' (or 'file too short') although the installed library is intact."
     hint = "Where the dynamic loader searches for shared libraries, and in which order."
+    shows = (r"invalid ELF header", r"file too short")
+    offline = "Delete the stray {name} in the directory LD_LIBRARY_PATH names first."
 
     DIR = "/usr/local/lib"
     Data = ShadowData
@@ -224,22 +248,32 @@ class LdLibraryPathShadow(_LibOperator):
         return [f"rm -f {q(target.path)}"]
 
 
-class ExtensionData(RestoreData):
+class ExtensionData(WheelData):
     module: str
 
 
 @register
-class ExtensionModuleRemoved(RestoreOperator, _LibOperator):
+class ExtensionModuleRemoved(Reinstall):
+    """An image-slimming step that deleted compiled files it took for build leftovers: an
+    installed distribution's extension module is gone."""
+
     name = "extension_module_removed"
-    symptom = "ModuleNotFoundError for the compiled module {module} (of an installed package or of Python itself)."
-    hint = "The compiled extension modules installed for Python and its packages."
+    symptom = "Importing the compiled module {module} of {dist} fails: ModuleNotFoundError, or the package falls back without it."
+    hint = "The compiled extension modules installed for Python's packages."
+    shows = (r"No module named", r"ModuleNotFoundError", r"cannot import name")
     Data = ExtensionData
 
     def applies_to(self, probe, tests):
         by_path = {path: mod for mod, path in probe.modules.items()}
-        return _tolerated_last([
-            self.target(path=real, name=posixpath.basename(real), touching=users, mode=probe.files[real].mode,
-                        module=by_path.get(real, posixpath.basename(real).split(".")[0]))
-            for real, users in _mapped(probe, tests).items()
-            if not _system(real) and real.endswith(".so")
-        ])
+        targets = []
+        for real, users in _mapped(probe, tests).items():
+            if _system(real) or not real.endswith(".so") or "/lib-dynload/" in real:
+                continue  # the standard library's own modules have no copy in the image
+            wheel = wheel_data(probe, owner(probe, real))
+            if wheel.get("reinstall"):
+                targets.append(self.target(path=real, name=posixpath.basename(real), touching=users, **wheel,
+                                           module=by_path.get(real, posixpath.basename(real).split(".")[0])))
+        return _tolerated_last(targets)
+
+    def apply(self, target):
+        return [f"RUN rm -f {q(target.path)}"]

@@ -1,10 +1,17 @@
-"""Operators: import_system (how Python finds and loads modules)."""
+"""Operators: import_system (how Python finds and loads modules).
+
+Stray files that shadow a module are repaired by deleting them; a removed ``__init__.py``
+by reinstalling its distribution from the image's wheelhouse (``dependencies.Reinstall``;
+one in the project's checkout, with no copy in the image, is not targeted). All are in the
+default set but ``import_blocker``: a "deployment policy" import hook is contrived.
+"""
 
 from __future__ import annotations
 
 import re
 
-from cligym.invert.operators.base import Operator, RestoreOperator, register
+from cligym.invert.operators.base import Operator, register
+from cligym.invert.operators.dependencies import Reinstall, owner, wheel_data
 from cligym.invert.operators.probing import (
     module_kind,
     project_root,
@@ -23,9 +30,15 @@ def free_path(probe: Probe, path: str) -> bool:
 
 @register
 class CwdShadowModule(Operator):
+    """A developer's scratch file in the project directory named like a module it tries out
+    (the classic ``random.py`` beside the code): it shadows the real module."""
+
     name = "cwd_shadow_module"
-    symptom = "Tests that use the module {name} fail: it seems to lack functions and classes it normally has."
+    symptom = ("Tests that use the module {name} fail with ImportError ('cannot import name') or AttributeError "
+               "('has no attribute'): it lacks functions and classes it normally has.")
     hint = "Which file Python actually imports for a module name, given the directory the tests start in."
+    shows = (r"cannot import name", r"has no attribute", r"partially initialized module")
+    offline = "Delete the stray {name}.py in the directory the tests start in."
 
     def applies_to(self, probe, tests):
         cwd = probe.env.get("PWD") or project_root(probe)
@@ -50,9 +63,15 @@ class VendorData(TargetData):
 
 @register
 class PthShadowPath(Operator):
+    """A vendoring experiment left behind: a ``.pth`` file that puts a vendor directory first
+    on ``sys.path``, holding a placeholder package named like an installed one."""
+
     name = "pth_shadow_path"
-    symptom = "Importing {name} gives a package without its usual contents, although it is installed."
+    symptom = ("Importing {name} gives a package without its usual contents (ImportError 'cannot import name', "
+               "AttributeError 'has no attribute'), although it is installed.")
     hint = "What runs at interpreter start-up from site-packages, and the order of the module search path."
+    shows = (r"cannot import name", r"has no attribute")
+    offline = "Delete the .pth file that puts the vendor directory first on sys.path, and that directory."
 
     DIR = "/usr/local/lib/python-vendor"
     Data = VendorData
@@ -70,8 +89,8 @@ class PthShadowPath(Operator):
         folder = target.data.dir
         pth = f"import sys; sys.path.insert(0, {folder!r})\n".encode()
         stub = f'"""Vendored {target.name} (placeholder)."""\n'.encode()
-        return [f"RUN {write_file_line(f'{folder}/{target.name}/__init__.py', stub)} && "
-                f"{write_file_line(target.path, pth)}"]
+        return [(f"RUN {write_file_line(f'{folder}/{target.name}/__init__.py', stub)} && "
+                f"{write_file_line(target.path, pth)}")]
 
     def solution(self, target):
         return [f"rm -f {q(target.path)}", f"rm -rf {q(target.data.dir)}"]
@@ -101,9 +120,15 @@ class SiteData(TargetData):
 
 @register
 class ImportBlocker(Operator):
+    """A start-up hook that refuses imports of one module, as a "deployment policy" would.
+    Contrived (no real machine ships one): named-only."""
+
     name = "import_blocker"
     symptom = "Tests fail with \"No module named '{name}'\" although the module is present on disk."
     hint = "Import hooks installed at interpreter start-up (the finders Python consults on import)."
+    shows = (r"No module named",)
+    offline = "Delete the start-up hook (a .pth file and the module it imports) from site-packages."
+    default = False
     Data = SiteData
 
     def applies_to(self, probe, tests):
@@ -118,8 +143,8 @@ class ImportBlocker(Operator):
     def apply(self, target):
         site = target.data.site
         module = BLOCKER.format(module=target.name).encode()
-        return [f"RUN {write_file_line(f'{site}/_import_policy.py', module)} && "
-                f"{write_file_line(f'{site}/import_policy.pth', b'import _import_policy' + bytes([10]))}"]
+        return [(f"RUN {write_file_line(f'{site}/_import_policy.py', module)} && "
+                f"{write_file_line(f'{site}/import_policy.pth', b'import _import_policy' + bytes([10]))}")]
 
     def solution(self, target):
         site = target.data.site
@@ -128,11 +153,15 @@ class ImportBlocker(Operator):
 
 
 @register
-class InitPyRemoved(RestoreOperator):
-    name = "init_py_removed"
-    symptom = "Tests importing {name} fail with ImportError or AttributeError: names the package should define are missing."
-    hint = "How Python decides what a package directory provides when it is imported."
+class InitPyRemoved(Reinstall):
+    """A cleanup that deleted ``__init__.py`` files it took for empty boilerplate: the
+    package directory still imports (as a namespace package) but defines nothing."""
 
+    name = "init_py_removed"
+    symptom = ("Tests importing {name} fail with ImportError ('cannot import name') or AttributeError "
+               "('has no attribute'): names the package should define are missing.")
+    hint = "How Python decides what a package directory provides when it is imported."
+    shows = (r"cannot import name", r"has no attribute", r"No module named")
     MIN_SIZE = 64
 
     def applies_to(self, probe, tests):
@@ -147,12 +176,14 @@ class InitPyRemoved(RestoreOperator):
             if mod.split(".")[-1].startswith("test"):
                 continue
             touching = probe.touching(tests, "modules", mod)
-            if touching:
-                targets.append(self.target(path=path, name=mod, touching=touching, mode=entry.mode))
+            wheel = wheel_data(probe, owner(probe, path))
+            if touching and wheel.get("reinstall"):  # a file of the checkout has no copy in the image
+                targets.append(self.target(path=path, name=mod, touching=touching, **wheel))
         return sorted(targets, key=lambda t: (len(t.touching), t.name))
 
-    def check(self, target, raw, gold):
-        return target if re.search(rb"^(from|import|def|class|\w+\s*=)", raw, re.M) else None
+    def inspect(self, target, gold):
+        raw = gold.read(target.path) or b""
+        return target if re.search(rb"^(from|import|def|class|\w+\s*=)", raw, re.MULTILINE) else None
 
     def apply(self, target):
         return [f"RUN rm -f {q(target.path)} {pycache_glob(target.path)}"]

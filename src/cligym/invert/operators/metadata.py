@@ -1,10 +1,22 @@
-"""Operators: package_metadata (what installed distributions say about themselves)."""
+"""Operators: package_metadata (what installed distributions say about themselves).
+
+All in the default set and offline-fair: the repair reinstalls the distribution from the
+wheel the image keeps in its local wheelhouse (``dependencies.Reinstall``); a target whose
+wheel the image lacks is refused.
+"""
 
 from __future__ import annotations
 
 import re
 
-from cligym.invert.operators.base import Operator, RestoreOperator, register
+from cligym.invert.operators.base import register
+from cligym.invert.operators.dependencies import (
+    REINSTALL,
+    Reinstall,
+    WheelData,
+    owner,
+    wheel_data,
+)
 from cligym.invert.operators.probing import (
     TOOLING,
     canon,
@@ -13,14 +25,7 @@ from cligym.invert.operators.probing import (
     tests_using,
     under,
 )
-from cligym.invert.operators.targets import (
-    MAX_EMBED,
-    EmbeddedTree,
-    RestoreData,
-    TargetData,
-    b64,
-    q,
-)
+from cligym.invert.operators.targets import q
 
 CATEGORY = "package_metadata"
 
@@ -37,17 +42,19 @@ def _scanned(probe, tests: list[str], basename: str) -> set[str]:
     return out
 
 
-class DistInfoData(TargetData):
-    dist: str
+class DistInfoData(WheelData):
     rank: int  # 1: only seen in a scan of every distribution's entry points (tried last)
-    archive: EmbeddedTree | None = None
 
 
 @register
-class DistInfoRemoved(Operator):
+class DistInfoRemoved(Reinstall):
+    """A cleanup that deleted ``*.dist-info`` directories to slim the image, or an
+    interrupted reinstall: the code of a distribution is there, its metadata is not."""
+
     name = "dist_info_removed"
     symptom = "PackageNotFoundError (or missing plugins and entry points) for {dist}, although its code is importable."
     hint = "The installed metadata of the distribution {dist}."
+    shows = (r"PackageNotFoundError", r"No package metadata", r"DistributionNotFound", r"entry.?points?")
     Data = DistInfoData
 
     def applies_to(self, probe, tests):
@@ -66,34 +73,31 @@ class DistInfoRemoved(Operator):
             else:
                 touching = tests_using(probe, tests, "files", lambda f, p=prefix: f.startswith(p))
                 rank = 1 if set(touching) <= scans else 0
-            targets.append(self.target(path=dist.path, name=dist.name, touching=touching, dist=dist.name, rank=rank))
+            targets.append(self.target(path=dist.path, name=dist.name, touching=touching, rank=rank,
+                                       **wheel_data(probe, dist)))
         # a dist-info only seen in a scan of all entry points rarely matters: those last
         return sorted(narrow_first(targets), key=lambda t: t.data.rank)
-
-    def prepare(self, target, gold):
-        blob = gold.tar_gz(target.path)
-        if blob is None or len(blob) > MAX_EMBED:
-            return None
-        return target.with_data(archive=EmbeddedTree(path=target.path, archive=b64(blob)))
 
     def apply(self, target):
         return [f"RUN rm -rf {q(target.path)}"]
 
-    def solution(self, target):
-        return target.data.archive.restore()
 
-
-class EntryPointsData(RestoreData):
-    dist: str
+class EntryPointsData(WheelData):
     tool: bool  # of the test tooling (tried last)
     line: int = 0  # the entry whose '=' is taken out
 
 
 @register
-class EntryPointsCorrupted(RestoreOperator):
+class EntryPointsCorrupted(Reinstall):
+    """A bad merge or hand edit of a distribution's ``entry_points.txt`` that left an entry
+    without its ``=``: every tool that lists entry points (pytest first) stops."""
+
     name = "entry_points_corrupted"
     symptom = "pytest (and anything listing entry points) stops with ValueError: not enough values to unpack."
     hint = "The entry point declarations of the installed distributions."
+    shows = (r"not enough values to unpack", r"entry.?points?")
+    offline = ("Delete the damaged entry_points.txt of {dist} (pip itself cannot read it), then "
+               + REINSTALL[0].lower() + REINSTALL[1:])
     # pytest reads every distribution's entry points at start-up: every test breaks
     broad = True
     Data = EntryPointsData
@@ -106,11 +110,12 @@ class EntryPointsCorrupted(RestoreOperator):
                 continue
             touching = tests_using(probe, tests, "files", lambda f, p=path: f == p)
             # the project's own and its dependencies' files first, test tooling last
-            targets.append(self.target(path=path, name=dist.name, touching=touching, dist=dist.name,
+            targets.append(self.target(path=path, name=dist.name, touching=touching, **wheel_data(probe, dist),
                                        tool=canon(dist.name) in TOOLING))
         return sorted(narrow_first(targets), key=lambda t: t.data.tool)
 
-    def check(self, target, raw, gold):
+    def inspect(self, target, gold):
+        raw = gold.read(target.path) or b""
         for number, line in enumerate(raw.decode("utf-8", "replace").splitlines(), 1):
             if "=" in line and not line.lstrip().startswith(("#", "[")):
                 return target.with_data(line=number)
@@ -120,12 +125,15 @@ class EntryPointsCorrupted(RestoreOperator):
         # an entry without its '=' (as after a bad merge): the file no longer parses
         return [f"RUN sed -i '{target.data.line}s/ *= */ /' {q(target.path)}"]
 
+    def solution(self, target):
+        # pip reads the entry points to find the scripts it uninstalls: the damaged file goes first
+        return [f"rm -f {q(target.path)}", target.data.reinstall]
+
 
 IMPORT_LINE = re.compile(r"^from ([\w.]+) import ")
 
 
-class LauncherData(RestoreData):
-    mode: str = "755"
+class LauncherData(WheelData):
     site: str
     # the launcher's import line, the module it imports, and the missing one it is changed to
     line: int = 0
@@ -134,10 +142,14 @@ class LauncherData(RestoreData):
 
 
 @register
-class ConsoleScriptBroken(RestoreOperator):
+class ConsoleScriptBroken(Reinstall):
+    """A console-script launcher left over from another release of its distribution: it
+    imports a module that the installed release does not have."""
+
     name = "console_script_broken"
     symptom = "Running the command {name} fails with ModuleNotFoundError before it does anything."
     hint = "The launcher script installed for the command {name}."
+    shows = (r"ModuleNotFoundError", r"No module named")
     Data = LauncherData
 
     def applies_to(self, probe, tests):
@@ -153,11 +165,14 @@ class ConsoleScriptBroken(RestoreOperator):
             name = path.rpartition("/")[2]
             if name.split("-")[0].split(".")[0] in ("python", "python3", "pip", "pip3", "pytest", "py"):
                 continue
-            targets.append(self.target(path=path, name=name, touching=[t for t in tests if t in users],
-                                       site=site_packages(probe), mode=probe.files[path].mode))
+            wheel = wheel_data(probe, owner(probe, path))
+            if wheel.get("reinstall"):
+                targets.append(self.target(path=path, name=name, touching=[t for t in tests if t in users],
+                                           site=site_packages(probe), **wheel))
         return narrow_first(targets)
 
-    def check(self, target, raw, gold):
+    def inspect(self, target, gold):
+        raw = gold.read(target.path) or b""
         if not raw.startswith(b"#!") or b"python" not in raw.split(b"\n", 1)[0] or len(raw) > 65536:
             return None
         for number, line in enumerate(raw.decode("utf-8", "replace").splitlines(), 1):

@@ -1,4 +1,9 @@
-"""Operators: code (one-line mutations of the project's own modules, a ΔC)."""
+"""Operators: code (one-line mutations of the project's own modules, a ΔC).
+
+Named-only (``default`` is false): a flipped comparison in the project's source is
+mutation testing, not a broken environment, and only the oracle knows which line to
+flip back, so these tasks are not offline-fair either (``offline`` is empty).
+"""
 
 from __future__ import annotations
 
@@ -39,6 +44,9 @@ class MutationData(TargetData):
 
 class _LineMutation(Operator):
     Data = MutationData
+    default = False
+    #: what a user sees of a wrong result: a failed assertion
+    shows = (r"AssertionError", r"\bassert ")
 
     def candidate(self, line: str, ops: list[str]) -> tuple[str, str] | None:
         """(old, new) text to replace on this line, or None."""
@@ -85,6 +93,9 @@ class _LineMutation(Operator):
 
 @register
 class CodeComparisonFlipped(_LineMutation):
+    """An equality test in the project's code turned into its opposite, as a bad merge or
+    a typo would (mutation testing)."""
+
     name = "code_comparison_flipped"
     symptom = "Some tests fail with wrong results, as if a condition in the library were inverted."
     hint = "Equality comparisons in the project's own source code."
@@ -97,6 +108,9 @@ class CodeComparisonFlipped(_LineMutation):
 
 @register
 class CodeReturnFlipped(_LineMutation):
+    """A ``return True`` turned into ``return False`` (or back) in the project's code
+    (mutation testing)."""
+
     name = "code_return_flipped"
     symptom = "Some tests fail because a check in the library gives the opposite answer."
     hint = "Functions returning booleans in the project's own source code."
@@ -110,6 +124,9 @@ class CodeReturnFlipped(_LineMutation):
 
 @register
 class CodeBoundaryShifted(_LineMutation):
+    """A strict bound in the project's code made inclusive, the classic off-by-one
+    (mutation testing)."""
+
     name = "code_boundary_shifted"
     symptom = "Some tests fail at edge cases: a limit in the library seems off by one."
     hint = "Ordering comparisons and bounds in the project's own source code."

@@ -1,4 +1,9 @@
-"""Operators: environment_variables (image ENV that misleads Python or the tests)."""
+"""Operators: environment_variables (image ENV that misleads Python or the tests).
+
+All in the default set and offline-fair: an ``ENV`` cannot be undone by a script, so each
+repair makes the variable's value harmless on the filesystem (delete the stray module the
+path adds, create the home directory, make the named Python home real).
+"""
 
 from __future__ import annotations
 
@@ -15,9 +20,15 @@ class DirData(TargetData):
 
 @register
 class EnvPythonpathShadow(Operator):
+    """A site-local directory added to ``PYTHONPATH`` for some tweak, holding a placeholder
+    module named like a real one: it shadows the real module."""
+
     name = "env_pythonpath_shadow"
-    symptom = "Tests using {name} fail: the module imports but lacks the functions and classes it should have."
+    symptom = ("Tests using {name} fail with ImportError ('cannot import name') or AttributeError "
+               "('has no attribute'): the module imports but lacks the functions and classes it should have.")
     hint = "Environment variables that add directories to Python's module search path."
+    shows = (r"cannot import name", r"has no attribute", r"partially initialized module")
+    offline = "Delete the placeholder module (and its directory) that PYTHONPATH puts before the real {name}."
     order = 80
     Data = DirData
 
@@ -46,9 +57,14 @@ class HomeData(TargetData):
 
 @register
 class EnvHomeMissing(Operator):
+    """A user account whose ``HOME`` names a directory that was never created (``useradd``
+    without ``-m``)."""
+
     name = "env_home_missing"
     symptom = "Tests that use the user's home directory fail with \"No such file or directory\"."
     hint = "The environment variable that names the user's home directory, and what it points to."
+    shows = (r"No such file or directory", r"FileNotFoundError")
+    offline = "Create the home directory that HOME names (from /etc/skel, as useradd -m would)."
     Data = HomeData
 
     HOMES = ("/home/tester", "/home/ci", "/home/app")
@@ -78,9 +94,14 @@ class PythonhomeData(TargetData):
 
 @register
 class EnvPythonhomeWrong(Operator):
+    """A ``PYTHONHOME`` kept from an image whose Python lived under /opt, after the
+    interpreter moved to the system's own."""
+
     name = "env_pythonhome_wrong"
     symptom = "Python cannot start: it reports that it cannot find its standard library (no module named 'encodings')."
     hint = "Environment variables that tell Python where its own installation lives."
+    shows = (r"No module named '?encodings", r"init_fs_encoding", r"PYTHONHOME", r"platform (in)?dependent libraries")
+    offline = "Make the Python home that PYTHONHOME names lead to the installed Python (a symlink to {base})."
     broad = True
     order = 90
     Data = PythonhomeData

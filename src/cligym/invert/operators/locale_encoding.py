@@ -2,7 +2,8 @@
 
 Each one leaves an ``ENV`` naming a locale (an ``ENV`` cannot be undone by a script), so
 every repair happens on the filesystem: the locale the environment names is compiled
-again from the pristine definition shipped with the ``locales`` package.
+again from the pristine definition shipped with the ``locales`` package. The definitions
+and ``localedef`` are in the image, so all three are offline-fair and in the default set.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class _LocaleOperator(Operator):
     """Leaves an ENV naming the locale; the repair compiles it again from its definition."""
 
     Data = LocaleData
+    offline = "Compile the locale {name} again from the definition the image ships (localedef -i {base} -f UTF-8)."
 
     def solution(self, target: Target) -> list[str]:
         return [f"localedef --replace -i {q(target.data.base)} -f UTF-8 {q(target.name)}"]
@@ -95,7 +97,8 @@ class CharsetData(LocaleData):
 
 @register
 class LocaleCharsetMislabeled(_LocaleOperator):
-    """A locale named ``en_US.UTF-8`` whose character map is really ASCII, named by LANG."""
+    """A hand-run ``localedef`` that compiled ``en_US.UTF-8`` with the ASCII character map
+    (a wrong ``-f``), on a machine whose LANG names that locale."""
 
     name = "locale_charset_mislabeled"
     symptom = (
@@ -103,6 +106,7 @@ class LocaleCharsetMislabeled(_LocaleOperator):
         "UnicodeEncodeError ('ascii' codec), although the environment says {name}."
     )
     hint = "the compiled locale behind {name} (its character set) that the environment selects"
+    shows = (r"UnicodeDecodeError", r"UnicodeEncodeError", r"'ascii' codec")
     Data = CharsetData
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
@@ -180,12 +184,13 @@ finally:
 sys.exit(code)
 '''
 
-_NUMERIC = re.compile(r"^LC_NUMERIC\s*$(.*?)^END LC_NUMERIC\s*$", re.M | re.S)
+_NUMERIC = re.compile(r"^LC_NUMERIC\s*$(.*?)^END LC_NUMERIC\s*$", re.MULTILINE | re.DOTALL)
 
 
 @register
 class LocaleSeparatorsSwapped(_LocaleOperator):
-    """A locale with a standard name whose decimal point and thousands separator are swapped."""
+    """A customised locale definition (a site's own number format) compiled under a
+    standard locale's name: its decimal point and thousands separator are swapped."""
 
     name = "locale_separators_swapped"
     symptom = (
@@ -193,6 +198,7 @@ class LocaleSeparatorsSwapped(_LocaleOperator):
         "1,234.50, and the locale's decimal point is a comma."
     )
     hint = "the numeric conventions of the compiled locale {name} that the environment selects"
+    shows = (r"\d\.\d{3},\d", r"decimal_point", r"thousands_sep", r"'\.' ?!?= ?','|',' ?!?= ?'\.'")
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
         return _targets(self, probe, _locale_tests(probe, tests, NUMERIC_VARS))
@@ -204,8 +210,8 @@ class LocaleSeparatorsSwapped(_LocaleOperator):
         section = _NUMERIC.search(raw.decode("utf-8", "replace"))
         if section is None:
             return None
-        point = re.search(r'^decimal_point\s+"([^"]*)"', section.group(1), re.M)
-        sep = re.search(r'^thousands_sep\s+"([^"]*)"', section.group(1), re.M)
+        point = re.search(r'^decimal_point\s+"([^"]*)"', section.group(1), re.MULTILINE)
+        sep = re.search(r'^thousands_sep\s+"([^"]*)"', section.group(1), re.MULTILINE)
         if not point or not sep or not sep.group(1) or point.group(1) == sep.group(1):
             return None  # copied from elsewhere, or nothing to swap
         return target
@@ -217,11 +223,13 @@ class LocaleSeparatorsSwapped(_LocaleOperator):
 
 @register
 class LocaleNotGenerated(_LocaleOperator):
-    """LANG names a standard locale that is not compiled on the system (removed if it was)."""
+    """An image that sets LANG to a standard locale but never generated it (the classic
+    missing ``locale-gen`` step; removed here if it was there)."""
 
     name = "locale_not_generated"
     symptom = "locale.setlocale(locale.LC_ALL, '') raises locale.Error: unsupported locale setting."
     hint = "whether the locale {name} that the environment asks for is available on the system"
+    shows = (r"unsupported locale setting", r"locale\.Error")
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
         if probe.env.get("LC_ALL"):
@@ -232,7 +240,7 @@ class LocaleNotGenerated(_LocaleOperator):
         base, name = target.data.base, target.name
         folded = f"{base}.utf8"
         return [
-            f"RUN if [ -s {ARCHIVE} ]; then localedef --delete-from-archive {q(folded)} {q(name)} 2>/dev/null"
-            f" || true; fi && rm -rf /usr/lib/locale/{q(folded)} /usr/lib/locale/{q(name)}",
+            (f"RUN if [ -s {ARCHIVE} ]; then localedef --delete-from-archive {q(folded)} {q(name)} 2>/dev/null"
+            f" || true; fi && rm -rf /usr/lib/locale/{q(folded)} /usr/lib/locale/{q(name)}"),
             f"ENV LANG={name}",
         ]

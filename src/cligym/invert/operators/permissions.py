@@ -1,5 +1,8 @@
 """Operators: filesystem_permissions (missing execute bits; tests run as root, so only
-execute permission matters)."""
+execute permission matters).
+
+Both in the default set and offline-fair: the repair is one ``chmod``.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ class ModeData(TargetData):
 
 class _ExecuteBitRemoved(Operator):
     Data = ModeData
+    shows = (r"Permission denied", r"PermissionError")
+    offline = "Give {path} its execute permission back (chmod)."
 
     def apply(self, target):
         return [f"RUN chmod a-x {q(target.path)}"]
@@ -26,8 +31,10 @@ class _ExecuteBitRemoved(Operator):
 
 @register
 class ConsoleScriptNotExecutable(_ExecuteBitRemoved):
+    """A command script copied through an archive or a tool that dropped its mode bits."""
+
     name = "console_script_not_executable"
-    symptom = "Tests that run the {name} command fail with a permission error when starting it."
+    symptom = "Tests that run the {name} command fail with PermissionError: Permission denied when starting it."
     hint = "The permission bits of the programs the tests start."
 
     def applies_to(self, probe, tests):
@@ -43,8 +50,11 @@ class ConsoleScriptNotExecutable(_ExecuteBitRemoved):
 
 @register
 class InterpreterNotExecutable(_ExecuteBitRemoved):
+    """A hardening script that removed execute permission from interpreters it found,
+    the one the virtualenv uses included."""
+
     name = "interpreter_not_executable"
-    symptom = "The test command fails at once: starting Python is refused with a permission error."
+    symptom = "The test command fails at once: starting Python is refused with 'Permission denied'."
     hint = "The permission bits of the Python interpreter the virtualenv points to."
     broad = True
     order = 95

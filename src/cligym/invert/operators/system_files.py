@@ -2,13 +2,20 @@
 
 Files of the operating system and of the interpreter's standard library that some tests
 read: a pure-Python stdlib module, the media-type table, the OS release file.
+
+Offline fairness decides the default set here. The image keeps no copy of a standard-library
+module (no package cache) nor of the media-type table, so ``stdlib_module_corrupted`` and
+``mime_types_shifted`` (whose repair needs the original rows) are named-only. A Latin-1
+line in the media-type table is removed or re-encoded, and spaced ``KEY = value`` lines in
+the OS release file are joined again, with what the files themselves hold: those two are in
+the default set.
 """
 
 from __future__ import annotations
 
 import re
 
-from cligym.invert.operators.base import GoldFiles, RestoreOperator, register
+from cligym.invert.operators.base import GoldFiles, Operator, RestoreOperator, register
 from cligym.invert.operators.probing import (
     file_mode,
     narrowest_paths,
@@ -16,7 +23,13 @@ from cligym.invert.operators.probing import (
     own_touch,
     under,
 )
-from cligym.invert.operators.targets import RestoreData, Target, q, run_python
+from cligym.invert.operators.targets import (
+    RestoreData,
+    Target,
+    TargetData,
+    q,
+    run_python,
+)
 from cligym.models.probe import Probe
 
 CATEGORY = "system_files"
@@ -43,7 +56,8 @@ class StdlibData(RestoreData):
 
 @register
 class StdlibModuleCorrupted(RestoreOperator):
-    """A pure-Python module of the standard library cut off in the middle."""
+    """A pure-Python module of the standard library cut off in the middle, as a disk that
+    filled up during an interpreter upgrade leaves it. The image keeps no copy: named-only."""
 
     name = "stdlib_module_corrupted"
     symptom = (
@@ -51,6 +65,8 @@ class StdlibModuleCorrupted(RestoreOperator):
         "into the Python installation, not into the project."
     )
     hint = "the interpreter's standard library ({module})"
+    shows = (r"SyntaxError", r"was never closed", r"unexpected EOF", r"unterminated", r"expected an indented block")
+    default = False
     Data = StdlibData
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
@@ -135,41 +151,75 @@ with open(path, "wb") as handle:
 '''
 
 
-class MimeData(RestoreData):
-    how: str  # "mappings" (types shifted by one line) or "encoding" (a Latin-1 line)
+def _mime_tables(probe: Probe, tests: list[str]) -> list[tuple[str, list[str]]]:
+    return narrowest_paths(opened(probe, tests, lambda p: p in {probe.realpath(m) for m in MIME_TABLES}))
+
+
+def _rows(raw: bytes) -> list[bytes]:
+    return [ln for ln in raw.split(b"\n") if ln.strip() and not ln.lstrip().startswith(b"#") and len(ln.split()) >= 2]
+
+
+class MimeData(TargetData):
+    line: int = 0  # where the two Latin-1 lines go (1-based), which the repair deletes
 
 
 @register
-class MimeTypesCorrupted(RestoreOperator):
-    """The system media-type table altered: its types shifted by one line, or a line in
-    Latin-1 that is not valid UTF-8."""
+class MimeTypesCorrupted(Operator):
+    """An administrator who added local media types to the system table with a Latin-1
+    editor: one line is not valid UTF-8."""
 
     name = "mime_types_corrupted"
-    symptom = (
-        "mimetypes.guess_type gives wrong media types for common file names, or reading the "
-        "media-type table fails with UnicodeDecodeError."
-    )
+    symptom = "Looking up media types (mimetypes) fails with UnicodeDecodeError while reading the system's table."
     hint = "the system's table of media types that the mimetypes module reads"
+    shows = (r"UnicodeDecodeError", r"codec can't decode")
+    offline = "Delete (or re-encode as UTF-8) the locally added lines of the media-type table that are not UTF-8."
     Data = MimeData
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
-        found = opened(probe, tests, lambda p: p in {probe.realpath(m) for m in MIME_TABLES})
-        return [
-            self.target(path=path, touching=touching, how=how, mode=file_mode(probe, path))
-            for how in ("mappings", "encoding")
-            for path, touching in narrowest_paths(found)
-        ]
+        return [self.target(path=path, touching=touching) for path, touching in _mime_tables(probe, tests)]
 
-    def check(self, target: Target, raw: bytes, gold: GoldFiles) -> Target | None:
-        rows = [ln for ln in raw.split(b"\n") if ln.strip() and not ln.lstrip().startswith(b"#")
-                and len(ln.split()) >= 2]
-        if target.data.how == "mappings" and len({r.split()[0] for r in rows}) < 2:
-            return None
-        return target
+    def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
+        raw = gold.read(target.path) or b""
+        lines = raw.split(b"\n")
+        at = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith(b"#")), None)
+        return None if at is None or _not_utf8(raw) else target.with_data(line=at + 1)
 
     def apply(self, target: Target) -> list[str]:
-        code = (_ROTATE if target.data.how == "mappings" else _LATIN1).format(path=target.path)
-        return [run_python(code)]
+        return [run_python(_LATIN1.format(path=target.path))]
+
+    def solution(self, target: Target) -> list[str]:
+        first = int(target.data.line)
+        return [f"sed -i '{first},{first + 1}d' {q(target.path)}"]
+
+
+def _not_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+@register
+class MimeTypesShifted(RestoreOperator):
+    """The system media-type table with its type column shifted by one row, as a botched
+    column edit would leave it. The image keeps no copy: named-only."""
+
+    name = "mime_types_shifted"
+    symptom = "mimetypes.guess_type gives wrong media types for common file names."
+    hint = "the system's table of media types that the mimetypes module reads"
+    shows = (r"\b(text|image|application|audio|video)/[\w.+-]+",)
+    default = False
+
+    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
+        return [self.target(path=path, touching=touching, mode=file_mode(probe, path))
+                for path, touching in _mime_tables(probe, tests)]
+
+    def check(self, target: Target, raw: bytes, gold: GoldFiles) -> Target | None:
+        return target if len({r.split()[0] for r in _rows(raw)}) >= 2 else None
+
+    def apply(self, target: Target) -> list[str]:
+        return [run_python(_ROTATE.format(path=target.path))]
 
 
 # ---- the OS release file ------------------------------------------------------------
@@ -187,8 +237,9 @@ with open(path, "wb") as handle:
 
 
 @register
-class OsReleaseCorrupted(RestoreOperator):
-    """The os-release file rewritten with ``KEY = value`` lines that no parser accepts."""
+class OsReleaseCorrupted(Operator):
+    """The os-release file rendered by a configuration template with ``KEY = value`` lines,
+    which no os-release parser accepts."""
 
     name = "os_release_corrupted"
     symptom = (
@@ -196,16 +247,25 @@ class OsReleaseCorrupted(RestoreOperator):
         "so ID and VERSION_ID are missing."
     )
     hint = "the file describing the operating system release"
+    shows = (r"\bLinux\b", r"VERSION_ID", r"freedesktop_os_release", r"os.release")
+    offline = "Join the KEY = value lines of the OS release file again into KEY=value."
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
         reals = {probe.realpath(p) for p in OS_RELEASE}
         return [
-            self.target(path=path, touching=touching, mode=file_mode(probe, path))
+            self.target(path=path, touching=touching)
             for path, touching in narrowest_paths(opened(probe, tests, lambda p: p in reals))
         ]
 
-    def check(self, target: Target, raw: bytes, gold: GoldFiles) -> Target | None:
-        return target if re.search(rb"^[A-Za-z0-9_]+=", raw, re.M) else None
+    def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
+        """Keep a file of KEY=value lines with none spaced already (the repair is then exact)."""
+        raw = gold.read(target.path) or b""
+        if re.search(rb"^[A-Za-z0-9_]+ = ", raw, re.MULTILINE) or not re.search(rb"^[A-Za-z0-9_]+=", raw, re.MULTILINE):
+            return None
+        return target
 
     def apply(self, target: Target) -> list[str]:
         return [run_python(_SPACED.format(path=target.path))]
+
+    def solution(self, target: Target) -> list[str]:
+        return [f"sed -i 's/^\\([A-Za-z0-9_][A-Za-z0-9_]*\\) = /\\1=/' {q(target.path)}"]

@@ -3,7 +3,7 @@
 Not in the default operator set (``Operator.default`` is false): an exported task's
 verifier restores gold's conftest and pytest configuration files and deletes new ones
 before it runs the tests, so these breakages would score with nothing done. They run
-when named (``--operators``)."""
+when named (``--operators``). Offline they are fair (the repair deletes the added file)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ def new_pytest_ini(probe) -> str | None:
 class _PytestIni(Operator):
     CONTENT = b""
     default = False
+    offline = "Delete the pytest.ini that took over the project's pytest configuration."
 
     def apply(self, target):
         return [f"RUN {write_file_line(target.path, self.CONTENT)}"]
@@ -60,9 +61,13 @@ class _PytestIni(Operator):
 
 @register
 class PytestIniWarningsError(_PytestIni):
+    """A stricter pytest.ini dropped into the checkout (from a CI template) that turns every
+    warning into an error."""
+
     name = "pytest_ini_warnings_error"
     symptom = "Tests that used to pass now fail with a warning (such as a DeprecationWarning) raised as an error."
     hint = "Which pytest configuration file is in effect, and how it treats warnings."
+    shows = (r"Warning\b",)
     CONTENT = b"[pytest]\nfilterwarnings =\n    error\n"
 
     def applies_to(self, probe, tests):
@@ -78,9 +83,13 @@ class MarkersData(TargetData):
 
 @register
 class PytestIniStrictMarkers(_PytestIni):
+    """A pytest.ini from a CI template, with ``--strict-markers``, that takes precedence over
+    the project's own configuration, where its markers are registered."""
+
     name = "pytest_ini_strict_markers"
     symptom = "Test modules error out during collection, complaining about a marker that is not registered."
     hint = "Which pytest configuration file is in effect, and where test markers are declared."
+    shows = (r"not found in `markers` configuration", r"marker")
     CONTENT = b"[pytest]\naddopts = --strict-markers\n"
     Data = MarkersData
 
@@ -104,9 +113,14 @@ class PytestIniStrictMarkers(_PytestIni):
 
 @register
 class ConftestAutouseChdir(Operator):
+    """A conftest.py added for test isolation whose autouse fixture runs every test in a
+    scratch directory, so relative paths no longer reach the checkout."""
+
     name = "conftest_autouse_chdir"
     symptom = "Some tests fail to find files or directories they expect relative to the project checkout."
     hint = "Fixtures that apply to every test and change the process state around it."
+    shows = (r"No such file or directory", r"FileNotFoundError")
+    offline = "Delete the added conftest.py whose autouse fixture changes directory."
     default = False
 
     def applies_to(self, probe, tests):

@@ -2,18 +2,22 @@
 
 The IANA zone files under /usr/share/zoneinfo that tests load (zoneinfo, dateutil, pytz
 with system data, the C library) and the /etc/localtime link that sets the local zone.
+
+All in the default set and offline-fair: the image keeps the database's source
+(``tzdata.zi``) and its compiler ``zic``, which rebuilds any zone file exactly, and the
+local zone is relinked to the zone ``/etc/timezone`` still names.
 """
 
 from __future__ import annotations
 
-from cligym.invert.operators.base import GoldFiles, Operator, RestoreOperator, register
+from cligym.invert.operators.base import GoldFiles, Operator, register
 from cligym.invert.operators.probing import (
     file_mode,
     narrowest_paths,
     opened,
     own_touch,
 )
-from cligym.invert.operators.targets import RestoreData, Target, TargetData, q
+from cligym.invert.operators.targets import Target, TargetData, q
 from cligym.models.probe import Probe
 
 CATEGORY = "time_zone_data"
@@ -22,18 +26,25 @@ ZONEINFO = "/usr/share/zoneinfo"
 LOCALTIME = "/etc/localtime"
 TIMEZONE_FILE = "/etc/timezone"
 TZIF_MAGIC = b"TZif"
+#: The zone database's source and its compiler: with them, any zone file is rebuilt.
+TZDATA_SOURCE = f"{ZONEINFO}/tzdata.zi"
+ZIC = ("/usr/sbin/zic", "/usr/bin/zic", "/sbin/zic")
+SCRATCH = "/tmp/zoneinfo-rebuilt"
 #: Zones the local time is moved to; each differs from any other zone's offset most of the year.
 FOREIGN_ZONES = ("Pacific/Kiritimati", "Asia/Kathmandu", "America/St_Johns")
 
 
 def _zone_targets(op: Operator, probe: Probe, tests: list[str]) -> list[Target]:
-    """Zone files (real paths) the tests opened, directly or through /etc/localtime."""
+    """Zone files (real paths) the tests opened, directly or through /etc/localtime; none
+    when the image cannot rebuild them (no ``tzdata.zi`` or no ``zic``)."""
     def is_zone(path: str) -> bool:
         rel = path[len(ZONEINFO) + 1 :]
         return path.startswith(ZONEINFO + "/") and not rel.endswith((".tab", ".zi", ".list")) and rel not in (
             "leapseconds", "leap-seconds.list", "tzdata.zi", "SECURITY"
         )
 
+    if TZDATA_SOURCE not in probe.files or not any(probe.files.get(z) for z in ZIC):
+        return []
     return [
         op.target(path=path, name=path[len(ZONEINFO) + 1 :], touching=touching, zone=path[len(ZONEINFO) + 1 :],
                   mode=file_mode(probe, path))
@@ -48,51 +59,58 @@ def _is_tzif(gold: GoldFiles, path: str) -> bytes | None:
 
 class ZoneData(TargetData):
     zone: str
-    mode: str
+    mode: str = "644"
 
 
-@register
-class ZoneinfoCorrupted(Operator):
-    """The TZif magic of a zone file the tests load overwritten with zero bytes."""
+class _ZoneOperator(Operator):
+    """Breaks one zone file; the repair compiles the database's source into a scratch
+    directory and copies that one zone file back."""
 
-    name = "zoneinfo_corrupted"
-    symptom = "Loading the time zone {zone} fails with ValueError: Invalid TZif file: magic not found."
-    hint = "the system's time zone database ({zone})"
     Data = ZoneData
-
-    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
-        return _zone_targets(self, probe, tests)
+    offline = "Compile the zone database's source (tzdata.zi) with zic and put the zone file of {zone} back."
 
     def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
         return target if _is_tzif(gold, target.path) else None
 
-    def apply(self, target: Target) -> list[str]:
-        return [f"RUN dd if=/dev/zero of={q(target.path)} bs=4 count=1 conv=notrunc status=none"]
-
     def solution(self, target: Target) -> list[str]:
-        return [f"printf TZif | dd of={q(target.path)} bs=4 count=1 conv=notrunc status=none"]
-
-
-class RemovedZoneData(RestoreData):
-    zone: str
+        built = f"{SCRATCH}/{target.data.zone}"
+        return [(f"rm -rf {SCRATCH} && zic -d {SCRATCH} {TZDATA_SOURCE} && cp {q(built)} {q(target.path)} "
+                f"&& chmod {target.data.mode} {q(target.path)} && rm -rf {SCRATCH}")]
 
 
 @register
-class ZoneinfoRemoved(RestoreOperator):
-    """A zone file the tests load deleted from the system's zone database."""
+class ZoneinfoCorrupted(_ZoneOperator):
+    """A zone file left empty by a crash in the middle of a tzdata upgrade (the file was
+    truncated, its new contents never reached the disk)."""
+
+    name = "zoneinfo_corrupted"
+    symptom = "Loading the time zone {zone} fails with ValueError: Invalid TZif file: magic not found."
+    hint = "the system's time zone database ({zone})"
+    shows = (r"Invalid TZif", r"magic not found")
+
+    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
+        return _zone_targets(self, probe, tests)
+
+    def apply(self, target: Target) -> list[str]:
+        return [f"RUN : > {q(target.path)}"]
+
+
+@register
+class ZoneinfoRemoved(_ZoneOperator):
+    """An image-slimming step that pruned the zone database to the zones it thought in use."""
 
     name = "zoneinfo_removed"
     symptom = "ZoneInfo({zone!r}) raises ZoneInfoNotFoundError: 'No time zone found with key {zone}'."
     hint = "the system's time zone database ({zone})"
-    Data = RemovedZoneData
+    shows = (r"No time zone found", r"ZoneInfoNotFoundError")
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
         if any(d.name.lower() == "tzdata" for d in probe.dists):
             return []  # zoneinfo would fall back on the tzdata package
         return _zone_targets(self, probe, tests)
 
-    def check(self, target: Target, raw: bytes, gold: GoldFiles) -> Target | None:
-        return target if raw.startswith(TZIF_MAGIC) else None
+    def apply(self, target: Target) -> list[str]:
+        return [f"RUN rm -f {q(target.path)}"]
 
 
 class RelinkData(TargetData):
@@ -103,14 +121,17 @@ class RelinkData(TargetData):
 
 @register
 class LocaltimeRelinked(Operator):
-    """/etc/localtime pointed at another zone, while /etc/timezone still names the old one."""
+    """/etc/localtime pointed at another zone by hand (a traveller's laptop, a copied image),
+    while /etc/timezone still names the configured one."""
 
     name = "localtime_relinked"
     symptom = (
-        "Local times are hours off: datetime.now().astimezone() disagrees with the configured "
-        "local zone ({zone})."
+        "Local times are hours off: the UTC offset (utcoffset) of datetime.now().astimezone() disagrees "
+        "with the configured local zone ({zone})."
     )
     hint = "the system's local time zone setting"
+    shows = (r"timedelta\(", r"utcoffset", r"tzname", r"UTC[+-]\d")
+    offline = "Point /etc/localtime back at the zone file of {zone}, the zone /etc/timezone names."
     Data = RelinkData
 
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:

@@ -4,6 +4,11 @@
 spec (``h11==0.16.0``) or one of the local fixture projects in ``projects.LOCAL``.
 ``check_operator`` applies one operator to the first usable targets and asserts the break
 and the repair; the table in ``test_table.py`` drives it.
+
+The repair runs as an exported task's would, offline: ``repair_and_test`` runs the solution
+script and then the tests in one container of the broken image, and every container the
+runtime creates has ``network_mode="none"``. A solution that needed the network (an index
+to download from) fails here; one that needs only what is in the image passes.
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ import pytest
 from cligym.harness.images import build_broken, repair_and_test
 from cligym.harness.probe import load_or_probe
 from cligym.harness.testrun import run_tests
-from cligym.invert.operators import REGISTRY, GoldFiles, Operator, Target, solution_script
+from cligym.invert.operators import (
+    REGISTRY,
+    GoldFiles,
+    Operator,
+    Target,
+    solution_script,
+)
 from cligym.models.gold import GoldEnv
 from cligym.models.probe import Probe
 

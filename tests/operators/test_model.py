@@ -4,6 +4,7 @@ place that makes solution scripts, and the registry's category rules."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -18,11 +19,16 @@ from cligym.invert.operators import (
     EmbeddedTree,
     Operator,
     RestoreOperator,
+    Target,
     TargetData,
+    get,
     register,
     solution_script,
 )
-from cligym.invert.operators.base import categories
+from cligym.invert.operators.base import GoldFiles, categories
+from cligym.invert.operators.dependencies import Reinstall, wheel_data
+from cligym.models.fs import Entry
+from cligym.models.probe import Dist, Probe
 
 
 def test_categories_come_from_the_registered_operators():
@@ -34,18 +40,18 @@ def test_categories_come_from_the_registered_operators():
 
 
 def test_target_data_is_typed_and_serialisable():
-    op = REGISTRY["zoneinfo_removed"]
-    target = op.target(path="/usr/share/zoneinfo/Europe/Paris", name="Europe/Paris", touching=["t1"],
-                       zone="Europe/Paris", mode="644")
+    op = REGISTRY["stdlib_module_corrupted"]
+    path = "/usr/lib/python3.11/json/decoder.py"
+    target = op.target(path=path, name="json.decoder", touching=["t1"], module="json.decoder", mode="644")
     assert isinstance(target.data, op.Data) and target.key == target.path
-    prepared = target.with_data(original=Embedded.of(target.path, b"TZif2\x00", "644"))
-    assert prepared.data.zone == "Europe/Paris" and target.data.original is None
+    prepared = target.with_data(original=Embedded.of(target.path, b"import re\n", "644"))
+    assert prepared.data.module == "json.decoder" and target.data.original is None
     assert op.Data.model_validate_json(prepared.data.model_dump_json()) == prepared.data
-    assert '"zone":"Europe/Paris"' in prepared.model_dump_json()
+    assert '"module":"json.decoder"' in prepared.model_dump_json()
     with pytest.raises(ValueError):
-        op.target(path="/x", zone="Europe/Paris", mode="644", zoen="typo")
+        op.target(path="/x", module="json.decoder", mode="644", modul="typo")
     with pytest.raises(ValueError):
-        target.with_data(zoen="typo")
+        target.with_data(modul="typo")
 
 
 def test_describe_fills_name_path_and_data():
@@ -105,13 +111,12 @@ def test_solution_script_is_the_one_header():
 
 
 def test_restore_operator_needs_a_prepared_target():
-    op = REGISTRY["pyvenv_cfg_removed"]
+    op = REGISTRY["mime_types_shifted"]
     assert isinstance(op, RestoreOperator)
-    target = op.target(path="/opt/venv/pyvenv.cfg", name="pyvenv.cfg", mode="644")
-    assert op.apply(target) == ["RUN rm -f /opt/venv/pyvenv.cfg"]
+    target = op.target(path="/etc/mime.types", mode="644")
     with pytest.raises(ValueError):
         op.solution(target)
-    prepared = target.with_data(original=Embedded.of(target.path, b"home = /usr/bin\n"))
+    prepared = target.with_data(original=Embedded.of(target.path, b"text/plain\ttxt\n"))
     assert op.solution(prepared) == prepared.data.original.restore()
 
 
@@ -143,3 +148,68 @@ def test_register_checks_the_category(monkeypatch):
     with pytest.raises(ValueError, match="twice"):
         register(_operator("fake_category", name="elf_magic_corrupt"))
     assert "dummy_op" not in REGISTRY
+
+
+# ---- fair tasks: what an operator mirrors, what it shows, how it is repaired offline ------
+
+#: Operators out of the default set, and why: the verifier restores test configuration;
+#: the code mutations are mutation testing; zeroed ELF magic and a "policy" import hook
+#: are contrived; the rest have no copy of the original in the image.
+NAMED_ONLY = {
+    "pytest_ini_warnings_error", "pytest_ini_strict_markers", "conftest_autouse_chdir",
+    "code_comparison_flipped", "code_return_flipped", "code_boundary_shifted",
+    "elf_magic_corrupt", "import_blocker", "stdlib_module_corrupted", "mime_types_shifted",
+}
+
+
+def test_every_operator_names_its_incident_and_its_patterns_compile():
+    for op in REGISTRY.values():
+        doc = type(op).__dict__.get("__doc__") or ""
+        assert doc.strip(), f"{op.name}: no docstring naming the real-world incident it mirrors"
+        for pattern in op.shows:
+            re.compile(pattern, re.IGNORECASE)
+
+
+def test_every_default_operator_is_offline_fair_and_shows_its_symptom():
+    """A default operator says how its repair is done with only what is in the image, and
+    the error text its symptom speaks of; the symptom quotes that text itself."""
+    for op in get():
+        assert op.offline.strip(), f"{op.name}: a default operator must be offline-fair"
+        assert op.shows, f"{op.name}: no patterns of the errors its symptom speaks of"
+        assert any(re.search(p, op.symptom, re.IGNORECASE) for p in op.shows), (op.name, op.symptom, op.shows)
+        assert "/" not in op.symptom, f"{op.name}: a symptom names no path"
+
+
+def test_operators_that_are_not_offline_fair_or_realistic_are_named_only():
+    mine = {name for name in NAMED_ONLY if name in REGISTRY}
+    assert mine == NAMED_ONLY
+    assert all(not REGISTRY[name].default for name in NAMED_ONLY)
+    assert not [op.name for op in REGISTRY.values() if op.default and not op.offline]
+
+
+def _probe(*wheels: str) -> Probe:
+    files = {f"/opt/wheelhouse/{w}": Entry(type="f", mode="644", size=1, mtime="0") for w in wheels}
+    return Probe(gold_image_id="x", tests=[], touch={}, modules={}, libs=[], dists=[],
+                 python={"prefix": "/opt/venv"}, files=files)
+
+
+def test_reinstall_operators_repair_from_the_wheelhouse_and_refuse_without_a_wheel():
+    """The solution is pip reinstalling from the wheel in the image (no index, no bytes);
+    with no wheel in the image, prepare refuses the target."""
+    dist = Dist(name="Sh", version="2.0.7")
+    line = wheel_data(_probe("sh-2.0.7-py3-none-any.whl"), dist)["reinstall"]
+    assert line == ("/opt/venv/bin/python -m pip install --quiet --no-index --find-links /opt/wheelhouse "
+                    "--force-reinstall --no-deps 'Sh==2.0.7'")
+    assert wheel_data(_probe("sh-2.0.6-py3-none-any.whl"), dist)["reinstall"] == ""
+    no_files = GoldFiles(lambda path: None)
+    reinstallers = [op for op in REGISTRY.values() if isinstance(op, Reinstall)]
+    assert {"dependency_uninstalled", "dependency_api_removed", "dependency_version_mismatch",
+            "extension_module_removed", "dist_info_removed", "entry_points_corrupted", "console_script_broken",
+            "console_script_shebang_wrong", "init_py_removed"} <= {op.name for op in reinstallers}
+    for op in reinstallers:
+        data = op.Data.model_construct(dist="Sh", version="2.0.7", reinstall="")
+        assert op.prepare(Target(path="/x.py", data=data), no_files) is None, op.name
+        fair = Target(path="/x.py", data=op.Data.model_construct(dist="Sh", version="2.0.7", reinstall=line))
+        solution = op.solution(fair)
+        assert solution[-1] == line and all(ln.startswith("rm -f ") for ln in solution[:-1]), op.name
+        assert "2.0.7" in op.offline_repair(fair) and "{" not in op.offline_repair(fair)

@@ -4,11 +4,13 @@ A row names an operator and a real project (a PyPI spec, or a local project of
 ``projects.LOCAL``); optionally a filter choosing among its targets, a function narrowing
 the gold tests, and a check making further assertions on the result (``conftest.Broken``).
 ``check_operator`` itself asserts that some test fails and that the solution makes every
-test pass again. Every category needs at least one row.
+test pass again, in a container with no network. The solution of a default (offline-fair)
+operator must carry no embedded payload. Every category needs at least one row.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +26,7 @@ CERTIFI_TEST = "tests/test_certs.py::test_certifi_bundle_loads"
 LOCALE_TESTS = "tests/test_locale.py::"
 TEXT_TESTS = "tests/test_text.py::"
 ZONE_TESTS = "tests/test_zones.py::"
+ZONEINFO = "/usr/share/zoneinfo"
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,34 @@ class Row:
 
 
 # ---- the extra checks ----------------------------------------------------------------
+
+#: Embedded bytes in a solution: a long base64 run, or a pipe through ``base64 -d``.
+PAYLOAD = re.compile(r"base64|[A-Za-z0-9+/]{120,}={0,2}")
+WHEELHOUSE_REINSTALL = "-m pip install --quiet --no-index --find-links /opt/wheelhouse --force-reinstall --no-deps"
+
+
+def no_payload(r: Broken) -> None:
+    """The solution carries no bytes of the original (no base64 payload)."""
+    assert not PAYLOAD.search(r.solution), r.solution[:300]
+
+
+def reinstalled(r: Broken) -> None:
+    """The repair works with only what is in the image: the solution has no embedded payload
+    and reinstalls the distribution from the image's own wheelhouse with no index.
+    ``check_operator`` ran it through ``repair_and_test`` in a container of the broken image,
+    and every cligym container runs with ``network_mode="none"`` (``runtime``), so the
+    tests passed again with no network at all."""
+    no_payload(r)
+    assert WHEELHOUSE_REINSTALL in r.solution, r.solution
+    assert f"'{r.target.data.dist}=={r.target.data.version}'" in r.solution
+
+
+def both(*checks: Callable[[Broken], None]) -> Callable[[Broken], None]:
+    def check(r: Broken) -> None:
+        for one in checks:
+            one(r)
+    return check
+
 
 
 def some_fail(r: Broken) -> None:
@@ -204,20 +235,31 @@ def stdlib_markupsafe(r: Broken) -> None:
 
 
 def mime_mappings(r: Broken) -> None:
-    assert r.target.data.how == "mappings"
     assert "tests/test_mime.py::test_common_types" in r.failing
 
 
 def mime_encoding(r: Broken) -> None:
     """h11's stdlib server reads the table only to type a file with no extension: the
-    shifted mappings change nothing, the undecodable line breaks the request."""
-    assert r.target.data.how == "encoding"
+    undecodable line breaks the request. The repair deletes the added lines."""
     assert r.failing == ["h11/tests/test_against_stdlib_http.py::test_h11_as_client"]
+    assert re.fullmatch(r"sed -i '\d+,\d+d' /etc/mime\.types", r.solution.splitlines()[-1])
+
+
+def zone_rebuilt(r: Broken) -> None:
+    """The zone file comes back from the database's source, compiled by zic in the image."""
+    assert f"zic -d /tmp/zoneinfo-rebuilt {ZONEINFO}/tzdata.zi" in r.solution
 
 
 def os_release(r: Broken) -> None:
     assert r.target.path == r.probe.realpath("/etc/os-release")
     assert r.failing == ["tests/test_system.py::test_user_agent_names_the_os"]
+    assert "sed -i " in r.solution
+
+
+def venv_recreated(r: Broken) -> None:
+    """pyvenv.cfg is written again by the venv command that made the environment."""
+    pyvenv_cfg_removed(r)
+    assert " -m venv /opt/venv" in r.solution
 
 
 def warnings_error(r: Broken) -> None:
@@ -236,13 +278,16 @@ def conftest_chdir(r: Broken) -> None:
 
 
 def zone_corrupted(r: Broken) -> None:
-    assert r.target.path.startswith("/usr/share/zoneinfo/")
+    assert r.target.path.startswith(f"{ZONEINFO}/")
+    assert r.lines == [f"RUN : > {r.target.path}"]
+    zone_rebuilt(r)
     assert set(r.failing) >= set(r.target.touching)
     assert all(t.startswith(ZONE_TESTS) for t in r.failing)
 
 
 def zone_removed(r: Broken) -> None:
     assert r.lines == [f"RUN rm -f {r.target.path}"]
+    zone_rebuilt(r)
     assert set(r.failing) >= set(r.target.touching)
 
 
@@ -257,12 +302,12 @@ def localtime_relinked(r: Broken) -> None:
 ROWS = [
     # bytecode
     Row("stale_pyc_unchecked", "h11==0.16.0", in_project("h11/")),
-    Row("sourceless_pyc_stale", "environs==15.2.0", path_ends(".py")),
+    Row("sourceless_pyc_stale", "environs==15.2.0", both(path_ends(".py"), reinstalled)),
     # certificates
     Row("ca_bundle_garbage", "envtouch", certifi_garbage),
     Row("ca_bundle_garbage", "envtouch", fails_with("tests/test_certs.py::test_system_trust_store_has_roots"),
         target=lambda t: t.path == SYSTEM_BUNDLE, variant="system_bundle"),
-    Row("ca_bundle_emptied", "envtouch", fails_only(CERTIFI_TEST)),
+    Row("ca_bundle_emptied", "envtouch", both(fails_only(CERTIFI_TEST), reinstalled)),
     Row("ca_bundle_emptied", "envtouch", bundle_regenerated,
         target=lambda t: t.path == SYSTEM_BUNDLE, variant="system_bundle_regenerated"),
     # code
@@ -270,15 +315,16 @@ ROWS = [
     Row("code_return_flipped", "h11==0.16.0", in_project("h11/")),
     Row("code_boundary_shifted", "apispec==6.10.1", first_line_has("s/ < / <= /")),
     # dependency_versions
-    Row("dependency_api_removed", "environs==15.2.0", api_removed),
-    Row("dependency_uninstalled", DOTENV, uninstalled),
-    Row("dependency_version_mismatch", "apispec==6.10.1", version_mismatch),
+    Row("dependency_api_removed", "environs==15.2.0", both(api_removed, reinstalled)),
+    Row("dependency_uninstalled", DOTENV, both(uninstalled, reinstalled)),
+    Row("dependency_version_mismatch", "apispec==6.10.1", both(version_mismatch, reinstalled)),
     # dynamic_linking
     Row("elf_magic_corrupt", DOTENV, first_line_has("conv=notrunc")),
     Row("lib_symlink_retarget", DOTENV, retargeted),
     Row("lib_symlink_dangling", DOTENV, dangling),
     Row("ld_library_path_shadow", DOTENV, sets_env("LD_LIBRARY_PATH")),
-    Row("extension_module_removed", DOTENV, path_ends(".so")),
+    # markupsafe's tests skip the speedups they cannot import: skipped tests count as failing
+    Row("extension_module_removed", "markupsafe==3.0.2", both(path_ends(".so"), reinstalled)),
     # environment_variables
     Row("env_pythonpath_shadow", "markupsafe==3.0.2", pythonpath_shadow),
     Row("env_home_missing", "wcmatch==12.0.1", home_missing, tests=home_tests, slow=True),
@@ -287,27 +333,28 @@ ROWS = [
     Row("cwd_shadow_module", "h11==0.16.0", in_project("")),
     Row("pth_shadow_path", DOTENV, path_ends(".pth")),
     Row("import_blocker", "markupsafe==3.0.2"),
-    Row("init_py_removed", "apispec==6.10.1", path_ends("/__init__.py")),
+    Row("init_py_removed", "apispec==6.10.1", both(path_ends("/__init__.py"), reinstalled)),
     # interpreter_venv
-    Row("pyvenv_cfg_removed", "markupsafe==3.0.2", pyvenv_cfg_removed),
+    Row("pyvenv_cfg_removed", "markupsafe==3.0.2", venv_recreated),
     Row("venv_python_symlink_broken", "markupsafe==3.0.2", all_fail),
-    Row("console_script_shebang_wrong", DOTENV, shebang_wrong),
+    Row("console_script_shebang_wrong", DOTENV, both(shebang_wrong, reinstalled)),
     # locale_encoding
     Row("locale_charset_mislabeled", "envtouch", charset_envtouch),
     Row("locale_separators_swapped", "envtouch", separators_swapped),
     Row("locale_not_generated", "envtouch", not_generated),
     Row("locale_charset_mislabeled", DOTENV, charset_dotenv, variant="python_dotenv"),
     # package_metadata
-    Row("dist_info_removed", "apispec==6.10.1", path_ends(".dist-info")),
-    Row("entry_points_corrupted", DOTENV, entry_points_corrupted),
-    Row("console_script_broken", DOTENV, dotenv_script),
+    Row("dist_info_removed", "apispec==6.10.1", both(path_ends(".dist-info"), reinstalled)),
+    Row("entry_points_corrupted", DOTENV, both(entry_points_corrupted, reinstalled)),
+    Row("console_script_broken", DOTENV, both(dotenv_script, reinstalled)),
     # filesystem_permissions
     Row("console_script_not_executable", DOTENV, not_executable),
     Row("interpreter_not_executable", "markupsafe==3.0.2", interpreter_not_executable),
     # system_files
     Row("stdlib_module_corrupted", "envtouch", stdlib_envtouch),
     Row("stdlib_module_corrupted", "markupsafe==3.0.2", stdlib_markupsafe, variant="markupsafe"),
-    Row("mime_types_corrupted", "envtouch", mime_mappings),
+    Row("mime_types_shifted", "envtouch", mime_mappings),
+    Row("mime_types_corrupted", "envtouch", fails_with("tests/test_mime.py::test_common_types")),
     Row("mime_types_corrupted", "h11==0.16.0", mime_encoding, variant="h11"),
     Row("os_release_corrupted", "envtouch", os_release),
     # test_configuration
@@ -327,6 +374,8 @@ def test_operator(runtime, probed, row: Row):
     if row.tests:
         gold = gold.model_copy(update={"tests": row.tests(list(gold.tests))})
     result = check_operator(runtime, gold, probe, row.operator, target_filter=row.target)
+    if REGISTRY[row.operator].default:
+        no_payload(result)  # offline-fair: the repair uses only what is in the image
     if row.check:
         row.check(result)
 

@@ -317,6 +317,7 @@ ROWS = [
     # dependency_versions
     Row("dependency_api_removed", "environs==15.2.0", both(api_removed, reinstalled)),
     Row("dependency_uninstalled", DOTENV, both(uninstalled, reinstalled)),
+    Row("package_submodule_removed", DOTENV, both(some_fail, reinstalled)),
     Row("dependency_version_mismatch", "apispec==6.10.1", both(version_mismatch, reinstalled)),
     # dynamic_linking
     Row("elf_magic_corrupt", DOTENV, first_line_has("conv=notrunc")),

@@ -10,7 +10,9 @@ import pytest
 
 from cligym.harness.probe import load_or_probe
 from cligym.invert.search import invert
+from cligym.issue import check_issues
 from cligym.models.io import load, save
+from cligym.models.issue import TaskIssues
 from cligym.models.task import Candidate, TaskInstance
 from cligym.verify.checks import recheck_task
 
@@ -36,6 +38,10 @@ def _run_and_recheck(runtime, gold, gold_dir, run_dir, attempts, seed):
         assert set(task.errors) == set(task.FAIL_TO_PASS)
         verdict = recheck_task(runtime, gold, probe.files, task)  # (a)-(d), from scratch
         assert verdict.ok, f"{task.instance_id}: {verdict.kind} {verdict.reason}"
+        # true and fair: every operator necessary, the texts state only what was observed
+        assert task.applied and all(a.necessary and a.fixes for a in task.applied), task.applied
+        assert task.offline_fair is True
+        assert check_issues(task, load(TaskIssues, path.parent / "issues.json")) == []
     for path in candidates:
         c = load(Candidate, path)
         assert c.status == "verified" or c.discard_kind, c

@@ -7,9 +7,10 @@ after that is the same whoever proposed it, and lives here once:
 1. the delta's digest names the task; a task of another attempt with the same delta makes
    this one a duplicate;
 2. gold + ΔD is built from scratch (no layer cache);
-3. the screen: the tests the degrader predicts to fail run first; when none fails, a
-   degrader that may (``retry``) proposes again within the attempt, up to ``MAX_TRIES``
-   proposals, and the misses are recorded (``Candidate.screened``) for it to learn from;
+3. the screen: the tests the degrader predicts to fail run first; when none fails (or ΔD
+   did not build), a degrader that may (``retry``) proposes again within the attempt, up
+   to ``MAX_TRIES`` proposals, and the misses are recorded (``Candidate.screened``) for it
+   to learn from;
 4. the selected tests run in a fresh container of it. When the degrader saw the tests fail
    itself (the agent, in its own container), the fresh run must fail exactly the same set
    (``reproduced``); otherwise this run decides FAIL_TO_PASS and PASS_TO_PASS;
@@ -236,6 +237,9 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
     except BuildFailed as exc:
         if proposal.observed is not None:
             state.fields["reproduced"] = False
+        elif proposal.retry:
+            _timed(seconds, "build", started)
+            raise _Miss() from exc  # a state that cannot be made breaks nothing: try another
         return state.discarded("build_failed", str(exc))
     _timed(seconds, "build", started)
     started = time.monotonic()

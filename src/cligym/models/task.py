@@ -79,7 +79,7 @@ class Candidate(BaseModel):
     instance_id: str | None = None
     extra_bytes: int | None = None
     seconds: dict[str, float] = Field(default_factory=dict)
-    #: proposals of this attempt that the screen found breaking no selected test ("op|target")
+    #: proposals of this attempt that broke no selected test, or did not build ("op|target")
     screened: list[str] = Field(default_factory=list)
     #: operators that minimality dropped from this attempt's state as decoys ("op|target")
     decoys: list[str] = Field(default_factory=list)

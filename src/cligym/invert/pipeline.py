@@ -280,11 +280,13 @@ def _minimal(state: _Attempt) -> Candidate | None:
                    for a, n, f in zip(proposal.applied, necessary, fixes, strict=True)]
         kept = [i for i, n in enumerate(necessary) if n]
         if len(kept) < len(necessary):
-            if not kept or proposal.keep is None:
+            if proposal.keep is None:
                 state.fields["operators"] = applied
                 return state.discarded(
-                    "not_minimal", "no operator is necessary alone: each one's breakage hides behind another's")
-            raise _Reduced(proposal.keep(kept), [f"{a.name}|{a.target}" for a in applied if not a.necessary])
+                    "not_minimal", "an operator is not necessary: its breakage hides behind another's")
+            # none necessary: each hides the others; the first alone is checked from the start
+            kept = kept or [0]
+            raise _Reduced(proposal.keep(kept), [f"{a.name}|{a.target}" for i, a in enumerate(applied) if i not in kept])
     state.fields["operators"] = applied
     return None
 

@@ -161,3 +161,21 @@ def test_screen_retries_and_minimality_drops_a_decoy(runtime, gold_envs, tmp_pat
     assert [(a.name, a.necessary) for a in task.applied] == [("test_shadow", True)]
     assert set(task.applied[0].fixes) == set(task.FAIL_TO_PASS) and 0 < task.fail_fraction < 1
     assert task.offline_fair is True
+
+
+def test_names_a_project_reaches_only_inside_functions_come_first():
+    """Removing such a name from a dependency fails the tests that call those functions,
+    not every import of the project."""
+    from cligym.invert.operators.dependencies import project_references
+
+    source = (
+        "import dep\n"
+        "from dep.core import Eager\n"
+        "BASE = dep.Base\n"
+        "def f():\n"
+        "    from dep.util import Lazy\n"
+        "    return dep.helper(Lazy)\n"
+    )
+    refs = project_references([source], ["dep"])
+    assert refs[:2] == [("dep", "helper"), ("dep.util", "Lazy")]
+    assert set(refs[2:]) == {("dep", "Base"), ("dep.core", "Eager")}

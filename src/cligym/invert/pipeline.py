@@ -5,7 +5,7 @@ A ``Degrader`` proposes a broken state for one attempt (``propose``): the Docker
 after that is the same whoever proposed it, and lives here once:
 
 1. the delta's digest names the task; a task of another attempt with the same delta makes
-   this one a duplicate;
+   this one a duplicate (a degrader that may try again proposes another);
 2. gold + ΔD is built from scratch (no layer cache);
 3. the screen: the tests the degrader predicts to fail run first; when none fails (or ΔD
    did not build), a degrader that may (``retry``) proposes again within the attempt, up
@@ -203,6 +203,8 @@ def _attempt_state(state: _Attempt) -> Candidate:
     digest = delta_digest(gold, proposal.dockerfile)
     instance_id = f"{gold.source.name}.{proposal.name}.{digest}"
     if ctx.run.instance(instance_id).exists() and load(TaskInstance, ctx.run.instance(instance_id)).attempt != state.fields["attempt"]:
+        if proposal.retry:
+            raise _Miss()  # nothing new to learn from building it again: try another
         return state.discarded("duplicate", "the same delta as an earlier attempt")
     tag = broken_tag(gold, digest)
     try:

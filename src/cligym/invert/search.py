@@ -13,7 +13,8 @@ How targets are chosen (``Chooser``):
 - narrow targets (touched by few of the sampled tests) weigh more, so most tasks leave
   much of the suite passing;
 - the run learns: an operator weighs by its share of proposals that broke some test
-  (screen misses and ``no_failure`` discards count against it, Laplace-smoothed), and an
+  (screen misses and ``no_failure`` discards count against it) and by its share of tasks
+  that left at least half of the sample passing (both Laplace-smoothed), and an
   (operator, target) pair that was tried is used again only when nothing untried is left;
 - no operator makes more than ``max_share`` of a run's tasks while others can still be
   used;
@@ -78,6 +79,7 @@ class Learnt:
         self.tries: Counter[str] = Counter()
         self.breaks: Counter[str] = Counter()
         self.made: Counter[str] = Counter()
+        self.partial: Counter[str] = Counter()  # tasks that left at least half the sample passing
 
     def record(self, pairs: list[str], broke: bool) -> None:
         """Proposals of ``pairs`` ("operator|target") broke something, or did not."""
@@ -96,12 +98,18 @@ class Learnt:
         if candidate.status == "verified":
             self.record(pairs, True)
             self.made.update(a.name for a in candidate.operators)
+            if candidate.fail_fraction <= 0.5:
+                self.partial.update(a.name for a in candidate.operators)
         else:
             self.tried.update(pairs)
 
     def weight(self, op: Operator) -> float:
-        learnt = (self.breaks[op.name] + 1) / (self.tries[op.name] + 2)
-        return learnt * (BROAD_WEIGHT if op.broad else 1.0)
+        """The operator's learnt break rate, times how often its tasks left most of the
+        sample passing (both Laplace-smoothed), so that the run drifts to operators that
+        break a part of the suite."""
+        breaks = (self.breaks[op.name] + 1) / (self.tries[op.name] + 2)
+        partial = (self.partial[op.name] + 1) / (self.made[op.name] + 2)
+        return breaks * (0.25 + partial) * (BROAD_WEIGHT if op.broad else 1.0)
 
 
 class Chooser:
@@ -130,18 +138,19 @@ class Chooser:
             if chosen and op.broad:
                 continue  # a broad break hides everything else: keep it alone
             pool = [t for t in targets if f"{op.name}|{t.key}" not in tried and _adds(t, covered)][:50]
-            picked = self._pick(rng, op, pool, sample_size)
+            picked = self._pick(rng, op, pool, sample_size, tried)
             if picked is not None:
                 chosen.append((op, picked))
                 covered |= set(picked.touching)
         return chosen
 
-    def _pick(self, rng, op: Operator, pool: list[Target], sample_size: int) -> Target | None:
+    def _pick(self, rng, op: Operator, pool: list[Target], sample_size: int, tried) -> Target | None:
         for _ in range(min(5, len(pool))):
             pick = rng.choices(pool, weights=[_narrow(t, sample_size) for t in pool])[0]
             pool.remove(pick)
             prepared = self._prepare(op, pick)
-            if prepared is not None:
+            # prepare may choose the path (a definition's file): the pair is known by it
+            if prepared is not None and f"{op.name}|{prepared.key}" not in tried:
                 return prepared.model_copy(update={"touching": pick.touching})
         return None
 

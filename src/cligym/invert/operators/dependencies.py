@@ -182,19 +182,26 @@ def _reexports(source: str, module: str, is_pkg: bool) -> dict[str, tuple[str, s
 
 
 def project_references(sources: list[str], tops: list[str]) -> list[tuple[str, str]]:
-    """(module, name) pairs the project's code takes from modules under ``tops``."""
+    """(module, name) pairs the project's code takes from modules under ``tops``; the ones
+    it reaches only inside function bodies first (removing such a name fails just the tests
+    that call those functions, not every import of the project), then public before private."""
     refs: set[tuple[str, str]] = set()
+    eager: set[tuple[str, str]] = set()
     for source in sources:
         try:
             tree = ast.parse(source)
         except SyntaxError:
             continue
         aliases: dict[str, str] = {}
+        lazy = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                for n in ast.walk(f) if n is not f}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in tops:
                 for alias in node.names:
                     if alias.name != "*":
                         refs.add((node.module, alias.name))
+                        if id(node) not in lazy:
+                            eager.add((node.module, alias.name))
                         aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             elif isinstance(node, ast.Import):
                 for alias in node.names:
@@ -204,7 +211,9 @@ def project_references(sources: list[str], tops: list[str]) -> list[tuple[str, s
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
                 refs.add((aliases[node.value.id], node.attr))
-    return sorted(refs, key=lambda r: (r[1].startswith("_"), r[0], r[1]))
+                if id(node) not in lazy:
+                    eager.add((aliases[node.value.id], node.attr))
+    return sorted(refs, key=lambda r: (r in eager, r[1].startswith("_"), r[0], r[1]))
 
 
 def find_definition(read, modules: dict[str, str], module: str, name: str, hops: int = 3):

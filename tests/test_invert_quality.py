@@ -179,3 +179,17 @@ def test_names_a_project_reaches_only_inside_functions_come_first():
     refs = project_references([source], ["dep"])
     assert refs[:2] == [("dep", "helper"), ("dep.util", "Lazy")]
     assert set(refs[2:]) == {("dep", "Base"), ("dep.core", "Eager")}
+
+
+def test_broad_states_are_taken_only_within_their_share_of_the_run():
+    learnt = Learnt()
+    assert learnt.accept(0.2, False) and not learnt.accept(1.0, False)  # alone it would be 100% broad
+    for i, ff in enumerate([1.0, 0.1, 0.2]):
+        learnt.seen(Candidate(id=f"{i:04d}", attempt=i, seed=0, status="verified", instance_id=str(i),
+                              fail_fraction=ff))
+    assert not learnt.accept(0.9, False)  # 2 broad of 4 would pass 35%
+    learnt.seen(Candidate(id="0003", attempt=3, seed=0, status="verified", instance_id="3", fail_fraction=0.0))
+    learnt.seen(Candidate(id="0004", attempt=4, seed=0, status="verified", instance_id="4", fail_fraction=0.3))
+    assert learnt.accept(0.9, False)  # 2 broad of 6 fit
+    assert learnt.accept(0.9, True)  # the attempt's last try takes it
+    assert learnt.accept(0.5, False)

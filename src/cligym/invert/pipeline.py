@@ -8,9 +8,10 @@ after that is the same whoever proposed it, and lives here once:
    this one a duplicate (a degrader that may try again proposes another);
 2. gold + ΔD is built from scratch (no layer cache);
 3. the screen: the tests the degrader predicts to fail run first; when none fails (or ΔD
-   did not build), a degrader that may (``retry``) proposes again within the attempt, up
-   to ``MAX_TRIES`` proposals, and the misses are recorded (``Candidate.screened``) for it
-   to learn from;
+   did not build, or the full run below fails a share of the sample the degrader does not
+   ``accept``), a degrader that may (``retry``) proposes again within the attempt, up to
+   ``MAX_TRIES`` proposals, and the misses are recorded (``Candidate.screened``) for it to
+   learn from;
 4. the selected tests run in a fresh container of it. When the degrader saw the tests fail
    itself (the agent, in its own container), the fresh run must fail exactly the same set
    (``reproduced``); otherwise this run decides FAIL_TO_PASS and PASS_TO_PASS;
@@ -80,6 +81,9 @@ class Proposal:
     screen: list[str] = field(default_factory=list)
     #: may a screen miss be followed by another proposal within the same attempt?
     retry: bool = False
+    #: does the degrader take a state failing this fraction of the sample (the second
+    #: argument: is this the attempt's last try)? None: any state that fails something
+    accept: Callable[[float, bool], bool] | None = None
 
 
 class Degrader(Protocol):
@@ -138,6 +142,7 @@ class _Attempt:
     def __init__(self, ctx: RunContext, attempt: int, proposal: Proposal, seconds: dict[str, float],
                  screened: list[str], decoys: list[str]) -> None:
         self.ctx, self.proposal = ctx, proposal
+        self.last_try = len(screened) >= MAX_TRIES - 1
         self.fields: dict[str, Any] = dict(id=f"{attempt:04d}", attempt=attempt, seed=ctx.seed, seconds=seconds,
                                            sample=proposal.sample, dockerfile=proposal.dockerfile,
                                            screened=screened, decoys=decoys)
@@ -257,6 +262,8 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
         _timed(seconds, "run", started)
         if not _classify(state, fresh):
             raise _Miss()
+        if proposal.accept is not None and not proposal.accept(state.fields["fail_fraction"], state.last_try):
+            raise _Miss()  # the degrader wants another share of the suite broken: try another
     else:
         _timed(seconds, "rerun", started)
         reason = _not_reproduced(classify(fresh, proposal.sample)[0], state.fields["FAIL_TO_PASS"])
@@ -288,7 +295,9 @@ def _minimal(state: _Attempt) -> Candidate | None:
                     "not_minimal", "an operator is not necessary: its breakage hides behind another's")
             # none necessary: each hides the others; the first alone is checked from the start
             kept = kept or [0]
-            raise _Reduced(proposal.keep(kept), [f"{a.name}|{a.target}" for i, a in enumerate(applied) if i not in kept])
+            smaller = proposal.keep(kept)
+            smaller.accept = proposal.accept
+            raise _Reduced(smaller, [f"{a.name}|{a.target}" for i, a in enumerate(applied) if i not in kept])
     state.fields["operators"] = applied
     return None
 

@@ -17,7 +17,9 @@ How targets are chosen (``Chooser``):
   that left at least half of the sample passing (both Laplace-smoothed), and an
   (operator, target) pair that was tried is used again only when nothing untried is left;
 - no operator makes more than ``max_share`` of a run's tasks while others can still be
-  used;
+  used, and a state failing more than half of its sample is taken only while such tasks
+  stay within ``BROAD_SHARE`` of the run's (or on an attempt's last try): the rest of the
+  run looks for breakages of a part of the suite;
 - in a composite proposal, each further target must touch tests the earlier ones do not,
   and not all of theirs, so that each operator can be necessary (minimality).
 """
@@ -45,6 +47,9 @@ OPERATOR_COUNT_WEIGHTS = {1: 6, 2: 3, 3: 1}
 BROAD_WEIGHT = 0.15
 #: The default largest share of a run's tasks one operator may make.
 MAX_SHARE = 0.15
+#: The largest share of a run's tasks that may fail more than half of their sample (a
+#: state breaking more is taken only within it, or on an attempt's last try).
+BROAD_SHARE = 0.35
 
 
 def applicable(probe: Probe, operators: list[Operator], tests: list[str]) -> list[tuple[Operator, list[Target]]]:
@@ -80,6 +85,7 @@ class Learnt:
         self.breaks: Counter[str] = Counter()
         self.made: Counter[str] = Counter()
         self.partial: Counter[str] = Counter()  # tasks that left at least half the sample passing
+        self.made_tasks: Counter[str] = Counter()  # the run's tasks: "broad" and "partial"
 
     def record(self, pairs: list[str], broke: bool) -> None:
         """Proposals of ``pairs`` ("operator|target") broke something, or did not."""
@@ -100,8 +106,18 @@ class Learnt:
             self.made.update(a.name for a in candidate.operators)
             if candidate.fail_fraction <= 0.5:
                 self.partial.update(a.name for a in candidate.operators)
+            self.made_tasks["partial" if candidate.fail_fraction <= 0.5 else "broad"] += 1
         else:
             self.tried.update(pairs)
+
+    def accept(self, fail_fraction: float, last_try: bool) -> bool:
+        """Take a state failing ``fail_fraction`` of its sample? Always when it leaves at
+        least half passing or the attempt has no try left; otherwise only while such
+        broad tasks stay within ``BROAD_SHARE`` of the run's tasks."""
+        if fail_fraction <= 0.5 or last_try:
+            return True
+        verified = sum(self.made_tasks.values())
+        return self.made_tasks["broad"] + 1 <= BROAD_SHARE * (verified + 1)
 
     def weight(self, op: Operator) -> float:
         """The operator's learnt break rate, times how often its tasks left most of the
@@ -218,6 +234,7 @@ class OperatorDegrader:
                             discard=("no_target", "no operator applies to the sample"))
         proposal = proposal_of(sample, pairs)
         proposal.candidate["seconds"] = seconds
+        proposal.accept = self.learnt.accept
         return proposal
 
 

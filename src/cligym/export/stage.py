@@ -132,6 +132,8 @@ def export(
         raise BadInput(f"unknown style {style!r}; choose strong, balanced or weak")
     refuse_records(Path(out), Path(run_dir))
     tasks = load_tasks(run_dir)
+    for task in tasks:  # every record's id is checked, also of tasks left out below
+        RunDir(run_dir).issues(task.instance_id)
     left_out: dict[str, str] = {}
     if offline_only:
         tasks, left_out = offline_fair_only(tasks)

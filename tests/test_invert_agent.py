@@ -205,7 +205,9 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     # scratch, exports, and Harbor's oracle gets reward 1 and doing nothing 0
     verified = _cli("verify", str(run), "--gold", str(path), "--json")
     assert verified.returncode == 0 and all(r["ok"] for r in json.loads(verified.stdout)), verified.stdout[-2000:]
-    assert _cli("export", str(run), "-o", str(tmp_path / "tasks")).returncode == 0
+    # its solution carries the original bytes (derived from the difference to gold): not
+    # offline-fair, so it is exported on request
+    assert _cli("export", str(run), "-o", str(tmp_path / "tasks"), "--with-network").returncode == 0
     validated = _cli("validate", str(tmp_path / "tasks"), "--json", "-q")
     results = json.loads(validated.stdout)
     assert [(r["oracle"]["reward"], r["nop"]["reward"]) for r in results] == [(1.0, 0.0)]

@@ -161,7 +161,7 @@ class Chooser:
         return chosen
 
     def _pick(self, rng, op: Operator, pool: list[Target], sample_size: int, tried) -> Target | None:
-        for _ in range(min(5, len(pool))):
+        for _ in range(len(pool)):  # prepared targets are cached: trying them all is cheap
             pick = rng.choices(pool, weights=[_narrow(t, sample_size) for t in pool])[0]
             pool.remove(pick)
             prepared = self._prepare(op, pick)
@@ -171,7 +171,7 @@ class Chooser:
         return None
 
     def _prepare(self, op: Operator, target: Target) -> Target | None:
-        key = f"{op.name}|{target.key}|{target.name}"
+        key = f"{op.name}|{target.key}|{target.name}|{target.data.model_dump_json()}"
         if key not in self._prepared:
             self._prepared[key] = op.prepare(target, self.files)
         return self._prepared[key]

@@ -129,7 +129,17 @@ class _Scripted:
         self.misses.append(proposal.name)
 
     def propose(self, ctx, attempt, rng):
-        return proposal_of(list(ctx.gold.tests), self.scripts.pop(0)(ctx))
+        proposal = proposal_of(list(ctx.gold.tests), self.scripts.pop(0)(ctx))
+        if not self.scripts:  # the last script: no other proposal to try after a miss
+            proposal.retry = False
+            keep = proposal.keep
+            proposal.keep = lambda indexes: _no_retry(keep(indexes))
+        return proposal
+
+
+def _no_retry(proposal):
+    proposal.retry = False
+    return proposal
 
 
 def _html(ctx) -> Target:
@@ -191,5 +201,5 @@ def test_broad_states_are_taken_only_within_their_share_of_the_run():
     learnt.seen(Candidate(id="0003", attempt=3, seed=0, status="verified", instance_id="3", fail_fraction=0.0))
     learnt.seen(Candidate(id="0004", attempt=4, seed=0, status="verified", instance_id="4", fail_fraction=0.3))
     assert learnt.accept(0.9, False)  # 2 broad of 6 fit
-    assert learnt.accept(0.9, True)  # the attempt's last try takes it
+    assert learnt.accept(0.9, True)  # the attempt's last tries take it
     assert learnt.accept(0.5, False)

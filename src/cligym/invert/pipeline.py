@@ -82,7 +82,8 @@ class Proposal:
     #: may a screen miss be followed by another proposal within the same attempt?
     retry: bool = False
     #: does the degrader take a state failing this fraction of the sample (the second
-    #: argument: is this the attempt's last try)? None: any state that fails something
+    #: argument: is this one of the attempt's last ``LATE_TRIES`` tries)? None: any state
+    #: that fails something
     accept: Callable[[float, bool], bool] | None = None
 
 
@@ -132,8 +133,10 @@ def forget_orphans(ctx: RunContext) -> None:
             shutil.rmtree(record.parent, ignore_errors=True)
 
 
-#: How many proposals one attempt may build when the screen finds no failure.
-MAX_TRIES = 5
+#: How many proposals one attempt may build when the screen finds no failure, and how many
+#: of the last ones take any state that fails something (``Proposal.accept``'s ``late``).
+MAX_TRIES = 8
+LATE_TRIES = 3
 
 
 class _Attempt:
@@ -142,7 +145,7 @@ class _Attempt:
     def __init__(self, ctx: RunContext, attempt: int, proposal: Proposal, seconds: dict[str, float],
                  screened: list[str], decoys: list[str]) -> None:
         self.ctx, self.proposal = ctx, proposal
-        self.last_try = len(screened) >= MAX_TRIES - 1
+        self.late = len(screened) >= MAX_TRIES - LATE_TRIES
         self.fields: dict[str, Any] = dict(id=f"{attempt:04d}", attempt=attempt, seed=ctx.seed, seconds=seconds,
                                            sample=proposal.sample, dockerfile=proposal.dockerfile,
                                            screened=screened, decoys=decoys)
@@ -262,7 +265,7 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
         _timed(seconds, "run", started)
         if not _classify(state, fresh):
             raise _Miss()
-        if proposal.accept is not None and not proposal.accept(state.fields["fail_fraction"], state.last_try):
+        if proposal.accept is not None and not proposal.accept(state.fields["fail_fraction"], state.late):
             raise _Miss()  # the degrader wants another share of the suite broken: try another
     else:
         _timed(seconds, "rerun", started)

@@ -18,7 +18,7 @@ How targets are chosen (``Chooser``):
   (operator, target) pair that was tried is used again only when nothing untried is left;
 - no operator makes more than ``max_share`` of a run's tasks while others can still be
   used, and a state failing more than half of its sample is taken only while such tasks
-  stay within ``BROAD_SHARE`` of the run's (or on an attempt's last try): the rest of the
+  stay within ``BROAD_SHARE`` of the run's (or in an attempt's last tries): the rest of the
   run looks for breakages of a part of the suite;
 - in a composite proposal, each further target must touch tests the earlier ones do not,
   and not all of theirs, so that each operator can be necessary (minimality).
@@ -48,7 +48,7 @@ BROAD_WEIGHT = 0.15
 #: The default largest share of a run's tasks one operator may make.
 MAX_SHARE = 0.15
 #: The largest share of a run's tasks that may fail more than half of their sample (a
-#: state breaking more is taken only within it, or on an attempt's last try).
+#: state breaking more is taken only within it, or in an attempt's last tries).
 BROAD_SHARE = 0.35
 
 
@@ -110,11 +110,11 @@ class Learnt:
         else:
             self.tried.update(pairs)
 
-    def accept(self, fail_fraction: float, last_try: bool) -> bool:
+    def accept(self, fail_fraction: float, late: bool) -> bool:
         """Take a state failing ``fail_fraction`` of its sample? Always when it leaves at
-        least half passing or the attempt has no try left; otherwise only while such
+        least half passing or the attempt is in its last tries; otherwise only while such
         broad tasks stay within ``BROAD_SHARE`` of the run's tasks."""
-        if fail_fraction <= 0.5 or last_try:
+        if fail_fraction <= 0.5 or late:
             return True
         verified = sum(self.made_tasks.values())
         return self.made_tasks["broad"] + 1 <= BROAD_SHARE * (verified + 1)

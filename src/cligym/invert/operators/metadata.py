@@ -100,6 +100,10 @@ class EntryPointsCorrupted(Reinstall):
                + REINSTALL[0].lower() + REINSTALL[1:])
     # pytest reads every distribution's entry points at start-up: every test breaks
     broad = True
+    # ...but only where plugins autoload: the verifier runs pytest with plugin autoloading
+    # off, so with nothing done it would score 1 (measured: every such state was discarded
+    # as trivial). Named-only, like the test-configuration operators.
+    default = False
     Data = EntryPointsData
 
     def applies_to(self, probe, tests):

@@ -176,7 +176,7 @@ def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate
     screened: list[str] = []
     decoys: list[str] = []
     proposal = degrader.propose(ctx, attempt, rng)
-    for _ in range(MAX_TRIES + 2):  # the tries, and a minimality reduction or two
+    for _ in range(3 * MAX_TRIES):  # the tries, each with up to two minimality reductions
         seconds.update({k: seconds.get(k, 0.0) + v for k, v in proposal.candidate.pop("seconds", {}).items()})
         state = _Attempt(ctx, attempt, proposal, seconds, screened, decoys)
         if proposal.discard is not None:

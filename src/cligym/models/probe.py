@@ -45,6 +45,7 @@ class Probe(BaseModel):
     files: dict[str, Entry] = Field(default_factory=dict)  # the gold filesystem listing
     workdir: str = "/testbed"  # the gold record's workdir: where the project and its tests live
     _merged: dict[str, Touch] = PrivateAttr(default_factory=dict)
+    _real: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def of(self, test: str) -> Touch:
         """What one test touches: its own run, its module's collection, and the session
@@ -65,7 +66,13 @@ class Probe(BaseModel):
         return [t for t in tests if value in getattr(self.of(t), key)]
 
     def realpath(self, path: str) -> str:
-        """Resolve symlinks using the gold filesystem listing."""
+        """Resolve symlinks using the gold filesystem listing (answers are kept: operators
+        ask for the same paths once per test that touched them)."""
+        if path not in self._real:
+            self._real[path] = self._resolve(path)
+        return self._real[path]
+
+    def _resolve(self, path: str) -> str:
         seen = 0
         parts = Path(path)
         while seen < 40:

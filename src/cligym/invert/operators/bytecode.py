@@ -18,7 +18,6 @@ from cligym.invert.operators.probing import (
     narrow_first,
     project_root,
     site_packages,
-    tests_using,
     under,
 )
 from cligym.invert.operators.targets import Target, q, run_python
@@ -66,7 +65,7 @@ def imported_modules(probe, tests: list[str]) -> list[tuple[str, str, str, list[
             continue
         if not (under(path, root) or under(path, site)) or probe.files.get(path) is None:
             continue
-        touching = tests_using(probe, tests, "modules", lambda m, name=module: m == name)
+        touching = probe.touching(tests, "modules", module)
         found.append((path, module, probe.files[path].mode, touching))
     return found
 

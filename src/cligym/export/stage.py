@@ -17,7 +17,7 @@ from cligym.errors import BadInput
 from cligym.export.base import Item
 from cligym.export.jsonl import read_rows
 from cligym.export.registry import get_exporter
-from cligym.layout import ExportDir, GoldDir, RolloutDir, RunDir
+from cligym.layout import ExportDir, GoldDir, RolloutDir, RunDir, safe_id
 from cligym.models.export import ExportReport
 from cligym.models.io import load, save
 from cligym.models.issue import STYLES, TaskIssues
@@ -133,7 +133,7 @@ def export(
     refuse_records(Path(out), Path(run_dir))
     tasks = load_tasks(run_dir)
     for task in tasks:  # every record's id is checked, also of tasks left out below
-        RunDir(run_dir).issues(task.instance_id)
+        safe_id(task.instance_id, "instance id")
     left_out: dict[str, str] = {}
     if offline_only:
         tasks, left_out = offline_fair_only(tasks)

@@ -167,7 +167,9 @@ class _Attempt:
 
 
 class _Miss(Exception):
-    """The screen found no failure: the attempt may try another proposal."""
+    """The proposal made no state worth checking (nothing failed, ΔD did not build, an
+    earlier task has the same ΔD, or the degrader does not accept the share that failed):
+    the attempt may try another proposal."""
 
 
 def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate:
@@ -253,7 +255,8 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
         return state.discarded("build_failed", str(exc))
     _timed(seconds, "build", started)
     started = time.monotonic()
-    screen = [t for t in proposal.sample if t in set(proposal.screen)]
+    predicted = set(proposal.screen)
+    screen = [t for t in proposal.sample if t in predicted]
     if screen and len(screen) < len(proposal.sample):
         if not classify(run_tests(ctx.runtime, tag, gold.workdir, gold.test_command, screen), screen)[0]:
             _timed(seconds, "screen", started)
@@ -298,9 +301,7 @@ def _minimal(state: _Attempt) -> Candidate | None:
                     "not_minimal", "an operator is not necessary: its breakage hides behind another's")
             # none necessary: each hides the others; the first alone is checked from the start
             kept = kept or [0]
-            smaller = proposal.keep(kept)
-            smaller.accept = proposal.accept
-            raise _Reduced(smaller, [f"{a.name}|{a.target}" for i, a in enumerate(applied) if i not in kept])
+            raise _Reduced(proposal.keep(kept), [f"{a.name}|{a.target}" for i, a in enumerate(applied) if i not in kept])
     state.fields["operators"] = applied
     return None
 

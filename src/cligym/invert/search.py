@@ -50,6 +50,8 @@ MAX_SHARE = 0.15
 #: The largest share of a run's tasks that may fail more than half of their sample (a
 #: state breaking more is taken only within it, or in an attempt's last tries).
 BROAD_SHARE = 0.35
+#: A task failing at most this share of its sample breaks a part of the suite.
+PARTIAL = 0.5
 
 
 def applicable(probe: Probe, operators: list[Operator], tests: list[str]) -> list[tuple[Operator, list[Target]]]:
@@ -85,7 +87,8 @@ class Learnt:
         self.breaks: Counter[str] = Counter()
         self.made: Counter[str] = Counter()
         self.partial: Counter[str] = Counter()  # tasks that left at least half the sample passing
-        self.made_tasks: Counter[str] = Counter()  # the run's tasks: "broad" and "partial"
+        self.tasks = 0  # the run's tasks, and how many of them were broad
+        self.broad = 0
 
     def record(self, pairs: list[str], broke: bool) -> None:
         """Proposals of ``pairs`` ("operator|target") broke something, or did not."""
@@ -104,9 +107,11 @@ class Learnt:
         if candidate.status == "verified":
             self.record(pairs, True)
             self.made.update(a.name for a in candidate.operators)
-            if candidate.fail_fraction <= 0.5:
+            self.tasks += 1
+            if candidate.fail_fraction <= PARTIAL:
                 self.partial.update(a.name for a in candidate.operators)
-            self.made_tasks["partial" if candidate.fail_fraction <= 0.5 else "broad"] += 1
+            else:
+                self.broad += 1
         else:
             self.tried.update(pairs)
 
@@ -114,10 +119,7 @@ class Learnt:
         """Take a state failing ``fail_fraction`` of its sample? Always when it leaves at
         least half passing or the attempt is in its last tries; otherwise only while such
         broad tasks stay within ``BROAD_SHARE`` of the run's tasks."""
-        if fail_fraction <= 0.5 or late:
-            return True
-        verified = sum(self.made_tasks.values())
-        return self.made_tasks["broad"] + 1 <= BROAD_SHARE * (verified + 1)
+        return fail_fraction <= PARTIAL or late or self.broad + 1 <= BROAD_SHARE * (self.tasks + 1)
 
     def weight(self, op: Operator) -> float:
         """The operator's learnt break rate, times how often its tasks left most of the
@@ -232,14 +234,14 @@ class OperatorDegrader:
         if not pairs:
             return Proposal(sample=sample, candidate={"seconds": seconds},
                             discard=("no_target", "no operator applies to the sample"))
-        proposal = proposal_of(sample, pairs)
+        proposal = proposal_of(sample, pairs, self.learnt.accept)
         proposal.candidate["seconds"] = seconds
-        proposal.accept = self.learnt.accept
         return proposal
 
 
-def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]]) -> Proposal:
-    """The proposal of ``pairs`` (in order of application) on ``sample``."""
+def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]], accept=None) -> Proposal:
+    """The proposal of ``pairs`` (in order of application) on ``sample``; its smaller
+    versions (``keep``) take states by the same ``accept``."""
     applied = [AppliedOperator(name=op.name, category=op.category, target=t.key, shows=list(op.shows),
                                offline=op.offline_repair(t), **op.describe(t)) for op, t in pairs]
     task = dict(operators=[a.name for a in applied], category=applied[0].category,
@@ -250,8 +252,8 @@ def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]]) -> Prop
         sample=sample, name="+".join(op.name for op, _ in pairs),
         dockerfile=[line for part in parts for line in part], solution=solution_script(pairs),
         task_fields=lambda verdict: task, applied=applied, parts=parts,
-        keep=lambda indexes: proposal_of(sample, [pairs[i] for i in indexes]),
-        screen=sorted({x for _, t in pairs for x in t.touching}), retry=True,
+        keep=lambda indexes: proposal_of(sample, [pairs[i] for i in indexes], accept),
+        screen=sorted({x for _, t in pairs for x in t.touching}), retry=True, accept=accept,
     )
 
 

@@ -17,8 +17,13 @@ target whose distribution has no wheel there is not used (``prepare`` gives None
 
 from __future__ import annotations
 
-from cligym.invert.operators.base import Operator, register
-from cligym.invert.operators.dependencies import dist_tops
+from cligym.invert.operators.base import register
+from cligym.invert.operators.dependencies import (
+    Reinstall,
+    WheelData,
+    dist_tops,
+    wheel_data,
+)
 from cligym.invert.operators.probing import (
     TOOLING,
     TOOLING_TOPS,
@@ -26,11 +31,10 @@ from cligym.invert.operators.probing import (
     narrow_first,
     opened,
     own_items,
-    reinstall_line,
     site_packages,
     under,
 )
-from cligym.invert.operators.targets import Target, TargetData, pycache_glob, q
+from cligym.invert.operators.targets import Target, pycache_glob, q
 from cligym.models.probe import Dist, Probe
 
 CATEGORY = "package_files"
@@ -111,34 +115,21 @@ def data_files(probe: Probe, tests: list[str]) -> list[tuple[str, Dist, list[str
 # ---- the operators ---------------------------------------------------------------------------
 
 
-class PackageFileData(TargetData):
-    dist: str
-    version: str
-    #: The line reinstalling the distribution from the image's wheelhouse ("" without a wheel).
-    reinstall: str = ""
+class PackageFileData(WheelData):
     #: package_data_truncated: the original size, and how many bytes are kept.
     size: int = 0
     keep: int = 0
 
 
-class _Reinstalled(Operator):
+class _Reinstalled(Reinstall):
     """A file of an installed distribution broken; the repair reinstalls the distribution
-    from the local wheelhouse."""
+    from the local wheelhouse (``Reinstall``: a target without a wheel is refused)."""
 
     Data = PackageFileData
     offline = OFFLINE
 
     def of_dist(self, probe: Probe, dist: Dist, **fields) -> Target:
-        line = reinstall_line(probe, dist.name, dist.version) or ""
-        return self.target(dist=dist.name, version=dist.version, reinstall=line, **fields)
-
-    def prepare(self, target, gold):
-        return target if target.data.reinstall else None
-
-    def solution(self, target):
-        if not target.data.reinstall:
-            raise ValueError(f"{self.name}: no wheel of {target.data.dist} in the image")
-        return [target.data.reinstall]
+        return self.target(**wheel_data(probe, dist), **fields)
 
 
 @register

@@ -15,7 +15,8 @@ from typing import ClassVar
 from cligym.invert.context import open_run
 from cligym.invert.operators import Operator, Target, TargetData
 from cligym.invert.pipeline import run_attempts
-from cligym.invert.search import Chooser, Learnt, _adds, proposal_of, restrict
+from cligym.invert.learning import Learnt
+from cligym.invert.search import Chooser, _adds, proposal_of, restrict
 from cligym.models.io import load, save
 from cligym.models.task import Candidate, TaskInstance
 from cligym.ui import Reporter
@@ -110,6 +111,70 @@ def test_a_proposal_knows_its_parts_and_keeps_a_subset():
     assert "rm -f /a" not in smaller.solution
 
 
+def _verified(i: int, ff: float, *pairs: tuple[str, str], sample: int = 10, fixes=()) -> Candidate:
+    ops = [{"name": n, "category": "c", "target": t, "symptom": "", "hint": "", "necessary": True,
+            "fixes": list(fixes)} for n, t in pairs]
+    return Candidate(id=f"{i:04d}", attempt=i, seed=0, status="verified", instance_id=str(i), fail_fraction=ff,
+                     operators=ops, sample=[f"t{k}" for k in range(sample)])
+
+
+def test_refused_states_and_composite_parts_are_remembered_as_breaking():
+    learnt = Learnt()
+    learnt.seen(Candidate(id="0000", attempt=0, seed=0, status="discarded", discard_kind="no_failure",
+                          screened=["test_touch|/a", "test_shadow|/s"], refused={"test_shadow|/s": 0.9}))
+    assert learnt.breaking == {"test_shadow|/s": 0.9} and learnt.breaks["test_shadow"] == 1
+    assert learnt.breaks["test_touch"] == 0 and learnt.spare() == ["test_shadow|/s"]
+    learnt.seen(_verified(1, 0.3, ("test_touch", "/b"), ("test_shadow", "/t"), fixes=["t1"]))
+    # each necessary part of a composite broke at least the tests only it fails
+    assert learnt.breaking["test_touch|/b"] == 0.1 and learnt.partial_pairs() == ["test_shadow|/t", "test_touch|/b"]
+    assert learnt.used == {"test_touch|/b + test_shadow|/t"}
+    learnt.seen(_verified(2, 0.2, ("test_touch", "/b")))
+    assert learnt.breaking["test_touch|/b"] == 0.2 and "test_touch|/b" not in learnt.spare()
+
+
+def _chooser(learnt: Learnt, options, cap: int = 5) -> Chooser:
+    chooser = Chooser(files=None, cap=cap, learnt=learnt, options=options)
+    chooser._prepare = lambda op, target: target  # no gold files needed
+    return chooser
+
+
+def test_known_pairs_come_back_narrowest_first_and_combined_only_in_new_combinations():
+    learnt = Learnt()
+    options = [(_Shadow(), [_target("/s", ["t1"]), _target("/w", ["t1", "t2", "t3"])]),
+               (_Touch(), [_target("/a", ["t2"]), _target("/b", ["t3", "t4"])])]
+    chooser = _chooser(learnt, options)
+    learnt.breaking.update({"test_shadow|/w": 1.0, "test_touch|/a": 0.1, "test_touch|/b": 0.2, "test_shadow|/s": 0.1})
+    learnt.used.add("test_shadow|/s")
+    pick = chooser.spare(["t1", "t2", "t3", "t4"], partial=True)
+    assert [(op.name, t.key, t.touching) for op, t in pick] == [("test_touch", "/a", ["t2"])]
+    assert chooser.spare(["t1", "t3"], partial=True)[0][1].key == "/b"  # /a touches no sampled test
+    learnt.used.update({"test_touch|/a", "test_touch|/b"})
+    assert chooser.spare(["t1", "t2", "t3"], partial=True) == []  # the broad one only when asked
+    assert chooser.spare(["t1", "t2", "t3"], partial=False)[0][1].key == "/w"
+    seen = set()
+    for seed in range(30):
+        pairs = chooser.combined(random.Random(seed), ["t1", "t2", "t3", "t4"], 2)
+        assert len(pairs) == 2 and [op.order for op, _ in pairs] == sorted(op.order for op, _ in pairs)
+        touched = [set(t.touching) for _, t in pairs]
+        assert touched[0] - touched[1] and touched[1] - touched[0]
+        seen.add(" + ".join(f"{op.name}|{t.key}" for op, t in pairs))
+    assert "test_shadow|/w" not in " ".join(seen) and len(seen) >= 3
+    learnt.used.update(seen)
+    assert chooser.combined(random.Random(0), ["t1", "t2", "t3", "t4"], 2) == []
+    learnt.made["test_touch"] = 5  # at its cap: its pairs are not reused
+    assert chooser.spare(["t1", "t2", "t3", "t4"], partial=False)[0][0].name == "test_shadow"
+
+
+def test_exploration_keeps_to_narrow_targets_while_broad_tasks_fill_their_share():
+    learnt = Learnt()
+    options = [(_Touch(), [_target("/wide", [f"t{i}" for i in range(8)]), _target("/one", ["t0"])])]
+    chooser = _chooser(learnt, options)
+    for seed in range(10):
+        assert chooser.choose(random.Random(seed), options, 1, 10, narrow=True)[0][1].key == "/one"
+    learnt.tried.add("test_touch|/one")
+    assert chooser.choose(random.Random(0), options, 1, 10, narrow=True)[0][1].key == "/wide"  # nothing else
+
+
 # ---- the screen and minimality on a real gold image -----------------------------------
 
 
@@ -125,11 +190,13 @@ class _Scripted:
     def seen(self, candidate) -> None:
         pass
 
-    def missed(self, proposal) -> None:
-        self.misses.append(proposal.name)
+    def missed(self, proposal, fail_fraction) -> None:
+        self.misses.append((proposal.name, fail_fraction))
 
     def propose(self, ctx, attempt, rng):
-        proposal = proposal_of(list(ctx.gold.tests), self.scripts.pop(0)(ctx))
+        script = self.scripts.pop(0)(ctx)
+        pairs, accept = script if isinstance(script, tuple) else (script, None)
+        proposal = proposal_of(list(ctx.gold.tests), pairs, accept)
         if not self.scripts:  # the last script: no other proposal to try after a miss
             proposal.retry = False
             keep = proposal.keep
@@ -154,6 +221,7 @@ def test_screen_retries_and_minimality_drops_a_decoy(runtime, gold_envs, tmp_pat
     decoy = ("/etc/cligym-decoy", list(gold.tests)[:3])
     degrader = _Scripted([
         lambda ctx: [(_Touch(), _target(*decoy))],  # breaks nothing: the screen misses, the attempt tries again
+        lambda ctx: ([(_Shadow(), _html(ctx))], lambda ff, late: False),  # breaks, but the degrader refuses it
         lambda ctx: [(_Shadow(), _html(ctx))],
         lambda ctx: [(_Shadow(), _html(ctx)), (_Touch(), _target(*decoy))],  # a composite with a decoy
     ])
@@ -162,7 +230,10 @@ def test_screen_retries_and_minimality_drops_a_decoy(runtime, gold_envs, tmp_pat
         run_attempts(ctx, degrader, 2)
     first = load(Candidate, ctx.run.candidate(0))
     assert first.status == "verified", first.reason
-    assert first.screened == ["test_touch|/etc/cligym-decoy"] and degrader.misses == ["test_touch"]
+    shadow = "test_shadow|/usr/local/lib/stray/html.py"
+    assert first.screened == ["test_touch|/etc/cligym-decoy", shadow]
+    assert first.refused == {shadow: first.fail_fraction} and 0 < first.fail_fraction < 1
+    assert degrader.misses == [("test_touch", None), ("test_shadow", first.fail_fraction)]
     second = load(Candidate, ctx.run.candidate(1))
     # the decoy is dropped and the smaller state is the first attempt's: a duplicate
     assert second.decoys == ["test_touch|/etc/cligym-decoy"]

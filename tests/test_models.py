@@ -68,7 +68,7 @@ def test_real_instance_ids_are_accepted(tmp_path):
 OLD = Path(__file__).parent / "data" / "records-0.1.0"
 #: Fields added since, with defaults.
 ADDED_SINCE = {Probe: ("workdir",), InvertConfig: ("gold_digest",), TaskInstance: ("applied", "offline_fair"),
-               Candidate: ("screened", "decoys")}
+               Candidate: ("screened", "decoys", "refused")}
 #: Fields added since to records held in a list field: model -> (list field, added fields).
 ADDED_INSIDE = {Candidate: ("operators", ("shows", "offline", "necessary", "fixes"))}
 

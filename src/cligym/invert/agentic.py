@@ -99,7 +99,7 @@ class AgentDegrader:
         if candidate.query:
             self.memory.append(candidate.query.title)
 
-    def missed(self, proposal: Proposal) -> None:
+    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
         """Never called: agent proposals do not ask for another try (``retry`` is false)."""
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:

@@ -10,8 +10,8 @@ after that is the same whoever proposed it, and lives here once:
 3. the screen: the tests the degrader predicts to fail run first; when none fails (or ΔD
    did not build, or the full run below fails a share of the sample the degrader does not
    ``accept``), a degrader that may (``retry``) proposes again within the attempt, up to
-   ``MAX_TRIES`` proposals, and the misses are recorded (``Candidate.screened``) for it to
-   learn from;
+   ``MAX_TRIES`` proposals, and the misses are recorded (``Candidate.screened``; the
+   refused shares in ``Candidate.refused``) for it to learn from;
 4. the selected tests run in a fresh container of it. When the degrader saw the tests fail
    itself (the agent, in its own container), the fresh run must fail exactly the same set
    (``reproduced``); otherwise this run decides FAIL_TO_PASS and PASS_TO_PASS;
@@ -98,8 +98,10 @@ class Degrader(Protocol):
     def seen(self, candidate: Candidate) -> None:
         """Learn from a finished attempt (loaded from disk on a resumed run, or just made)."""
 
-    def missed(self, proposal: Proposal) -> None:
-        """The screen found no failure for ``proposal``; another one is asked for next."""
+    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
+        """``proposal`` made no state worth checking; another one is asked for next.
+        ``fail_fraction``: the share of the sample its state failed when ``accept`` refused
+        it (None when nothing failed or it did not build)."""
 
 
 def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int) -> Summary:
@@ -143,12 +145,12 @@ class _Attempt:
     """The fields of one attempt's Candidate, filled in as the attempt goes."""
 
     def __init__(self, ctx: RunContext, attempt: int, proposal: Proposal, seconds: dict[str, float],
-                 screened: list[str], decoys: list[str]) -> None:
+                 screened: list[str], decoys: list[str], refused: dict[str, float]) -> None:
         self.ctx, self.proposal = ctx, proposal
         self.late = len(screened) >= MAX_TRIES - LATE_TRIES
         self.fields: dict[str, Any] = dict(id=f"{attempt:04d}", attempt=attempt, seed=ctx.seed, seconds=seconds,
                                            sample=proposal.sample, dockerfile=proposal.dockerfile,
-                                           screened=screened, decoys=decoys)
+                                           screened=screened, decoys=decoys, refused=refused)
         self.fields.update(proposal.candidate)
         if proposal.applied:
             self.fields["operators"] = proposal.applied
@@ -168,8 +170,19 @@ class _Attempt:
 
 class _Miss(Exception):
     """The proposal made no state worth checking (nothing failed, ΔD did not build, an
-    earlier task has the same ΔD, or the degrader does not accept the share that failed):
-    the attempt may try another proposal."""
+    earlier task has the same ΔD, or the degrader does not accept the share that failed,
+    ``fail_fraction``): the attempt may try another proposal."""
+
+    def __init__(self, fail_fraction: float | None = None) -> None:
+        super().__init__()
+        self.fail_fraction = fail_fraction
+
+
+def _no_state(screened: list[str], refused: dict[str, float]) -> str:
+    if not refused:
+        return f"no selected test failed in {len(screened)} tries"
+    return (f"no state taken in {len(screened)} tries ({len(refused)} failed more of the sample "
+            "than the run still takes)")
 
 
 def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate:
@@ -177,10 +190,11 @@ def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate
     seconds: dict[str, float] = {}
     screened: list[str] = []
     decoys: list[str] = []
+    refused: dict[str, float] = {}
     proposal = degrader.propose(ctx, attempt, rng)
     for _ in range(3 * MAX_TRIES):  # the tries, each with up to two minimality reductions
         seconds.update({k: seconds.get(k, 0.0) + v for k, v in proposal.candidate.pop("seconds", {}).items()})
-        state = _Attempt(ctx, attempt, proposal, seconds, screened, decoys)
+        state = _Attempt(ctx, attempt, proposal, seconds, screened, decoys, refused)
         if proposal.discard is not None:
             return state.discarded(*proposal.discard)
         try:
@@ -188,11 +202,14 @@ def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate
         except _Reduced as reduced:
             decoys.extend(reduced.decoys)
             proposal = reduced.proposal
-        except _Miss:
-            screened.append(" + ".join(f"{a.name}|{a.target}" for a in proposal.applied) or proposal.name)
+        except _Miss as miss:
+            entry = " + ".join(f"{a.name}|{a.target}" for a in proposal.applied) or proposal.name
+            screened.append(entry)
+            if miss.fail_fraction is not None:
+                refused[entry] = miss.fail_fraction
             if not proposal.retry or len(screened) >= MAX_TRIES:
-                return state.discarded("no_failure", f"no selected test failed in {len(screened)} tries")
-            degrader.missed(proposal)
+                return state.discarded("no_failure", _no_state(screened, refused))
+            degrader.missed(proposal, miss.fail_fraction)
             proposal = degrader.propose(ctx, attempt, rng)
     return state.discarded("error", "too many proposals in one attempt")
 
@@ -269,7 +286,7 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
         if not _classify(state, fresh):
             raise _Miss()
         if proposal.accept is not None and not proposal.accept(state.fields["fail_fraction"], state.late):
-            raise _Miss()  # the degrader wants another share of the suite broken: try another
+            raise _Miss(state.fields["fail_fraction"])  # the degrader wants another share broken
     else:
         _timed(seconds, "rerun", started)
         reason = _not_reproduced(classify(fresh, proposal.sample)[0], state.fields["FAIL_TO_PASS"])

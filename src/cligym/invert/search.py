@@ -12,14 +12,17 @@ How targets are chosen (``Chooser``):
   keeps the targets its sample touches (so choosing costs little on large suites);
 - narrow targets (touched by few of the sampled tests) weigh more, so most tasks leave
   much of the suite passing;
-- the run learns: an operator weighs by its share of proposals that broke some test
-  (screen misses and ``no_failure`` discards count against it) and by its share of tasks
-  that left at least half of the sample passing (both Laplace-smoothed), and an
-  (operator, target) pair that was tried is used again only when nothing untried is left;
+- the run learns (``cligym.invert.learning``): an operator weighs by its share of
+  proposals that broke some test (screen misses and ``no_failure`` discards count against
+  it) and by its share of tasks that left at least half of the sample passing (both
+  Laplace-smoothed), and an (operator, target) pair that was tried is not explored again;
 - no operator makes more than ``max_share`` of a run's tasks while others can still be
   used, and a state failing more than half of its sample is taken only while such tasks
-  stay within ``BROAD_SHARE`` of the run's (or in an attempt's last tries): the rest of the
-  run looks for breakages of a part of the suite;
+  stay within ``BROAD_SHARE`` of the run's (or in an attempt's last tries); while they
+  fill it, exploration keeps to targets at most half of the sample touches;
+- an attempt's last tries, and any try once untried pairs run out, take what the run
+  knows to break instead of another guess: a narrow pair that made no task alone, a
+  combination of narrow pairs no task has yet, then a broad pair refused earlier;
 - in a composite proposal, each further target must touch tests the earlier ones do not,
   and not all of theirs, so that each operator can be necessary (minimality).
 """
@@ -28,14 +31,14 @@ from __future__ import annotations
 
 import random
 import time
-from collections import Counter
 from pathlib import Path
 
 from cligym.errors import BadInput
 from cligym.invert.context import RunContext, open_run, sample_tests
+from cligym.invert.learning import PARTIAL, Learnt
 from cligym.invert.operators import GoldFiles, Operator, Target, get, solution_script
 from cligym.invert.operators.base import protected
-from cligym.invert.pipeline import Proposal, run_attempts
+from cligym.invert.pipeline import LATE_TRIES, MAX_TRIES, Proposal, run_attempts
 from cligym.models.probe import Probe
 from cligym.models.run import Summary
 from cligym.models.task import AppliedOperator, Candidate
@@ -44,14 +47,8 @@ from cligym.ui import Reporter
 
 #: How often 1, 2 or 3 operators are combined in one attempt.
 OPERATOR_COUNT_WEIGHTS = {1: 6, 2: 3, 3: 1}
-BROAD_WEIGHT = 0.15
 #: The default largest share of a run's tasks one operator may make.
 MAX_SHARE = 0.15
-#: The largest share of a run's tasks that may fail more than half of their sample (a
-#: state breaking more is taken only within it, or in an attempt's last tries).
-BROAD_SHARE = 0.35
-#: A task failing at most this share of its sample breaks a part of the suite.
-PARTIAL = 0.5
 
 
 def applicable(probe: Probe, operators: list[Operator], tests: list[str]) -> list[tuple[Operator, list[Target]]]:
@@ -77,78 +74,94 @@ def restrict(options: list[tuple[Operator, list[Target]]], sample: list[str]) ->
     return out
 
 
-class Learnt:
-    """What the run has learnt so far: which pairs were tried, how often each operator was
-    proposed and broke something, and how many tasks each operator made."""
-
-    def __init__(self) -> None:
-        self.tried: set[str] = set()
-        self.tries: Counter[str] = Counter()
-        self.breaks: Counter[str] = Counter()
-        self.made: Counter[str] = Counter()
-        self.partial: Counter[str] = Counter()  # tasks that left at least half the sample passing
-        self.tasks = 0  # the run's tasks, and how many of them were broad
-        self.broad = 0
-
-    def record(self, pairs: list[str], broke: bool) -> None:
-        """Proposals of ``pairs`` ("operator|target") broke something, or did not."""
-        self.tried.update(pairs)
-        for pair in pairs:
-            name = pair.split("|", 1)[0]
-            self.tries[name] += 1
-            self.breaks[name] += broke
-
-    def seen(self, candidate: Candidate) -> None:
-        """Learn from a finished attempt: its screen misses and minimality's decoys broke
-        nothing; the operators of a verified task did, and made a task."""
-        for entry in [*candidate.screened, *candidate.decoys]:
-            self.record(entry.split(" + "), False)
-        pairs = [f"{a.name}|{a.target}" for a in candidate.operators]
-        if candidate.status == "verified":
-            self.record(pairs, True)
-            self.made.update(a.name for a in candidate.operators)
-            self.tasks += 1
-            if candidate.fail_fraction <= PARTIAL:
-                self.partial.update(a.name for a in candidate.operators)
-            else:
-                self.broad += 1
-        else:
-            self.tried.update(pairs)
-
-    def accept(self, fail_fraction: float, late: bool) -> bool:
-        """Take a state failing ``fail_fraction`` of its sample? Always when it leaves at
-        least half passing or the attempt is in its last tries; otherwise only while such
-        broad tasks stay within ``BROAD_SHARE`` of the run's tasks."""
-        return fail_fraction <= PARTIAL or late or self.broad + 1 <= BROAD_SHARE * (self.tasks + 1)
-
-    def weight(self, op: Operator) -> float:
-        """The operator's learnt break rate, times how often its tasks left most of the
-        sample passing (both Laplace-smoothed), so that the run drifts to operators that
-        break a part of the suite."""
-        breaks = (self.breaks[op.name] + 1) / (self.tries[op.name] + 2)
-        partial = (self.partial[op.name] + 1) / (self.made[op.name] + 2)
-        return breaks * (0.25 + partial) * (BROAD_WEIGHT if op.broad else 1.0)
+Pairs = list[tuple[Operator, Target]]
 
 
 class Chooser:
-    """Picks operators and prepared targets by what the run has learnt."""
+    """Picks operators and prepared targets by what the run has learnt: untried pairs
+    first, and pairs known to break something when those miss or run out."""
 
-    def __init__(self, files: GoldFiles, cap: int, learnt: Learnt) -> None:
+    def __init__(self, files: GoldFiles, cap: int, learnt: Learnt,
+                 options: list[tuple[Operator, list[Target]]] = ()) -> None:
         self.files = files
         self.cap = cap
         self.learnt = learnt
+        self.options = list(options)  # every pair, touching the whole suite
         self._prepared: dict[str, Target | None] = {}
+        self._known: dict[str, tuple[Operator, Target] | None] = {}  # prepared pairs by key
 
-    def choose(self, rng: random.Random, options, count: int, sample_size: int) -> list[tuple[Operator, Target]]:
-        """``count`` operators with a prepared target each (fewer when fewer fit)."""
+    def choose(self, rng, options, count: int, sample_size: int, narrow: bool = False) -> Pairs:
+        """``count`` untried operators with a prepared target each (fewer when fewer fit);
+        ``narrow``: targets most of the sample touches only when no other fits."""
         under_cap = [(op, ts) for op, ts in options if self.learnt.made[op.name] < self.cap]
         pool = under_cap or options
-        chosen = self._choose(random.Random(rng.random()), pool, count, sample_size, self.learnt.tried)
-        return chosen or self._choose(rng, pool, count, sample_size, frozenset())
+        rng = random.Random(rng.random())
+        if narrow:
+            cut = [(op, kept) for op, ts in pool if (kept := [t for t in ts if _share(t, sample_size) <= PARTIAL])]
+            chosen = self._choose(rng, cut, count, sample_size, self.learnt.tried)
+            if chosen:
+                return chosen
+        return self._choose(rng, pool, count, sample_size, self.learnt.tried)
 
-    def _choose(self, rng, options, count, sample_size, tried) -> list[tuple[Operator, Target]]:
+    def again(self, rng, options, count: int, sample_size: int) -> Pairs:
+        """Like ``choose``, tried pairs included (when nothing else is left)."""
+        under_cap = [(op, ts) for op, ts in options if self.learnt.made[op.name] < self.cap]
+        return self._choose(rng, under_cap or options, count, sample_size, frozenset())
+
+    def spare(self, sample: list[str], partial: bool) -> Pairs:
+        """The narrowest pair known to break something that made no task alone (only those
+        breaking at most ``PARTIAL`` of a sample when ``partial``)."""
+        keep = set(sample)
+        for pair in self.learnt.spare():
+            if partial and self.learnt.breaking[pair] > PARTIAL:
+                break
+            found = self.known(pair, keep)
+            if found is not None:
+                return [found]
+        return []
+
+    def combined(self, rng, sample: list[str], count: int) -> Pairs:
+        """``count`` (at least two) pairs known to break a part of the suite, each touching
+        sampled tests the others do not, in a combination no task has yet."""
+        keep = set(sample)
+        found = [f for pair in self.learnt.partial_pairs() if (f := self.known(pair, keep)) is not None]
+        for _ in range(5):
+            rng.shuffle(found)
+            chosen: Pairs = []
+            covered: set[str] = set()
+            for op, target in found:
+                if len(chosen) < count and _adds(target, covered):
+                    chosen.append((op, target))
+                    covered |= set(target.touching)
+            chosen.sort(key=lambda pair: pair[0].order)
+            if len(chosen) >= 2 and " + ".join(f"{o.name}|{t.key}" for o, t in chosen) not in self.learnt.used:
+                return chosen
+        return []
+
+    def known(self, pair: str, sample: set[str]) -> tuple[Operator, Target] | None:
+        """The prepared pair of key ``pair`` with its touching cut to ``sample`` (None when
+        it is not among this run's options, its operator is at its cap, or no sampled test
+        touches it)."""
+        if pair not in self._known:
+            self._known[pair] = self._find(pair)
+        found = self._known[pair]
+        if found is None or self.learnt.made[found[0].name] >= self.cap:
+            return None
+        op, target = found
+        touching = [t for t in target.touching if t in sample]
+        return (op, target.model_copy(update={"touching": touching})) if touching else None
+
+    def _find(self, pair: str) -> tuple[Operator, Target] | None:
+        name, _, key = pair.partition("|")
+        for op, targets in self.options:
+            for target in targets if op.name == name else ():
+                if target.key == key and (prepared := self._prepare(op, target)) is not None and prepared.key == key:
+                    return op, prepared.model_copy(update={"touching": target.touching})
+        return None
+
+    def _choose(self, rng, options, count, sample_size, tried) -> Pairs:
         options = list(options)
-        chosen: list[tuple[Operator, Target]] = []
+        chosen: Pairs = []
         covered: set[str] = set()
         while options and len(chosen) < count:
             index = rng.choices(range(len(options)), weights=[self.learnt.weight(op) for op, _ in options])[0]
@@ -169,8 +182,17 @@ class Chooser:
             prepared = self._prepare(op, pick)
             # prepare may choose the path (a definition's file): the pair is known by it
             if prepared is not None and f"{op.name}|{prepared.key}" not in tried:
+                whole = prepared.model_copy(update={"touching": self._whole(op, pick)})
+                self._known.setdefault(f"{op.name}|{prepared.key}", (op, whole))
                 return prepared.model_copy(update={"touching": pick.touching})
         return None
+
+    def _whole(self, op: Operator, target: Target) -> list[str]:
+        """The tests of the whole suite that touch ``target`` (its sampled ones if unknown)."""
+        for other, targets in self.options:
+            if other.name == op.name:
+                return next((t.touching for t in targets if t.key == target.key), target.touching)
+        return target.touching
 
     def _prepare(self, op: Operator, target: Target) -> Target | None:
         key = f"{op.name}|{target.key}|{target.name}|{target.data.model_dump_json()}"
@@ -188,10 +210,13 @@ def _adds(target: Target, covered: set[str]) -> bool:
     return bool(mine - covered) and not covered <= mine
 
 
+def _share(target: Target, sample_size: int) -> float:
+    return len(target.touching) / max(1, sample_size)
+
+
 def _narrow(target: Target, sample_size: int) -> float:
     """Narrow targets weigh more; one that most of the sample touches weighs little."""
-    share = len(target.touching) / max(1, sample_size)
-    return 1.0 / len(target.touching) * (1.0 if share <= 0.5 else 0.25)
+    return 1.0 / len(target.touching) * (1.0 if _share(target, sample_size) <= PARTIAL else 0.25)
 
 
 class OperatorDegrader:
@@ -207,28 +232,31 @@ class OperatorDegrader:
         self.learnt = Learnt()
         self._all: list[tuple[Operator, list[Target]]] | None = None
         self.chooser: Chooser | None = None
+        self._attempt, self._misses = -1, 0  # the attempt under way, and its misses so far
 
     def seen(self, candidate: Candidate) -> None:
         self.learnt.seen(candidate)
 
-    def missed(self, proposal: Proposal) -> None:
-        """A screen miss within the attempt: its pairs are not tried again (``seen``
-        counts them when the attempt ends)."""
-        self.learnt.tried.update(f"{a.name}|{a.target}" for a in proposal.applied)
+    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
+        """A miss within the attempt: its pairs are not tried again, and a refused state's
+        pair is known to break (``seen`` counts them when the attempt ends)."""
+        self.learnt.missed([f"{a.name}|{a.target}" for a in proposal.applied], fail_fraction)
+        self._misses += 1
 
     def _chooser(self, ctx: RunContext) -> Chooser:
         if self.chooser is None:
-            self.chooser = Chooser(GoldFiles.of_session(ctx.gold_session), self.cap, self.learnt)
             self._all = applicable(ctx.probe, self.operators, list(ctx.gold.tests))
+            self.chooser = Chooser(GoldFiles.of_session(ctx.gold_session), self.cap, self.learnt, self._all)
         return self.chooser
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
+        if attempt != self._attempt:
+            self._attempt, self._misses = attempt, 0
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         counts = [c for c in OPERATOR_COUNT_WEIGHTS if c <= self.max_operators]
         count = rng.choices(counts, weights=[OPERATOR_COUNT_WEIGHTS[c] for c in counts])[0]
         started = time.monotonic()
-        chooser = self._chooser(ctx)
-        pairs = chooser.choose(rng, restrict(self._all, sample), count, len(sample))
+        pairs = self._pairs(self._chooser(ctx), rng, sample, count)
         pairs.sort(key=lambda pair: pair[0].order)
         seconds = {"choose": time.monotonic() - started}
         if not pairs:
@@ -237,6 +265,21 @@ class OperatorDegrader:
         proposal = proposal_of(sample, pairs, self.learnt.accept)
         proposal.candidate["seconds"] = seconds
         return proposal
+
+    def _pairs(self, chooser: Chooser, rng: random.Random, sample: list[str], count: int) -> Pairs:
+        """An attempt's first tries explore untried pairs (narrow ones while broad tasks
+        fill their share); its last tries, and any try once untried pairs run out, take
+        pairs known to break: a narrow one, a combination of narrow ones, a broad one."""
+        options = restrict(self._all, sample)
+        late = self._misses >= MAX_TRIES - LATE_TRIES
+        narrow = not self.learnt.accept(1.0, False)  # broad tasks fill their share
+        fresh = [] if late else chooser.choose(rng, options, count, len(sample), narrow)
+        combine = max(2, min(count, self.max_operators)) if self.max_operators > 1 else 0
+        pairs = (fresh or chooser.spare(sample, partial=True) or chooser.combined(rng, sample, combine)
+                 or chooser.spare(sample, partial=narrow and not late))
+        if not pairs and late:
+            pairs = chooser.choose(rng, options, count, len(sample))
+        return pairs or chooser.again(rng, options, count, len(sample))
 
 
 def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]], accept=None) -> Proposal:

@@ -83,6 +83,9 @@ class Candidate(BaseModel):
     screened: list[str] = Field(default_factory=list)
     #: operators that minimality dropped from this attempt's state as decoys ("op|target")
     decoys: list[str] = Field(default_factory=list)
+    #: proposals of this attempt whose state broke more of the sample than the degrader
+    #: took (also in ``screened``), with the fail fraction they showed
+    refused: dict[str, float] = Field(default_factory=dict)
     # the LLM-agent path
     query: DegradationQuery | None = None
     refined: bool = False

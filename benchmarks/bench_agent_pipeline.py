@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from report import print_numbers  # noqa: E402  (benchmarks/report.py)
+from report import print_numbers, stop_on_sigterm  # noqa: E402  (benchmarks/report.py)
 
 from cligym.agents.client import ModelClient, ModelConfig  # noqa: E402
 from cligym.agents.loop import AgentLimits  # noqa: E402
@@ -136,6 +136,7 @@ class RepairPolicy:
 
 
 def main() -> None:
+    stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=len(DEGRADATIONS), help="inversion attempts")
     parser.add_argument("-k", type=int, default=2, help="repair attempts per task")

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from report import print_numbers  # noqa: E402  (benchmarks/report.py)
+from report import print_numbers, stop_on_sigterm  # noqa: E402  (benchmarks/report.py)
 
 from cligym.gold import make_gold
 from cligym.harness.testrun import run_tests
@@ -25,6 +25,7 @@ from cligym.runtime import Runtime, ensure_base_image
 
 
 def main() -> None:
+    stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("project", nargs="?", default="h11==0.16.0")
     parser.add_argument("--repeat", type=int, default=10)

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from report import print_numbers  # noqa: E402  (benchmarks/report.py)
+from report import print_numbers, stop_on_sigterm  # noqa: E402  (benchmarks/report.py)
 
 from cligym.gold import make_gold
 from cligym.invert.search import invert
@@ -23,6 +23,7 @@ from cligym.runtime import Runtime
 
 
 def main() -> None:
+    stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("project", nargs="?", default="markupsafe==3.0.2")
     parser.add_argument("-n", type=int, default=30)

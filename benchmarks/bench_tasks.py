@@ -31,6 +31,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from report import stop_on_sigterm  # benchmarks/report.py
+
 from cligym.errors import CligymError
 from cligym.export.stage import export
 from cligym.gold import make_gold
@@ -115,6 +117,7 @@ def table(rows: list[dict]) -> str:
 
 
 def main() -> None:
+    stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("projects", nargs="*", default=PROJECTS)
     parser.add_argument("-n", type=int, default=30, help="attempts per project")

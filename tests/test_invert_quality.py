@@ -127,6 +127,7 @@ def test_refused_states_and_composite_parts_are_remembered_as_breaking():
     learnt.seen(_verified(1, 0.3, ("test_touch", "/b"), ("test_shadow", "/t"), fixes=["t1"]))
     # each necessary part of a composite broke at least the tests only it fails
     assert learnt.breaking["test_touch|/b"] == 0.1 and learnt.partial_pairs() == ["test_shadow|/t", "test_touch|/b"]
+    assert learnt.fails["test_touch|/b"] == {"t1"}
     assert learnt.used == {"test_touch|/b + test_shadow|/t"}
     learnt.seen(_verified(2, 0.2, ("test_touch", "/b")))
     assert learnt.breaking["test_touch|/b"] == 0.2 and "test_touch|/b" not in learnt.spare()
@@ -163,6 +164,22 @@ def test_known_pairs_come_back_narrowest_first_and_combined_only_in_new_combinat
     assert chooser.combined(random.Random(0), ["t1", "t2", "t3", "t4"], 2) == []
     learnt.made["test_touch"] = 5  # at its cap: its pairs are not reused
     assert chooser.spare(["t1", "t2", "t3", "t4"], partial=False)[0][0].name == "test_shadow"
+
+
+def test_combinations_go_by_the_tests_seen_failing_where_known():
+    """Both targets are imported by every test (predicted to touch all), yet each broke
+    its own tests: they combine."""
+    learnt = Learnt()
+    every = ["t1", "t2", "t3", "t4"]
+    options = [(_Shadow(), [_target("/s", every)]), (_Touch(), [_target("/a", every)])]
+    chooser = _chooser(learnt, options)
+    learnt.breaking.update({"test_shadow|/s": 0.25, "test_touch|/a": 0.5})
+    assert chooser.combined(random.Random(0), every, 2) == []  # by prediction one hides the other
+    learnt.fails.update({"test_shadow|/s": {"t1"}, "test_touch|/a": {"t1", "t2"}})
+    assert chooser.combined(random.Random(0), every, 2) == []  # /s fails nothing /a does not
+    learnt.fails["test_touch|/a"] = {"t2", "t3"}
+    pairs = chooser.combined(random.Random(0), every, 2)
+    assert sorted((op.name, t.touching) for op, t in pairs) == [("test_shadow", ["t1"]), ("test_touch", ["t2", "t3"])]
 
 
 def test_exploration_keeps_to_narrow_targets_while_broad_tasks_fill_their_share():

@@ -7,6 +7,7 @@ gold.json as probe.json; operators choose their targets from it.
 
 from __future__ import annotations
 
+import hashlib
 from importlib import resources
 from pathlib import Path
 
@@ -23,8 +24,17 @@ PLUGIN_DIR = "/tmp/cligym_probe"
 PROBE_OUT = "/tmp/cligym-probe.json"
 
 
+def _plugin() -> bytes:
+    return (resources.files("cligym.harness") / "probe_plugin.py").read_bytes()
+
+
+def plugin_digest() -> str:
+    """Names the probe plugin's version: a probe another plugin recorded is stale."""
+    return hashlib.sha256(_plugin()).hexdigest()[:12]
+
+
 def run_probe(runtime: Runtime, gold: GoldEnv, timeout: float = 1800) -> Probe:
-    plugin = (resources.files("cligym.harness") / "probe_plugin.py").read_bytes()
+    plugin = _plugin()
     argv = shell_command(gold.workdir, f"{gold.test_command} -p cligym_probe_plugin") + list(gold.tests)
     result = runtime.run(
         gold.image,
@@ -42,6 +52,7 @@ def run_probe(runtime: Runtime, gold: GoldEnv, timeout: float = 1800) -> Probe:
     )
     probe.tests = list(gold.tests)
     probe.workdir = gold.workdir
+    probe.plugin = plugin_digest()
     probe.env.pop("PYTHONPATH", None)
     probe.env.pop("CLIGYM_PROBE_OUT", None)
     probe.files = take_manifest(runtime, gold.image)
@@ -50,12 +61,12 @@ def run_probe(runtime: Runtime, gold: GoldEnv, timeout: float = 1800) -> Probe:
 
 def load_probe(gold: GoldEnv, *paths: Path) -> Probe | None:
     """The first probe saved at one of ``paths`` that belongs to this gold record (same
-    image, same tests), or None."""
+    image, same tests, same probe plugin), or None."""
     for path in paths:
         if not path.is_file():
             continue
         probe = load(Probe, path)
-        if probe.gold_image_id == gold.image_id and probe.tests == gold.tests:
+        if probe.gold_image_id == gold.image_id and probe.tests == gold.tests and probe.plugin == plugin_digest():
             probe.workdir = gold.workdir  # records older than the field
             return probe
     return None

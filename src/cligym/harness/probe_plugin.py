@@ -135,20 +135,66 @@ def pytest_make_collect_report(collector):
 
 def _add_referenced_modules(collector, key):
     """A module imported by an earlier test file is not re-imported by this one, so also
-    credit this file with the packages its globals refer to (and their loaded submodules)."""
+    credit this file with what its globals refer to: those packages (and their loaded
+    submodules), and every module reached from them through module globals (what a
+    shared helper such as tests/utils.py needed at import)."""
     try:
         namespace = vars(collector.obj)
     except Exception:
         return
-    roots = set()
-    for value in list(namespace.values()):
-        name = value.__name__ if isinstance(value, type(sys)) else getattr(value, "__module__", None)
-        if isinstance(name, str) and name and not name.startswith(("_pytest", "pytest", "builtins")):
-            roots.add(name.split(".")[0])
     own = collector.obj.__name__
-    loaded = [m for m in list(sys.modules) if m.split(".")[0] in roots and not m.startswith(own.rsplit(".", 1)[0] + ".test")]
+    others = own.rsplit(".", 1)[0] + ".test"  # the other test modules are not credited
+    names = _refers_to(namespace)
+    roots = {name.split(".")[0] for name in names}
+    loaded = {m for m in list(sys.modules) if m.split(".")[0] in roots and not m.startswith(others)}
+    loaded |= _reached(names, others)
     entry = _touch.setdefault(key, {"modules": [], "files": [], "env": [], "commands": [], "libs": []})
-    entry["modules"] = sorted(set(entry["modules"]) | set(loaded))
+    entry["modules"] = sorted(set(entry["modules"]) | loaded)
+
+
+_REFS = {}  # module name -> the module names its globals refer to
+
+
+def _refers_to(namespace):
+    """The modules a namespace's values come from. Only a value's type is asked first: an
+    attribute of an arbitrary object may run code (a lazy proxy loads what it stands for)."""
+    names = set()
+    for value in list(namespace.values()):
+        kind = type(value)
+        try:
+            if issubclass(kind, type(sys)):
+                name = value.__name__
+            elif issubclass(kind, type) or kind in (type(_refers_to), type(len)):
+                name = value.__module__
+            else:
+                name = kind.__module__
+        except Exception:
+            continue
+        if isinstance(name, str) and name and not name.startswith(("_pytest", "pytest", "builtins")):
+            names.add(name)
+    return names
+
+
+def _reached(names, others):
+    """The loaded modules reachable from ``names`` through module globals, with their
+    parent packages (test modules other than the one collected left out)."""
+    seen = set()
+    stack = [n for n in names if n in sys.modules]
+    while stack:
+        name = stack.pop()
+        if name in seen or name.startswith(others):
+            continue
+        seen.add(name)
+        parent = name.rpartition(".")[0]
+        if parent:
+            stack.append(parent)
+        if name not in _REFS:
+            try:
+                _REFS[name] = _refers_to(vars(sys.modules[name]))
+            except Exception:
+                _REFS[name] = set()
+        stack.extend(n for n in _REFS[name] if n in sys.modules and n not in seen)
+    return seen
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -37,6 +37,9 @@ class Learnt:
         self.broad = 0
         #: single pairs seen to break some selected test -> the share of the sample failed
         self.breaking: dict[str, float] = {}
+        #: pairs of verified tasks -> the tests seen failing because of them (a single
+        #: pair's FAIL_TO_PASS; a composite's operator: the tests only it was needed for)
+        self.fails: dict[str, set[str]] = {}
         #: proposals that made a task (pairs joined by " + ", in order of application)
         self.used: set[str] = set()
 
@@ -82,6 +85,7 @@ class Learnt:
             share = candidate.fail_fraction if len(pairs) == 1 else len(applied.fixes) / size
             if len(pairs) == 1 or (applied.necessary and pair not in self.breaking):
                 self.breaking[pair] = share
+                self.fails[pair] = set(candidate.FAIL_TO_PASS if len(pairs) == 1 else applied.fixes)
 
     def accept(self, fail_fraction: float, late: bool) -> bool:
         """Take a state failing ``fail_fraction`` of its sample? Always when it leaves at

@@ -121,10 +121,15 @@ class Chooser:
         return []
 
     def combined(self, rng, sample: list[str], count: int) -> Pairs:
-        """``count`` (at least two) pairs known to break a part of the suite, each touching
-        sampled tests the others do not, in a combination no task has yet."""
+        """``count`` (at least two) pairs known to break a part of the suite, each failing
+        (or, when not seen, touching) sampled tests the others do not, in a combination no
+        task has yet."""
         keep = set(sample)
-        found = [f for pair in self.learnt.partial_pairs() if (f := self.known(pair, keep)) is not None]
+        found = []
+        for pair in self.learnt.partial_pairs():
+            if (known := self.known(pair, keep)) is not None:
+                seen = [t for t in sample if t in self.learnt.fails.get(pair, ())]
+                found.append((known[0], known[1].model_copy(update={"touching": seen})) if seen else known)
         for _ in range(5):
             rng.shuffle(found)
             chosen: Pairs = []

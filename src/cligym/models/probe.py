@@ -44,6 +44,7 @@ class Probe(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     files: dict[str, Entry] = Field(default_factory=dict)  # the gold filesystem listing
     workdir: str = "/testbed"  # the gold record's workdir: where the project and its tests live
+    plugin: str = ""  # digest of the probe plugin that recorded it (another plugin: probe again)
     _merged: dict[str, Touch] = PrivateAttr(default_factory=dict)
     _real: dict[str, str] = PrivateAttr(default_factory=dict)
 

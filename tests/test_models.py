@@ -67,7 +67,8 @@ def test_real_instance_ids_are_accepted(tmp_path):
 #: Records written by cligym 0.1.0 before the records moved into cligym.models.
 OLD = Path(__file__).parent / "data" / "records-0.1.0"
 #: Fields added since, with defaults.
-ADDED_SINCE = {Probe: ("workdir", "plugin"), InvertConfig: ("gold_digest",), TaskInstance: ("applied", "offline_fair"),
+ADDED_SINCE = {GoldEnv: ("requirements_from", "inferred", "left_out"), Probe: ("workdir", "plugin"),
+               InvertConfig: ("gold_digest",), TaskInstance: ("applied", "offline_fair"),
                Candidate: ("screened", "decoys", "refused")}
 #: Fields added since to records held in a list field: model -> (list field, added fields).
 ADDED_INSIDE = {Candidate: ("operators", ("shows", "offline", "necessary", "fixes"))}

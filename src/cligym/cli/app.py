@@ -17,6 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from cligym.errors import BadInput, CligymError
 
@@ -82,7 +83,7 @@ def print_pairs(title: str, rows: Iterable[tuple[str, str]]) -> None:
     """A two-column table without a header: one name and its value a row."""
     table = Table(title=title, show_header=False)
     for name, value in rows:
-        table.add_row(name, value)
+        table.add_row(Text(str(name)), Text(str(value)))  # values are data, never markup ("[testenv]")
     out.print(table)
 
 
@@ -91,7 +92,7 @@ def print_table(title: str, columns: Iterable[str], rows: Iterable[Iterable[str]
     for column in columns:
         table.add_column(column)
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(Text(str(cell)) for cell in row))
     out.print(table)
 
 

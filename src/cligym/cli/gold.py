@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -36,6 +37,9 @@ def gold(
     runs: Annotated[int, typer.Option(help="Run the suite this many times; keep tests that pass every time.")] = 3,
     timeout: Annotated[float, typer.Option(help="Seconds one suite run may take.")] = 1800,
     rebuild: Annotated[bool, typer.Option(help="Rebuild the image even if a cached one matches.")] = False,
+    write_profile: Annotated[Optional[Path], typer.Option(
+        "--write-profile", help="Also write a profile TOML pinning the version and requirements this build used."
+    )] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the GoldEnv record as JSON.")] = False,
     quiet: Quiet = False,
 ) -> None:
@@ -54,6 +58,11 @@ def gold(
             source, output, image=image, test_command=test_cmd, workdir=workdir, base_image=base_image,
             profile_path=profile, runs=runs, timeout=timeout, rebuild=rebuild, reporter=progress,
         )
+    if write_profile is not None:
+        from cligym.gold.profiles import profile_text
+
+        write_profile.write_text(profile_text(record.source.name, record.source.version, record.requirements,
+                                              record.requirements_from, record.inferred), encoding="utf-8")
     if as_json:
         print_json(record)
         return
@@ -64,7 +73,16 @@ def gold(
         ("test command", record.test_command),
         ("tests kept", str(len(record.tests))),
         ("flaky / failing / skipped", f"{len(record.flaky)} / {len(record.failing)} / {len(record.skipped)}"),
+        *_left_out(record.left_out),
+        ("requirements from", ", ".join(record.requirements_from) or "none declared"),
+        *[("added by repair", f"{req}: {why}") for req, why in record.inferred.items()],
         ("build seconds", f"{record.build_seconds:.1f}"),
         ("suite seconds", ", ".join(f"{s:.1f}" for s in record.test_seconds)),
         ("record", str(GoldDir(output).gold)),
     ])
+
+
+def _left_out(left_out: dict[str, str]) -> list[tuple[str, str]]:
+    """The most common reasons tests were left out, with their counts."""
+    counts = Counter(left_out.values())
+    return [("left out", f"{n} × {why}") for why, n in counts.most_common(5)]

@@ -14,6 +14,7 @@ given with ``--profile FILE``. Every field is optional::
 
 from __future__ import annotations
 
+import json
 import shlex
 import tomllib
 from importlib import resources
@@ -69,3 +70,18 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
 def shipped_profiles() -> list[str]:
     folder = resources.files("cligym.gold") / "profiles"
     return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def profile_text(name: str, version: str, requirements: list[str], declared_in: list[str],
+                 inferred: dict[str, str]) -> str:
+    """A profile pinning what a gold build used (``cligym gold --write-profile``): the
+    version and the requirements, with where they came from as comments."""
+    lines = [f"# {name}: written from its gold record by cligym gold --write-profile"]
+    if declared_in:
+        lines.append(f"# requirements declared in: {', '.join(declared_in)}")
+    lines += [f"# added by the repair round: {req} ({why})" for req, why in inferred.items()]
+    lines.append(f"version = {json.dumps(version)}")
+    lines.append("requirements = [" + ", ".join(json.dumps(r) for r in requirements) + "]")
+    text = "\n".join(lines) + "\n"
+    Profile.model_validate(tomllib.loads(text))  # what is written loads back
+    return text

@@ -8,7 +8,6 @@ The sdist is fetched from the indexes the host's pip is configured with
 
 from __future__ import annotations
 
-import configparser
 import hashlib
 import re
 import shutil
@@ -36,11 +35,10 @@ from cligym.gold.index import (
 )
 
 PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
-TEST_KEYS = ("test", "tests", "testing")
 #: What is never copied from a project tree into an image.
 JUNK = {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".pytest_cache",
         ".mypy_cache", ".ruff_cache", "build", "dist", "node_modules", ".eggs"}
-TEST_FILE = re.compile(r"(^test_.*|.*_test)\.py$")
+TEST_FILE = re.compile(r"(^test_.*|.*_test|^tests?)\.py$")
 
 
 def pip(*args: str, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
@@ -204,83 +202,3 @@ def has_tests(path: Path) -> bool:
         if TEST_FILE.match(item.name) and not (set(item.relative_to(path).parts) & JUNK):
             return True
     return False
-
-
-def _group(groups: dict, key: str, seen: set[str]) -> list[str]:
-    out: list[str] = []
-    for item in groups.get(key, []):
-        if isinstance(item, dict) and "include-group" in item:
-            inner = item["include-group"]
-            if inner not in seen:
-                seen.add(inner)
-                out += _group(groups, inner, seen)
-        elif isinstance(item, str):
-            out.append(item)
-    return out
-
-
-def declared_extras(path: Path) -> dict[str, list[str]]:
-    """All optional-dependency extras a project declares (pyproject or setup.cfg)."""
-    extras: dict[str, list[str]] = {}
-    pyproject = path / "pyproject.toml"
-    if pyproject.is_file():
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        extras.update(data.get("project", {}).get("optional-dependencies", {}) or {})
-    setup_cfg = path / "setup.cfg"
-    if setup_cfg.is_file():
-        cfg = configparser.ConfigParser()
-        cfg.read(setup_cfg, encoding="utf-8")
-        if cfg.has_section("options.extras_require"):
-            for key, value in cfg.items("options.extras_require"):
-                extras.setdefault(key, [ln.strip() for ln in value.splitlines() if ln.strip()])
-    return extras
-
-
-def declared_test_requirements(path: Path, project: str) -> list[str]:
-    """Test requirements from the project's metadata.
-
-    Looks at optional-dependencies extras and dependency groups named test/tests/testing,
-    then at requirements files for tests; a requirement on the project itself with extras
-    is expanded into those extras' requirements.
-    """
-    reqs: list[str] = []
-    extras = declared_extras(path)
-    groups: dict = {}
-    pyproject = path / "pyproject.toml"
-    if pyproject.is_file():
-        groups = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("dependency-groups", {}) or {}
-    for key in TEST_KEYS:
-        reqs += extras.get(key, [])
-    for key in TEST_KEYS:
-        reqs += _group(groups, key, {key})
-    if not reqs:
-        for name in ("requirements/tests.in", "requirements/test.in", "requirements/tests.txt",
-                     "requirements/test.txt", "requirements-test.txt", "requirements-tests.txt",
-                     "test-requirements.txt", "tests/requirements.txt"):
-            req_file = path / name
-            if req_file.is_file():
-                reqs += [ln.split("#")[0].strip() for ln in req_file.read_text().splitlines()
-                         if ln.split("#")[0].strip() and not ln.lstrip().startswith("-")]
-                break
-    return expand_self(reqs, project, extras)
-
-
-def expand_self(reqs: list[str], project: str, extras: dict[str, list[str]]) -> list[str]:
-    out: list[str] = []
-    seen: set[str] = set()
-    todo = list(reqs)
-    while todo:
-        raw = todo.pop(0)
-        try:
-            req = Requirement(raw)
-        except InvalidRequirement:
-            continue
-        if canonicalize_name(req.name) == canonicalize_name(project):
-            for extra in sorted(req.extras):
-                if extra not in seen:
-                    seen.add(extra)
-                    todo += extras.get(extra, [])
-            continue
-        if raw not in out:
-            out.append(raw)
-    return out

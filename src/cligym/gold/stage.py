@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import configparser
 import os
+import re
 import tempfile
 import time
 import tomllib
 from dataclasses import dataclass
+from email.parser import HeaderParser
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -16,25 +18,29 @@ from cligym.config import DEFAULT_BASE_IMAGE, home
 from cligym.errors import BadInput, CligymError, GoldFailed
 from cligym.gold.build import PYTHON, WORKDIR, build_gold_image, context_digest
 from cligym.gold.builder import build_image_for
+from cligym.gold.diagnose import repairs
+from cligym.gold.imports import local_names
 from cligym.gold.profiles import Profile, load_profile
+from cligym.gold.requirements import (
+    declared_extras,
+    find_test_requirements,
+    setup_literals,
+)
 from cligym.gold.source import (
     check_project_dir,
     copy_tree,
-    declared_extras,
-    declared_test_requirements,
     extract_sdist,
     fetch_sdist,
     has_tests,
     parse_spec,
     sha256_file,
 )
+from cligym.gold.suite import record_suite, suite_run
 from cligym.gold.wheelhouse import fill_wheelhouse
 from cligym.harness.probe import run_probe
-from cligym.harness.testrun import run_tests
 from cligym.layout import GoldDir
 from cligym.models.gold import GoldEnv, Source
 from cligym.models.io import save
-from cligym.models.testrun import TestRun
 from cligym.runtime import Runtime, ensure_base_image
 from cligym.ui import Reporter
 
@@ -51,6 +57,14 @@ def local_name_version(path: Path) -> tuple[str, str]:
         cfg.read(setup_cfg, encoding="utf-8")
         if cfg.has_option("metadata", "name"):
             return cfg.get("metadata", "name"), cfg.get("metadata", "version", fallback="0")
+    literals = setup_literals(path)
+    if isinstance(literals.get("name"), str):
+        return literals["name"], str(literals.get("version") or "0")
+    info = path / "PKG-INFO"
+    if info.is_file():
+        headers = HeaderParser().parsestr(info.read_text(encoding="utf-8", errors="replace"))
+        if headers.get("Name"):
+            return headers["Name"], headers.get("Version") or "0"
     return path.resolve().name, "0"
 
 
@@ -59,26 +73,6 @@ def python_version(runtime: Runtime, image: str, python: str) -> str:
     if not result.ok:
         raise GoldFailed(f"{python} does not run in {image}: {result.output.strip()[-200:]}")
     return result.output.strip().splitlines()[-1]
-
-
-def classify(runs: list[TestRun]) -> dict[str, list[str]]:
-    """Split node ids by their outcomes over several runs, in the order the suite ran them
-    (some suites depend on that order, so subsets are later run in it too)."""
-    every: dict[str, None] = {}
-    for run in runs:
-        every.update(dict.fromkeys(run.results))
-    out: dict[str, list[str]] = {"tests": [], "flaky": [], "failing": [], "skipped": []}
-    for node in every:
-        outcomes = [r.results[node].outcome if node in r.results else "missing" for r in runs]
-        if all(o == "passed" for o in outcomes):
-            out["tests"].append(node)
-        elif all(o == "skipped" for o in outcomes):
-            out["skipped"].append(node)
-        elif any(o == "passed" for o in outcomes):
-            out["flaky"].append(node)
-        else:
-            out["failing"].append(node)
-    return out
 
 
 def make_gold(
@@ -115,10 +109,10 @@ def make_gold(
     try:
         if image is not None:
             gold = _gold_from_image(runtime, image, test_command or "", workdir)
-            test_paths: list[str] = []
+            record_suite(runtime, gold, [], runs, timeout, reporter)
         else:
-            gold, test_paths = _build_from_project(runtime, spec or "", base_image, profile_path, rebuild, reporter)
-        _run_suite(runtime, gold, test_paths, runs, timeout, reporter)
+            gold = _project_gold(runtime, _Options(spec or "", base_image, profile_path, rebuild, runs, timeout),
+                                 reporter)
         out = GoldDir(out_dir)
         save(gold, out.gold)
         _probe(runtime, gold, out, reporter)
@@ -226,23 +220,53 @@ def _get_source(spec: str, tree: Path, profile_path: Path | None, reporter: Repo
     return _Project(source, profile, archive, sha)
 
 
-def _build_from_project(
-    runtime: Runtime,
-    spec: str,
-    base_image: str,
-    profile_path: Path | None,
-    rebuild: bool,
-    reporter: Reporter,
-) -> tuple[GoldEnv, list[str]]:
+@dataclass
+class _Options:
+    spec: str
+    base_image: str
+    profile_path: Path | None
+    rebuild: bool
+    runs: int
+    timeout: float
+
+
+@dataclass
+class _Built:
+    gold: GoldEnv
+    test_paths: list[str]
+    local: set[str]  # top-level names the project tree provides (not installable)
+
+
+def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> GoldEnv:
+    """Build the project's gold image and record its suite. When the first run shows
+    errors that a requirement would fix (a module, plugin or pytest release the project
+    did not declare), one repair round adds them, rebuilds and records them in the gold
+    record (``inferred``), so the build is reproducible and can become a profile."""
+    built = _build_from_project(runtime, options, reporter, {})
+    first = suite_run(runtime, built.gold, built.test_paths, options.timeout)
+    broken = not first.report_found or any(r.outcome in ("failed", "error") for r in first.results.values())
+    fixes = repairs(first, built.gold.source.name, built.local, built.gold.requirements) if broken else {}
+    if fixes:
+        reporter.note("the suite asked for " + ", ".join(f"{r} ({why})" for r, why in fixes.items())
+                      + "; building again with them")
+        built = _build_from_project(runtime, options, reporter, fixes)
+        first = None
+    record_suite(runtime, built.gold, built.test_paths, options.runs, options.timeout, reporter, first)
+    return built.gold
+
+
+def _build_from_project(runtime: Runtime, options: _Options, reporter: Reporter, fixes: dict[str, str]) -> _Built:
     work = home() / "build"
     work.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         tree = Path(tmp) / "project"
-        project = _get_source(spec, tree, profile_path, reporter)
+        project = _get_source(options.spec, tree, options.profile_path, reporter)
         source, profile, name, version = project.source, project.profile, project.source.name, project.source.version
-        if not has_tests(tree):
-            raise BadInput(f"{source.spec} ships no tests (no test_*.py or *_test.py files in its source)")
-        requirements = _requirements(profile, tree, name)
+        _check_tests(tree, profile, source.spec)
+        requirements, requirements_from = _requirements(profile, tree, name)
+        requirements = _with_fixes(requirements, fixes)
+        local = local_names(tree)
+        base_image, rebuild = options.base_image, options.rebuild
         with reporter.task(f"base image {base_image}"):
             base_id = ensure_base_image(runtime, base_image, on_log=reporter.log)
             base_py = python_version(runtime, base_image, "python3")
@@ -271,16 +295,43 @@ def _build_from_project(
         workdir=WORKDIR,
         test_command=profile.full_test_command(),
         requirements=requirements,
+        requirements_from=requirements_from,
+        inferred=dict(fixes),
         runs=0,
         tests=[],
         build_seconds=round(build_seconds, 3),
         image_bytes=runtime.image_size(tag),
     )
-    return gold, profile.test_paths
+    return _Built(gold, profile.test_paths, local)
 
 
-def _requirements(profile: Profile, tree: Path, name: str) -> list[str]:
-    reqs = list(profile.requirements) if profile.requirements is not None else declared_test_requirements(tree, name)
+def _check_tests(tree: Path, profile: Profile, spec: str) -> None:
+    """The project ships tests: the profile's test paths exist, or test files are found."""
+    if profile.test_paths:
+        missing = [p for p in profile.test_paths if not (tree / p.split("::")[0]).exists()]
+        if missing:
+            raise BadInput(f"{spec}: the profile's test_paths {', '.join(missing)} are not in its source")
+    elif not has_tests(tree):
+        raise BadInput(f"{spec} ships no tests (no test_*.py, *_test.py or test.py files in its source)")
+
+
+def _with_fixes(requirements: list[str], fixes: dict[str, str]) -> list[str]:
+    """The requirements with a repair round's added; a pytest pin replaces pytest's."""
+    if any(canonicalize_name(_name(f)) == "pytest" for f in fixes):
+        requirements = [r for r in requirements if canonicalize_name(_name(r)) != "pytest"]
+    return [*requirements, *(f for f in fixes if f not in requirements)]
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\s\[;<>=!~]", requirement.strip(), maxsplit=1)[0]
+
+
+def _requirements(profile: Profile, tree: Path, name: str) -> tuple[list[str], list[str]]:
+    """(requirements, where they were declared): the profile's, else the project's own."""
+    if profile.requirements is not None:
+        reqs, sources = list(profile.requirements), ["profile"]
+    else:
+        reqs, sources = find_test_requirements(tree, name)
     declared = declared_extras(tree)
     for extra in profile.extras:
         if extra not in declared:
@@ -289,39 +340,6 @@ def _requirements(profile: Profile, tree: Path, name: str) -> list[str]:
     for extra in profile.extra_requirements:
         if extra not in reqs:
             reqs.append(extra)
-    if not any(canonicalize_name(r.split(";")[0].split("[")[0].split("=")[0].split("<")[0].split(">")[0].strip()) == "pytest" for r in reqs):
+    if not any(canonicalize_name(_name(r)) == "pytest" for r in reqs):
         reqs.append("pytest")
-    return reqs
-
-
-def _run_suite(
-    runtime: Runtime, gold: GoldEnv, test_paths: list[str], runs: int, timeout: float, reporter: Reporter
-) -> None:
-    results: list[TestRun] = []
-    with reporter.task(f"running the test suite {runs} times", total=runs):
-        for _ in range(runs):
-            results.append(
-                run_tests(runtime, gold.image, gold.workdir, gold.test_command, paths=test_paths, timeout=timeout)
-            )
-            reporter.advance()
-    first = results[0]
-    if not first.report_found or not first.results:
-        why = "timed out" if first.timed_out else f"exit code {first.exit_code}"
-        tail = " | ".join(first.output_tail.strip().splitlines()[-2:])
-        raise GoldFailed(f"the test command collected no tests in {gold.image} ({why}): {tail[-300:]}")
-    groups = classify(results)
-    if not groups["tests"]:
-        sample = next((r.message for r in first.results.values() if r.message), "")
-        raise GoldFailed(
-            f"no test passed in the gold environment ({len(first.results)} collected); first error: "
-            f"{sample.strip().splitlines()[0][:200] if sample.strip() else 'none reported'}"
-        )
-    gold.runs = runs
-    gold.tests = groups["tests"]
-    gold.flaky = groups["flaky"]
-    gold.failing = groups["failing"]
-    gold.skipped = groups["skipped"]
-    gold.test_seconds = [round(r.seconds, 3) for r in results]
-    gold.durations = {
-        n: round(sum(r.results[n].seconds for r in results) / len(results), 4) for n in gold.tests
-    }
+    return reqs, sources

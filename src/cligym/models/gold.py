@@ -33,11 +33,15 @@ class GoldEnv(BaseModel):
     workdir: str
     test_command: str  # run in workdir; pytest node ids may be appended
     requirements: list[str] = Field(default_factory=list)  # installed beside the project
+    requirements_from: list[str] = Field(default_factory=list)  # where the project declared them
+    #: requirements the automatic repair round added, and what in the first run asked for each
+    inferred: dict[str, str] = Field(default_factory=dict)
     runs: int
     tests: list[str]  # node ids that passed on every run
     flaky: list[str] = Field(default_factory=list)  # passed on some runs only
     failing: list[str] = Field(default_factory=list)  # failed or errored on every run
     skipped: list[str] = Field(default_factory=list)
+    left_out: dict[str, str] = Field(default_factory=dict)  # failing and skipped tests: why, in short
     durations: dict[str, float] = Field(default_factory=dict)  # mean seconds per kept test
     build_seconds: float = 0.0
     test_seconds: list[float] = Field(default_factory=list)  # wall time of each full run

@@ -1,0 +1,132 @@
+"""Reading a gold suite run: what its collection errors ask for, what its output says in
+its decisive lines, and why the tests that are left out did not pass.
+
+``repairs`` turns a run's errors into requirements for one automatic repair round: a
+missing module → its distribution; an option or marker pytest does not know → the plugin
+that adds it; a pytest deprecation turned into an error by the project's
+``filterwarnings = error`` → a pytest before the release that removes that behaviour.
+"""
+
+from __future__ import annotations
+
+import re
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from cligym.gold.imports import distribution_for
+from cligym.models.testrun import TestRun
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+MISSING = re.compile(r"No module named '([\w.]+)'")
+OPTION = re.compile(r"unrecognized arguments?: (.+)")
+MARKER = re.compile(r"'([\w-]+)' not found in `markers` configuration option")
+FIXTURE = re.compile(r"fixture '(\w+)' not found")
+REMOVED_IN = re.compile(r"PytestRemovedIn(\d+)Warning")
+ASYNC = re.compile(r"async def functions are not natively supported")
+#: Options, markers and fixtures pytest plugins add, and the plugin that adds each.
+OPTIONS = {
+    "--cov": "pytest-cov", "--no-cov": "pytest-cov", "--timeout": "pytest-timeout", "-n": "pytest-xdist",
+    "--numprocesses": "pytest-xdist", "--dist": "pytest-xdist", "--benchmark": "pytest-benchmark",
+    "--reruns": "pytest-rerunfailures", "--doctest-plus": "pytest-doctestplus", "--mypy": "pytest-mypy",
+    "--html": "pytest-html", "--randomly": "pytest-randomly", "--snapshot": "syrupy", "--mpl": "pytest-mpl",
+    "--remote-data": "pytest-remotedata", "--asyncio-mode": "pytest-asyncio", "--forked": "pytest-forked",
+    "--hypothesis": "hypothesis", "--flake8": "pytest-flake8", "--black": "pytest-black", "--env": "pytest-env",
+}
+MARKERS = {"asyncio": "pytest-asyncio", "benchmark": "pytest-benchmark", "timeout": "pytest-timeout",
+           "flaky": "flaky", "vcr": "pytest-recording", "freeze_time": "pytest-freezer", "anyio": "anyio",
+           "django_db": "pytest-django", "mpl_image_compare": "pytest-mpl", "trio": "pytest-trio"}
+FIXTURES = {"mocker": "pytest-mock", "benchmark": "pytest-benchmark", "event_loop": "pytest-asyncio",
+            "httpserver": "pytest-httpserver", "freezer": "pytest-freezer", "snapshot": "syrupy",
+            "requests_mock": "requests-mock", "anyio_backend": "anyio", "aiohttp_client": "pytest-aiohttp",
+            "httpx_mock": "pytest-httpx", "fs": "pyfakefs", "subtests": "pytest-subtests",
+            "datadir": "pytest-datadir", "shared_datadir": "pytest-datadir", "caplog_json": "pytest-structlog"}
+
+
+def clean(text: str) -> str:
+    return ANSI.sub("", text)
+
+
+def run_text(run: TestRun) -> str:
+    """What a run said of its errors: its output's tail and the messages of the tests that
+    failed or errored (a skip is the project's choice), colour-free."""
+    said = [r.message for r in run.results.values() if r.message and r.outcome in ("failed", "error")]
+    output = [ln for ln in clean(run.output_tail).splitlines() if not ln.startswith(("SKIPPED", "XFAIL"))]
+    return clean("\n".join([*output, *said]))
+
+
+def repairs(run: TestRun, project: str, local: set[str], installed: list[str]) -> dict[str, str]:
+    """Requirements that would fix what ``run`` shows, each with the reason: modules of the
+    project itself or of its test helpers (``local``) are not installable, and nothing
+    already among ``installed`` is asked for again (a pytest pin replaces pytest)."""
+    text = run_text(run)
+    have = {_name(r) for r in installed}
+    found: dict[str, str] = {}
+
+    def want(requirement: str, reason: str) -> None:
+        if _name(requirement) not in have or _name(requirement) == "pytest" and requirement not in installed:
+            found.setdefault(requirement, reason)
+
+    for module in dict.fromkeys(MISSING.findall(text)):
+        dist = distribution_for(module)
+        if dist and module.split(".")[0].lower() not in local and canonicalize_name(dist) != canonicalize_name(project):
+            want(dist, f"No module named '{module}'")
+    for line in OPTION.findall(text):
+        for option in line.split():
+            plugin = _plugin_for(option)
+            if plugin:
+                want(plugin, f"pytest did not know the option {option.split('=')[0]}")
+    for table, pattern, what in ((MARKERS, MARKER, "marker"), (FIXTURES, FIXTURE, "fixture")):
+        for name in dict.fromkeys(pattern.findall(text)):
+            if name in table:
+                want(table[name], f"pytest did not know the {what} '{name}'")
+    if ASYNC.search(text):
+        want("pytest-asyncio", "async test functions need a plugin")
+    raised = "\n".join([*(r.message for r in run.results.values()),
+                         *(ln for ln in clean(run.output_tail).splitlines() if ln.startswith("E ") or "rror" in ln)])
+    removed = sorted({int(n) for n in REMOVED_IN.findall(raised)})
+    if removed:
+        want(f"pytest<{removed[0]}", f"PytestRemovedIn{removed[0]}Warning raised as an error (the project's filterwarnings)")
+    return found
+
+
+def _plugin_for(option: str) -> str | None:
+    name = option.split("=")[0]
+    for prefix, plugin in OPTIONS.items():
+        if name == prefix or (prefix.startswith("--") and name.startswith(prefix + "-")):
+            return plugin
+    return None
+
+
+def _name(requirement: str) -> str:
+    try:
+        return canonicalize_name(Requirement(requirement).name)
+    except InvalidRequirement:
+        return canonicalize_name(requirement)
+
+
+DECISIVE = re.compile(
+    r"^(E\s+\S.*|.*\b(\w+Error|\w+Exception|error|ERROR)\b.*|.*No module named.*|.*not found.*|.*Interrupted:.*)$"
+)
+
+
+def decisive_lines(output: str, limit: int = 4) -> str:
+    """The lines of pytest's output that say what went wrong (errors, ``E`` lines, usage
+    errors), colour-free and without repeats, joined with " | "; the last lines when none."""
+    lines = [ln.strip() for ln in clean(output).splitlines() if ln.strip()]
+    picked = list(dict.fromkeys(ln for ln in lines if DECISIVE.match(ln) and not set(ln) <= set("=_- ")))
+    chosen = picked[:limit] if picked else lines[-2:]
+    return " | ".join(line[:240] for line in chosen)
+
+
+def why_left_out(message: str) -> str:
+    """A short reason a test did not pass: a missing optional dependency, a missing file,
+    or the first decisive line of its message."""
+    text = clean(message)
+    missing = re.search(r"(?:could not import|No module named) '([\w.]+)'", text)
+    if missing:
+        return f"missing optional dependency {missing.group(1)}"
+    file = re.search(r"No such file or directory: '([^']+)'", text)
+    if file:
+        return f"missing file {file.group(1)}"
+    return decisive_lines(text, limit=1)[:160] or "no reason given"

@@ -1,0 +1,74 @@
+"""Running a gold suite several times and recording which tests pass every time, and why
+the others do not."""
+
+from __future__ import annotations
+
+from cligym.errors import GoldFailed
+from cligym.gold.diagnose import decisive_lines, why_left_out
+from cligym.harness.testrun import run_tests
+from cligym.models.gold import GoldEnv
+from cligym.models.testrun import TestRun
+from cligym.runtime import Runtime
+from cligym.ui import Reporter
+
+
+def classify(runs: list[TestRun]) -> dict[str, list[str]]:
+    """Split node ids by their outcomes over several runs, in the order the suite ran them
+    (some suites depend on that order, so subsets are later run in it too)."""
+    every: dict[str, None] = {}
+    for run in runs:
+        every.update(dict.fromkeys(run.results))
+    out: dict[str, list[str]] = {"tests": [], "flaky": [], "failing": [], "skipped": []}
+    for node in every:
+        outcomes = [r.results[node].outcome if node in r.results else "missing" for r in runs]
+        if all(o == "passed" for o in outcomes):
+            out["tests"].append(node)
+        elif all(o == "skipped" for o in outcomes):
+            out["skipped"].append(node)
+        elif any(o == "passed" for o in outcomes):
+            out["flaky"].append(node)
+        else:
+            out["failing"].append(node)
+    return out
+
+
+def suite_run(runtime: Runtime, gold: GoldEnv, test_paths: list[str], timeout: float) -> TestRun:
+    return run_tests(runtime, gold.image, gold.workdir, gold.test_command, paths=test_paths, timeout=timeout)
+
+
+def record_suite(
+    runtime: Runtime, gold: GoldEnv, test_paths: list[str], runs: int, timeout: float, reporter: Reporter,
+    first: TestRun | None = None,
+) -> None:
+    """Run the suite ``runs`` times (``first``, when given, is the first run) and record
+    the outcome in ``gold``; GoldFailed when nothing was collected or nothing passed."""
+    results: list[TestRun] = [first] if first is not None else []
+    with reporter.task(f"running the test suite {runs} times", total=runs):
+        if first is not None:
+            reporter.advance()
+        while len(results) < runs:
+            results.append(suite_run(runtime, gold, test_paths, timeout))
+            reporter.advance()
+    first = results[0]
+    if not first.report_found or not first.results:
+        why = "timed out" if first.timed_out else f"exit code {first.exit_code}"
+        raise GoldFailed(f"the test command collected no tests in {gold.image} ({why}): "
+                         f"{decisive_lines(first.output_tail)[-600:]}")
+    groups = classify(results)
+    if not groups["tests"]:
+        sample = next((r.message for r in first.results.values() if r.message), "")
+        raise GoldFailed(
+            f"no test passed in the gold environment ({len(first.results)} collected); first error: "
+            f"{decisive_lines(sample or first.output_tail)[:400] or 'none reported'}"
+        )
+    gold.runs = runs
+    gold.tests = groups["tests"]
+    gold.flaky = groups["flaky"]
+    gold.failing = groups["failing"]
+    gold.skipped = groups["skipped"]
+    gold.left_out = {n: why_left_out(first.results[n].message) for n in [*gold.failing, *gold.skipped]
+                     if n in first.results}
+    gold.test_seconds = [round(r.seconds, 3) for r in results]
+    gold.durations = {
+        n: round(sum(r.results[n].seconds for r in results) / len(results), 4) for n in gold.tests
+    }

@@ -60,10 +60,11 @@ class Learnt:
 
     def seen(self, candidate: Candidate) -> None:
         """Learn from a finished attempt: its screen misses and minimality's decoys broke
-        nothing, its refused states did; the operators of a verified task broke something
-        and made a task."""
-        for entry in candidate.screened:
-            self.record(entry.split(" + "), entry in candidate.refused)
+        nothing, its refused states broke more than the run takes (they count against
+        their operators' weight, and are remembered as breaking); the operators of a
+        verified task broke something and made a task."""
+        for entry in candidate.screened:  # a refused state broke too much: no success for the weights
+            self.record(entry.split(" + "), False)
             if entry in candidate.refused:
                 self.missed(entry.split(" + "), candidate.refused[entry])
         for entry in candidate.decoys:

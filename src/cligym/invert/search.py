@@ -21,8 +21,9 @@ How targets are chosen (``Chooser``):
   stay within ``BROAD_SHARE`` of the run's (or in an attempt's last tries); while they
   fill it, exploration keeps to targets at most half of the sample touches;
 - an attempt's last tries, and any try once untried pairs run out, take what the run
-  knows to break instead of another guess: a narrow pair that made no task alone, a
-  combination of narrow pairs no task has yet, then a broad pair refused earlier;
+  knows to break before another guess: a narrow pair that made no task alone, or a
+  combination of narrow pairs no task has yet; its very last try (and exploration that
+  found nothing untried) then a broad pair refused earlier;
 - in a composite proposal, each further target must touch tests the earlier ones do not,
   and not all of theirs, so that each operator can be necessary (minimality).
 """
@@ -276,12 +277,14 @@ class OperatorDegrader:
         fill their share); its last tries, and any try once untried pairs run out, take
         pairs known to break: a narrow one, a combination of narrow ones, a broad one."""
         options = restrict(self._all, sample)
-        late = self._misses >= MAX_TRIES - LATE_TRIES
+        late, last = self._misses >= MAX_TRIES - LATE_TRIES, self._misses >= MAX_TRIES - 1
         narrow = not self.learnt.accept(1.0, False)  # broad tasks fill their share
         fresh = [] if late else chooser.choose(rng, options, count, len(sample), narrow)
         combine = max(2, min(count, self.max_operators)) if self.max_operators > 1 else 0
-        pairs = (fresh or chooser.spare(sample, partial=True) or chooser.combined(rng, sample, combine)
-                 or chooser.spare(sample, partial=narrow and not late))
+        pairs = fresh or chooser.spare(sample, partial=True) or chooser.combined(rng, sample, combine)
+        if not pairs and late and not last:
+            pairs = chooser.choose(rng, options, count, len(sample), narrow)
+        pairs = pairs or chooser.spare(sample, partial=narrow and not late)
         if not pairs and late:
             pairs = chooser.choose(rng, options, count, len(sample))
         return pairs or chooser.again(rng, options, count, len(sample))

@@ -4,11 +4,19 @@ never run)."""
 
 from __future__ import annotations
 
-import pytest
+from datetime import datetime
 
-from cligym.gold.diagnose import decisive_lines, repairs, why_left_out
+import pytest
+from packaging.version import Version
+
+from cligym.gold.diagnose import decisive_lines, pytest_of_era, repairs, why_left_out
 from cligym.gold.imports import distribution_for, imported_distributions
-from cligym.gold.requirements import declared_extras, find_test_requirements, merge, setup_literals
+from cligym.gold.requirements import (
+    declared_extras,
+    find_test_requirements,
+    merge,
+    setup_literals,
+)
 from cligym.gold.source import extract_sdist, fetch_sdist
 from cligym.models.testrun import TestResult, TestRun
 
@@ -117,9 +125,19 @@ def test_a_failed_first_run_names_what_to_add():
 def test_a_pytest_deprecation_raised_as_an_error_pins_an_older_pytest():
     run = _run("warnings summary\n", a=("error", "E   pytest.PytestRemovedIn9Warning: Marks applied to fixtures"))
     assert repairs(run, "demo", set(), ["pytest>=8"]) == {
-        "pytest<9": "PytestRemovedIn9Warning raised as an error (the project's filterwarnings)"}
+        "pytest<9": "a pytest deprecation raised as an error (the project's filterwarnings)"}
     only_warned = _run("tests/x.py: PytestRemovedIn9Warning: marks on fixtures\n", a=("failed", "assert 1 == 2"))
     assert repairs(only_warned, "demo", set(), ["pytest"]) == {}
+
+
+def test_the_pytest_of_a_projects_era():
+    day = lambda text: datetime.fromisoformat(text + "T00:00:00+00:00")  # noqa: E731
+    times = {Version("6.2.5"): day("2021-08-29"), Version("7.4.4"): day("2023-12-31"),
+             Version("8.0.0rc1"): day("2024-01-05"), Version("8.0.0"): day("2024-01-27"), Version("9.0.0"): day("2025-11-01")}
+    assert pytest_of_era(day("2024-01-10"), times, 999) == "pytest==7.4.4"  # a release candidate is not taken
+    assert pytest_of_era(day("2025-12-01"), times, 9) == "pytest==8.0.0"  # before the major that removes it
+    assert pytest_of_era(day("2021-09-01"), times, 999) is None  # older than any pytest that runs on 3.11
+    assert pytest_of_era(None, times, 999) is None
 
 
 def test_errors_keep_their_decisive_lines_without_colour():

@@ -34,6 +34,9 @@ def gold(
         str, typer.Option(help="Image to build FROM (needs python3). The default is built locally with mmdebstrap.")
     ] = DEFAULT_BASE_IMAGE,
     profile: Annotated[Optional[Path], typer.Option(help="A project profile TOML (test command, requirements, ignores).")] = None,
+    shipped_profile: Annotated[bool, typer.Option(
+        help="Use the profile cligym ships for the project, if any (--no-shipped-profile: metadata only)."
+    )] = True,
     runs: Annotated[int, typer.Option(help="Run the suite this many times; keep tests that pass every time.")] = 3,
     timeout: Annotated[float, typer.Option(help="Seconds one suite run may take.")] = 1800,
     rebuild: Annotated[bool, typer.Option(help="Rebuild the image even if a cached one matches.")] = False,
@@ -56,7 +59,7 @@ def gold(
     with reporter(quiet or as_json) as progress:
         record = make_gold(
             source, output, image=image, test_command=test_cmd, workdir=workdir, base_image=base_image,
-            profile_path=profile, runs=runs, timeout=timeout, rebuild=rebuild, reporter=progress,
+            profile_path=profile, shipped_profile=shipped_profile, runs=runs, timeout=timeout, rebuild=rebuild, reporter=progress,
         )
     if write_profile is not None:
         from cligym.gold.profiles import profile_text

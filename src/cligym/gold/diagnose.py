@@ -10,9 +10,11 @@ that adds it; a pytest deprecation turned into an error by the project's
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from cligym.gold.imports import distribution_for
 from cligym.models.testrun import TestRun
@@ -22,7 +24,7 @@ MISSING = re.compile(r"No module named '([\w.]+)'")
 OPTION = re.compile(r"unrecognized arguments?: (.+)")
 MARKER = re.compile(r"'([\w-]+)' not found in `markers` configuration option")
 FIXTURE = re.compile(r"fixture '(\w+)' not found")
-REMOVED_IN = re.compile(r"PytestRemovedIn(\d+)Warning")
+REMOVED_IN = re.compile(r"Pytest(?:RemovedIn(\d+)|Deprecation)Warning")
 ASYNC = re.compile(r"async def functions are not natively supported")
 #: Options, markers and fixtures pytest plugins add, and the plugin that adds each.
 OPTIONS = {
@@ -84,10 +86,25 @@ def repairs(run: TestRun, project: str, local: set[str], installed: list[str]) -
         want("pytest-asyncio", "async test functions need a plugin")
     raised = "\n".join([*(r.message for r in run.results.values()),
                          *(ln for ln in clean(run.output_tail).splitlines() if ln.startswith("E ") or "rror" in ln)])
-    removed = sorted({int(n) for n in REMOVED_IN.findall(raised)})
+    removed = sorted({int(n or 999) for n in REMOVED_IN.findall(raised)})
     if removed:
-        want(f"pytest<{removed[0]}", f"PytestRemovedIn{removed[0]}Warning raised as an error (the project's filterwarnings)")
+        want(f"pytest<{removed[0]}", "a pytest deprecation raised as an error (the project's filterwarnings)")
     return found
+
+
+#: The oldest pytest that runs on the images' Python (3.11).
+PYTEST_FLOOR = Version("7.0")
+
+
+def pytest_of_era(released: datetime | None, pytest_times: dict[Version, datetime], below: int) -> str | None:
+    """The newest pytest release (before major ``below``) that was out when the project's
+    version was released, not older than ``PYTEST_FLOOR``: the pytest its own suite was
+    run with. None when the dates are unknown."""
+    if released is None:
+        return None
+    fit = [v for v, when in pytest_times.items()
+           if when <= released and not v.is_prerelease and PYTEST_FLOOR <= v and v.major < below]
+    return f"pytest=={max(fit)}" if fit else None
 
 
 def _plugin_for(option: str) -> str | None:

@@ -11,6 +11,7 @@ fetches that one file, checking its hash when the page gives one. No package cod
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import ssl
@@ -20,6 +21,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from html.parser import HTMLParser
 from pathlib import Path
@@ -152,6 +154,31 @@ def project_links(name: str, settings: PipSettings | None = None) -> list[Link] 
                 sha = fragment.removeprefix("sha256=") if fragment.startswith("sha256=") else None
                 links.append(Link(filename, url, sha, yanked))
     return links if links or found_page else None
+
+
+def upload_times(name: str, settings: PipSettings | None = None) -> dict[Version, datetime]:
+    """When each version of ``name`` was first uploaded, from the indexes that answer the
+    simple repository API in JSON (PEP 691/700); empty when none does."""
+    settings = settings or pip_settings()
+    canonical = canonicalize_name(name)
+    times: dict[Version, datetime] = {}
+    for index in settings.indexes:
+        if urllib.parse.urlparse(index).scheme not in ("http", "https"):
+            continue
+        request = urllib.request.Request(f"{index.rstrip('/')}/{canonical}/",
+                                         headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+        context = ssl.create_default_context(cafile=settings.cert) if settings.cert else None
+        try:
+            with urllib.request.urlopen(request, timeout=settings.timeout, context=context) as answer:
+                files = json.loads(answer.read()).get("files", [])
+        except (OSError, ValueError):
+            continue
+        for file in files:
+            parsed, stamp = parse_filename(file.get("filename", "")), file.get("upload-time")
+            if parsed and stamp:
+                when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+                times[parsed[1]] = min(when, times.get(parsed[1], when))
+    return times
 
 
 def _dist_name(filename: str) -> str | None:

@@ -48,18 +48,19 @@ class Profile(BaseModel):
         return " ".join(parts)
 
 
-def load_profile(name: str, path: Path | None = None) -> Profile:
-    """The profile from ``path``, else the shipped one for ``name``, else the defaults."""
+def load_profile(name: str, path: Path | None = None, shipped: bool = True) -> Profile:
+    """The profile from ``path``, else the shipped one for ``name`` (unless not
+    ``shipped``), else the defaults."""
     if path is not None:
         if not path.is_file():
             raise BadInput(f"profile {path} does not exist")
         text = path.read_text(encoding="utf-8")
         where = str(path)
     else:
-        shipped = resources.files("cligym.gold") / "profiles" / f"{canonicalize_name(name)}.toml"
-        if not shipped.is_file():
+        file = resources.files("cligym.gold") / "profiles" / f"{canonicalize_name(name)}.toml"
+        if not shipped or not file.is_file():
             return Profile()
-        text = shipped.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8")
         where = f"shipped profile {canonicalize_name(name)}"
     try:
         return Profile.model_validate(tomllib.loads(text))

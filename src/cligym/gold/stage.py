@@ -13,13 +13,15 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from cligym.config import DEFAULT_BASE_IMAGE, home
 from cligym.errors import BadInput, CligymError, GoldFailed
 from cligym.gold.build import PYTHON, WORKDIR, build_gold_image, context_digest
 from cligym.gold.builder import build_image_for
-from cligym.gold.diagnose import repairs
+from cligym.gold.diagnose import pytest_of_era, repairs
 from cligym.gold.imports import local_names
+from cligym.gold.index import upload_times
 from cligym.gold.profiles import Profile, load_profile
 from cligym.gold.requirements import (
     declared_extras,
@@ -84,6 +86,7 @@ def make_gold(
     workdir: str | None = None,
     base_image: str = DEFAULT_BASE_IMAGE,
     profile_path: Path | None = None,
+    shipped_profile: bool = True,
     runs: int = 3,
     timeout: float = 1800,
     rebuild: bool = False,
@@ -111,8 +114,8 @@ def make_gold(
             gold = _gold_from_image(runtime, image, test_command or "", workdir)
             record_suite(runtime, gold, [], runs, timeout, reporter)
         else:
-            gold = _project_gold(runtime, _Options(spec or "", base_image, profile_path, rebuild, runs, timeout),
-                                 reporter)
+            options = _Options(spec or "", base_image, profile_path, shipped_profile, rebuild, runs, timeout)
+            gold = _project_gold(runtime, options, reporter)
         out = GoldDir(out_dir)
         save(gold, out.gold)
         _probe(runtime, gold, out, reporter)
@@ -195,20 +198,20 @@ class _Project:
     key_material: str  # what the wheelhouse is keyed by: the sdist's or the tree's digest
 
 
-def _get_source(spec: str, tree: Path, profile_path: Path | None, reporter: Reporter) -> _Project:
+def _get_source(spec: str, tree: Path, options: _Options, reporter: Reporter) -> _Project:
     """Copy a local project into ``tree``, or download a PyPI sdist and unpack it there.
     Nothing of the project runs: its name and version come from its static metadata."""
     path = Path(spec).expanduser()
     if path.exists() or "/" in spec or spec.startswith("."):
         check_project_dir(path)
         name, version = local_name_version(path)
-        profile = load_profile(name, profile_path)
+        profile = load_profile(name, options.profile_path, options.shipped_profile)
         with reporter.task(f"copying {path}"):
             copy_tree(path, tree)
         source = Source(kind="local", spec=str(path.resolve()), name=name, version=version)
         return _Project(source, profile, tree, context_digest(tree))
     name, pinned = parse_spec(spec)
-    profile = load_profile(name, profile_path)
+    profile = load_profile(name, options.profile_path, options.shipped_profile)
     version = pinned or profile.version
     with reporter.task(f"fetching the sdist of {name}{'==' + version if version else ''}"):
         archive = fetch_sdist(name, version)
@@ -225,6 +228,7 @@ class _Options:
     spec: str
     base_image: str
     profile_path: Path | None
+    shipped_profile: bool  # use the profile cligym ships for the project, if any
     rebuild: bool
     runs: int
     timeout: float
@@ -246,6 +250,7 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
     first = suite_run(runtime, built.gold, built.test_paths, options.timeout)
     broken = not first.report_found or any(r.outcome in ("failed", "error") for r in first.results.values())
     fixes = repairs(first, built.gold.source.name, built.local, built.gold.requirements) if broken else {}
+    fixes = _of_era(fixes, built.gold.source)
     if fixes:
         reporter.note("the suite asked for " + ", ".join(f"{r} ({why})" for r, why in fixes.items())
                       + "; building again with them")
@@ -255,12 +260,26 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
     return built.gold
 
 
+def _of_era(fixes: dict[str, str], source: Source) -> dict[str, str]:
+    """A "pytest<N" fix made exact: the newest pytest out when the project's version was
+    released (from the index's upload times), when they are known."""
+    out = {}
+    for requirement, why in fixes.items():
+        below = re.fullmatch(r"pytest<(\d+)", requirement)
+        if below and source.kind == "pypi":
+            times = upload_times(source.name)
+            released = times.get(Version(source.version)) if source.version in {str(v) for v in times} else None
+            requirement = pytest_of_era(released, upload_times("pytest"), int(below.group(1))) or requirement
+        out[requirement] = why
+    return out
+
+
 def _build_from_project(runtime: Runtime, options: _Options, reporter: Reporter, fixes: dict[str, str]) -> _Built:
     work = home() / "build"
     work.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         tree = Path(tmp) / "project"
-        project = _get_source(options.spec, tree, options.profile_path, reporter)
+        project = _get_source(options.spec, tree, options, reporter)
         source, profile, name, version = project.source, project.profile, project.source.name, project.source.version
         _check_tests(tree, profile, source.spec)
         requirements, requirements_from = _requirements(profile, tree, name)

@@ -4,6 +4,7 @@ never run)."""
 
 from __future__ import annotations
 
+import tarfile
 from datetime import datetime
 
 import pytest
@@ -45,6 +46,18 @@ def test_extras_that_only_pkg_info_declares_are_read(tmp_path):
     assert declared_extras(tmp_path)["testing"] == ["pytest>=6"]  # mock's marker is false here
     reqs, sources = find_test_requirements(tmp_path, "demo")
     assert reqs == ["pytest>=6"] and sources == ["extra 'testing'"]
+
+
+def test_extras_only_the_sdists_egg_info_lists_are_read(tmp_path):
+    """setup.py computes its extras; setuptools wrote them into the sdist's requires.txt."""
+    tree = _write(tmp_path / "demo-1.0", {"setup.py": "from setuptools import setup\nsetup(**config())\n",
+                                          "demo.egg-info/requires.txt": "six\n[test]\npytest\n[test:sys_platform == 'linux']\nuvloop\n"})
+    archive = tmp_path / "demo-1.0.tar.gz"
+    with tarfile.open(archive, "w:gz") as tf:
+        tf.add(tree, arcname="demo-1.0")
+    reqs, sources = find_test_requirements(tree, "demo", archive)
+    assert reqs == ["pytest", "uvloop; sys_platform == 'linux'"] and sources == ["extra 'test'"]
+    assert find_test_requirements(tree, "demo")[0] == []  # the unpacked tree alone does not say
 
 
 def test_literal_setup_py_extras_and_tests_require_are_read(tmp_path):

@@ -25,7 +25,9 @@ from __future__ import annotations
 import ast
 import configparser
 import re
+import tarfile
 import tomllib
+import zipfile
 from email.parser import HeaderParser
 from pathlib import Path
 
@@ -81,9 +83,10 @@ class Found:
         return out
 
 
-def find_test_requirements(path: Path, project: str) -> tuple[list[str], list[str]]:
-    """(requirements, where they were declared) for the tests of the project in ``path``."""
-    extras = declared_extras(path)
+def find_test_requirements(path: Path, project: str, archive: Path | None = None) -> tuple[list[str], list[str]]:
+    """(requirements, where they were declared) for the tests of the project in ``path``
+    (unpacked from the sdist ``archive``, whose egg-info metadata is read too)."""
+    extras = declared_extras(path, archive)
     found = Found(project, extras, path)
     for key in TEST_KEYS:
         found.add(f"extra {key!r}", extras.get(key, []))
@@ -132,22 +135,57 @@ def _requirement(raw: str) -> Requirement | None:
 # ---- core metadata extras --------------------------------------------------------------
 
 
-def declared_extras(path: Path) -> dict[str, list[str]]:
-    """Every extra the project declares: pyproject, setup.cfg, setup.py's literal
-    ``extras_require``, and PKG-INFO (what any build backend wrote)."""
+def declared_extras(path: Path, archive: Path | None = None) -> dict[str, list[str]]:
+    """Every extra the project declares: pyproject, setup.cfg (setuptools' and pbr's
+    sections), setup.py's literal ``extras_require``, and the metadata a build backend
+    wrote into the sdist (PKG-INFO, egg-info's requires.txt)."""
     extras: dict[str, list[str]] = {}
     data = _pyproject(path)
     for key, value in (data.get("project", {}).get("optional-dependencies", {}) or {}).items():
         extras.setdefault(key, list(value))
     cfg = _ini(path / "setup.cfg")
-    if cfg is not None and cfg.has_section("options.extras_require"):
-        for key, value in cfg.items("options.extras_require"):
-            extras.setdefault(key, _lines(value))
+    for section in ("options.extras_require", "extras"):  # setuptools, pbr
+        if cfg is not None and cfg.has_section(section):
+            for key, value in cfg.items(section):
+                extras.setdefault(key.split(":")[0], _lines(value))
     for key, value in (setup_literals(path).get("extras_require") or {}).items():
         extras.setdefault(str(key).split(":")[0], [str(v) for v in value] if isinstance(value, list | tuple) else [])
-    for key, value in _pkg_info_extras(path).items():
-        extras.setdefault(key, value)
+    for key, value in [*_pkg_info_extras(path).items(), *_requires_txt(archive).items()]:
+        if value:
+            extras.setdefault(key, value)
     return extras
+
+
+def _requires_txt(archive: Path | None) -> dict[str, list[str]]:
+    """The extras of the egg-info ``requires.txt`` setuptools wrote into an sdist:
+    ``[name]`` or ``[name:marker]`` sections of requirement lines."""
+    text = _archive_member(archive, re.compile(r"^[^/]+/(src/)?[^/]+\.egg-info/requires\.txt$")) if archive else None
+    extras: dict[str, list[str]] = {}
+    current = None
+    for line in (text or "").splitlines():
+        line = line.strip()
+        section = re.fullmatch(r"\[([^\]:]*)(?::(.*))?\]", line)
+        if section:
+            current, marker = section.group(1), section.group(2)
+            extras.setdefault(current, [])
+        elif line and current:
+            extras[current].append(f"{line}; {marker}" if marker else line)
+    return extras
+
+
+def _archive_member(archive: Path, pattern: re.Pattern) -> str | None:
+    """The text of the first member of a tar or zip sdist whose name matches ``pattern``."""
+    try:
+        if archive.name.endswith(".zip"):
+            with zipfile.ZipFile(archive) as zf:
+                name = next((n for n in zf.namelist() if pattern.match(n)), None)
+                return zf.read(name).decode("utf-8", "replace") if name else None
+        with tarfile.open(archive) as tf:
+            member = next((m for m in tf.getmembers() if m.isfile() and pattern.match(m.name)), None)
+            handle = tf.extractfile(member) if member else None
+            return handle.read().decode("utf-8", "replace") if handle else None
+    except (OSError, tarfile.TarError, zipfile.BadZipFile):
+        return None
 
 
 def _pkg_info_extras(path: Path) -> dict[str, list[str]]:

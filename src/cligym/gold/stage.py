@@ -241,21 +241,31 @@ class _Built:
     local: set[str]  # top-level names the project tree provides (not installable)
 
 
+#: How many times a failed first run may add requirements and build again.
+REPAIR_ROUNDS = 3
+
+
 def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> GoldEnv:
     """Build the project's gold image and record its suite. When the first run shows
     errors that a requirement would fix (a module, plugin or pytest release the project
-    did not declare), one repair round adds them, rebuilds and records them in the gold
-    record (``inferred``), so the build is reproducible and can become a profile."""
-    built = _build_from_project(runtime, options, reporter, {})
+    did not declare), a repair round adds them and builds again (a usage error can hide
+    the import errors behind it, so up to ``REPAIR_ROUNDS`` times while each finds
+    something new); what was added is recorded in the gold record (``inferred``), so the
+    build is reproducible and can become a profile."""
+    fixes: dict[str, str] = {}
+    built = _build_from_project(runtime, options, reporter, fixes)
     first = suite_run(runtime, built.gold, built.test_paths, options.timeout)
-    broken = not first.report_found or any(r.outcome in ("failed", "error") for r in first.results.values())
-    fixes = repairs(first, built.gold.source.name, built.local, built.gold.requirements) if broken else {}
-    fixes = _of_era(fixes, built.gold.source)
-    if fixes:
-        reporter.note("the suite asked for " + ", ".join(f"{r} ({why})" for r, why in fixes.items())
+    for _ in range(REPAIR_ROUNDS):
+        broken = not first.results or any(r.outcome in ("failed", "error") for r in first.results.values())
+        found = repairs(first, built.gold.source.name, built.local, built.gold.requirements) if broken else {}
+        found = {r: why for r, why in _of_era(found, built.gold.source).items() if r not in fixes}
+        if not found:
+            break
+        reporter.note("the suite asked for " + ", ".join(f"{r} ({why})" for r, why in found.items())
                       + "; building again with them")
+        fixes.update(found)
         built = _build_from_project(runtime, options, reporter, fixes)
-        first = None
+        first = suite_run(runtime, built.gold, built.test_paths, options.timeout)
     record_suite(runtime, built.gold, built.test_paths, options.runs, options.timeout, reporter, first)
     return built.gold
 
@@ -282,7 +292,7 @@ def _build_from_project(runtime: Runtime, options: _Options, reporter: Reporter,
         project = _get_source(options.spec, tree, options, reporter)
         source, profile, name, version = project.source, project.profile, project.source.name, project.source.version
         _check_tests(tree, profile, source.spec)
-        requirements, requirements_from = _requirements(profile, tree, name)
+        requirements, requirements_from = _requirements(profile, tree, name, project.build_source)
         requirements = _with_fixes(requirements, fixes)
         local = local_names(tree)
         base_image, rebuild = options.base_image, options.rebuild
@@ -345,13 +355,14 @@ def _name(requirement: str) -> str:
     return re.split(r"[\s\[;<>=!~]", requirement.strip(), maxsplit=1)[0]
 
 
-def _requirements(profile: Profile, tree: Path, name: str) -> tuple[list[str], list[str]]:
+def _requirements(profile: Profile, tree: Path, name: str, source: Path) -> tuple[list[str], list[str]]:
     """(requirements, where they were declared): the profile's, else the project's own."""
+    archive = source if source.is_file() else None
     if profile.requirements is not None:
         reqs, sources = list(profile.requirements), ["profile"]
     else:
-        reqs, sources = find_test_requirements(tree, name)
-    declared = declared_extras(tree)
+        reqs, sources = find_test_requirements(tree, name, archive)
+    declared = declared_extras(tree, archive)
     for extra in profile.extras:
         if extra not in declared:
             raise BadInput(f"the profile asks for extra {extra!r}, which {name} does not declare")

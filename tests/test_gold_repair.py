@@ -1,0 +1,75 @@
+"""Gold for projects that do not say everything their tests need: the repair rounds add
+what the failed first run asks for (a module, a plugin for an option, a plugin for a
+fixture), on a real engine with real downloads; and the causes that used to fail gold,
+on real sdists (read, never run on the host)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from cligym.gold import make_gold
+from cligym.gold.profiles import load_profile
+from cligym.gold.requirements import find_test_requirements
+from cligym.gold.source import extract_sdist, fetch_sdist, has_tests
+from cligym.layout import GoldDir
+
+
+def _repairme(root):
+    """A setup.py-only project (its name and version only in setup.py) whose tests import
+    yaml and use pytest-mock's ``mocker``, and whose pytest.ini asks for pytest-timeout's
+    option and colour: none of it declared anywhere."""
+    (root / "tests").mkdir(parents=True)
+    (root / "setup.py").write_text(textwrap.dedent("""\
+        from setuptools import setup
+        setup(name="repairme", version="0.3", py_modules=["repairme"], tests_require=["pytest"])
+        """))
+    (root / "repairme.py").write_text("def load(text):\n    import yaml\n    return yaml.safe_load(text)\n")
+    (root / "pytest.ini").write_text("[pytest]\naddopts = --timeout=120 --color=yes\n")
+    (root / "tests" / "test_repairme.py").write_text(textwrap.dedent("""\
+        import yaml
+
+        import repairme
+
+
+        def test_load():
+            assert repairme.load("a: 1") == {"a": 1} == yaml.safe_load("a: 1")
+
+
+        def test_mocked(mocker):
+            mocker.patch("repairme.load", return_value=2)
+            assert repairme.load("x") == 2
+        """))
+    return root
+
+
+def test_the_repair_rounds_add_what_the_suite_asks_for(tmp_path, runtime, base_image):
+    out = tmp_path / "gold"
+    gold = make_gold(str(_repairme(tmp_path / "repairme")), out, runtime=runtime)
+    try:
+        assert (gold.source.name, gold.source.version) == ("repairme", "0.3")
+        assert gold.requirements_from == ["setup.py tests_require"]
+        # the usage error hid the import errors: a second round found them
+        assert set(gold.inferred) == {"pytest-timeout", "PyYAML", "pytest-mock"}
+        assert gold.inferred["pytest-timeout"] == "pytest did not know the option --timeout"
+        assert gold.inferred["PyYAML"] == "No module named 'yaml'"
+        assert sorted(gold.tests) == ["tests/test_repairme.py::test_load", "tests/test_repairme.py::test_mocked"]
+        # what was inferred can become a profile, and the profile loads
+        written = tmp_path / "repairme.toml"
+        from cligym.gold.profiles import profile_text
+
+        written.write_text(profile_text(gold.source.name, gold.source.version, gold.requirements,
+                                        gold.requirements_from, gold.inferred))
+        assert set(gold.inferred) <= set(load_profile("repairme", written).requirements)
+        assert GoldDir(out).gold.is_file()
+    finally:
+        runtime.remove_images({gold.image_id})
+
+
+def test_causes_that_used_to_stop_gold_on_real_sdists(tmp_path):
+    # munch declares its "testing" extra in pbr's setup.cfg [extras] section
+    tree = extract_sdist(fetch_sdist("munch", "4.0.0"), tmp_path / "munch")
+    reqs, sources = find_test_requirements(tree, "munch")
+    assert "extra 'testing'" in sources and "pytest" in reqs
+    # decorator keeps its tests in tests/test.py, texttable in tests.py
+    assert has_tests(extract_sdist(fetch_sdist("decorator", "5.3.1"), tmp_path / "decorator"))
+    assert has_tests(extract_sdist(fetch_sdist("texttable", "1.7.2"), tmp_path / "texttable"))

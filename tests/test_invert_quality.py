@@ -13,9 +13,9 @@ import random
 from typing import ClassVar
 
 from cligym.invert.context import open_run
+from cligym.invert.learning import Learnt
 from cligym.invert.operators import Operator, Target, TargetData
 from cligym.invert.pipeline import run_attempts
-from cligym.invert.learning import Learnt
 from cligym.invert.search import Chooser, _adds, proposal_of, restrict
 from cligym.models.io import load, save
 from cligym.models.task import Candidate, TaskInstance
@@ -181,16 +181,6 @@ def test_combinations_go_by_the_tests_seen_failing_where_known():
     learnt.fails["test_touch|/a"] = {"t2", "t3"}
     pairs = chooser.combined(random.Random(0), every, 2)
     assert sorted((op.name, t.touching) for op, t in pairs) == [("test_shadow", ["t1"]), ("test_touch", ["t2", "t3"])]
-
-
-def test_exploration_keeps_to_narrow_targets_while_broad_tasks_fill_their_share():
-    learnt = Learnt()
-    options = [(_Touch(), [_target("/wide", [f"t{i}" for i in range(8)]), _target("/one", ["t0"])])]
-    chooser = _chooser(learnt, options)
-    for seed in range(10):
-        assert chooser.choose(random.Random(seed), options, 1, 10, narrow=True)[0][1].key == "/one"
-    learnt.tried.add("test_touch|/one")
-    assert chooser.choose(random.Random(0), options, 1, 10, narrow=True)[0][1].key == "/wide"  # nothing else
 
 
 # ---- the screen and minimality on a real gold image -----------------------------------

@@ -18,8 +18,7 @@ How targets are chosen (``Chooser``):
   Laplace-smoothed), and an (operator, target) pair that was tried is not explored again;
 - no operator makes more than ``max_share`` of a run's tasks while others can still be
   used, and a state failing more than half of its sample is taken only while such tasks
-  stay within ``BROAD_SHARE`` of the run's (or in an attempt's last tries); while they
-  fill it, exploration keeps to targets at most half of the sample touches;
+  stay within ``BROAD_SHARE`` of the run's (or in an attempt's last tries);
 - an attempt's last tries, and any try once untried pairs run out, take what the run
   knows to break before another guess: a narrow pair that made no task alone, or a
   combination of narrow pairs no task has yet; its very last try (and exploration that
@@ -91,18 +90,13 @@ class Chooser:
         self._prepared: dict[str, Target | None] = {}
         self._known: dict[str, tuple[Operator, Target] | None] = {}  # prepared pairs by key
 
-    def choose(self, rng, options, count: int, sample_size: int, narrow: bool = False) -> Pairs:
-        """``count`` untried operators with a prepared target each (fewer when fewer fit);
-        ``narrow``: targets most of the sample touches only when no other fits."""
+    def choose(self, rng, options, count: int, sample_size: int) -> Pairs:
+        """``count`` untried operators with a prepared target each (fewer when fewer fit).
+        Targets most of the sample touches are not left out: touching is not breaking (a
+        stale bytecode file of a module every test imports fails only the tests that call
+        what changed), they only weigh less."""
         under_cap = [(op, ts) for op, ts in options if self.learnt.made[op.name] < self.cap]
-        pool = under_cap or options
-        rng = random.Random(rng.random())
-        if narrow:
-            cut = [(op, kept) for op, ts in pool if (kept := [t for t in ts if _share(t, sample_size) <= PARTIAL])]
-            chosen = self._choose(rng, cut, count, sample_size, self.learnt.tried)
-            if chosen:
-                return chosen
-        return self._choose(rng, pool, count, sample_size, self.learnt.tried)
+        return self._choose(random.Random(rng.random()), under_cap or options, count, sample_size, self.learnt.tried)
 
     def again(self, rng, options, count: int, sample_size: int) -> Pairs:
         """Like ``choose``, tried pairs included (when nothing else is left)."""
@@ -278,13 +272,13 @@ class OperatorDegrader:
         pairs known to break: a narrow one, a combination of narrow ones, a broad one."""
         options = restrict(self._all, sample)
         late, last = self._misses >= MAX_TRIES - LATE_TRIES, self._misses >= MAX_TRIES - 1
-        narrow = not self.learnt.accept(1.0, False)  # broad tasks fill their share
-        fresh = [] if late else chooser.choose(rng, options, count, len(sample), narrow)
+        full = not self.learnt.accept(1.0, False)  # broad tasks fill their share
+        fresh = [] if late else chooser.choose(rng, options, count, len(sample))
         combine = max(2, min(count, self.max_operators)) if self.max_operators > 1 else 0
         pairs = fresh or chooser.spare(sample, partial=True) or chooser.combined(rng, sample, combine)
         if not pairs and late and not last:
-            pairs = chooser.choose(rng, options, count, len(sample), narrow)
-        pairs = pairs or chooser.spare(sample, partial=narrow and not late)
+            pairs = chooser.choose(rng, options, count, len(sample))
+        pairs = pairs or chooser.spare(sample, partial=full and not late)
         if not pairs and late:
             pairs = chooser.choose(rng, options, count, len(sample))
         return pairs or chooser.again(rng, options, count, len(sample))

@@ -55,6 +55,8 @@ def gold(
     from cligym.layout import GoldDir
 
     writable_output(output, what="gold directory")
+    if write_profile is not None:
+        writable_output(write_profile, what="profile", directory=False)
     reap_dead_runs(quiet)
     with reporter(quiet or as_json) as progress:
         record = make_gold(
@@ -64,6 +66,7 @@ def gold(
     if write_profile is not None:
         from cligym.gold.profiles import profile_text
 
+        write_profile.parent.mkdir(parents=True, exist_ok=True)
         write_profile.write_text(profile_text(record.source.name, record.source.version, record.requirements,
                                               record.requirements_from, record.inferred), encoding="utf-8")
     if as_json:

@@ -60,7 +60,8 @@ def test_setup_py_failure_shows_its_cause(tmp_path, runtime, base_image):
     assert made_here(runtime) == before  # the build container is gone, no image was made
     assert not (tmp_path / "out").exists()
     proc = run_cli("gold", str(project), "-o", str(tmp_path / "out"), "-q")
-    assert_one_line_error(proc, "building boom failed", "RuntimeError: boom: missing libfoo")
+    # named by its setup.py (read, not run), not by its directory
+    assert_one_line_error(proc, "building cligym-sample-boom failed", "RuntimeError: boom: missing libfoo")
     assert proc.returncode == GoldFailed.exit_code
 
 

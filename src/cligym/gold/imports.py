@@ -11,6 +11,8 @@ import ast
 import sys
 from pathlib import Path
 
+from cligym.gold.index import project_links
+
 #: Import names whose distribution is named otherwise (the common ones; any other name is
 #: taken to be its distribution's name).
 DISTRIBUTIONS = {
@@ -50,7 +52,8 @@ def imported_distributions(path: Path, project: str) -> list[str]:
             dist = distribution_for(module)
             if dist and module.split(".")[0].lower() not in local and dist not in found:
                 found.append(dist)
-    return found
+    # a module the build generates (or a helper of odd name) is no distribution on the index
+    return [dist for dist in found if project_links(dist) is not None]
 
 
 def _is_test_file(file: Path, root: Path) -> bool:

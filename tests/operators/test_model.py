@@ -93,6 +93,9 @@ def test_embedded_tree_replaces_what_is_there(tmp_path):
     assert (tree / "mod.py").read_bytes() == b"x = 1\n"
 
 
+from cligym.invert.operators.base import RETRY_NOTE  # noqa: E402
+
+
 def test_solution_script_is_the_one_header():
     elf, relink = REGISTRY["elf_magic_corrupt"], REGISTRY["localtime_relinked"]
     first = elf.target(path="/usr/lib/libz.so.1.2.13", name="libz.so.1.2.13")
@@ -103,11 +106,46 @@ def test_solution_script_is_the_one_header():
         "#!/bin/sh",
         "# repair script: undo each change, last applied first",
         "set -e",
+        *RETRY_NOTE,
+        'retry=""',
         "# time_zone_data",
-        "ln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime",
+        "undo_2() {",
+        "  ln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime",
+        "}",
+        'undo_2 || retry="$retry undo_2"',
         "# dynamic_linking",
-        "printf '\\177ELF' | dd of=/usr/lib/libz.so.1.2.13 bs=1 count=4 conv=notrunc status=none",
+        "undo_1() {",
+        "  printf '\\177ELF' | dd of=/usr/lib/libz.so.1.2.13 bs=1 count=4 conv=notrunc status=none",
+        "}",
+        'undo_1 || retry="$retry undo_1"',
+        'for step in $retry; do "$step"; done',
     ]) + "\n"
+    assert solution_script([(relink, second)]).endswith("# time_zone_data\nln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime\n")
+
+
+def test_a_composite_repair_retries_a_step_another_breakage_stood_in_the_way_of(tmp_path):
+    """Step 2 needs what step 1 repairs, yet runs first (last applied, first undone): it
+    fails, step 1 runs, and step 2 succeeds when tried again; a step failing twice fails
+    the script."""
+    import subprocess
+
+    class Step:
+        category = "c"
+
+        def __init__(self, lines):
+            self.lines = lines
+
+        def solution(self, target):
+            return self.lines
+
+    flag, done = tmp_path / "flag", tmp_path / "done"
+    first, second = Step([f"touch {flag}"]), Step([f"test -e {flag}", f"touch {done}"])
+    script = tmp_path / "solve.sh"
+    script.write_text(solution_script([(first, None), (second, None)]))
+    assert subprocess.run(["sh", str(script)]).returncode == 0 and done.exists()
+    script.write_text(solution_script([(Step(["false"]), None), (second, None)]))
+    flag.unlink()
+    assert subprocess.run(["sh", str(script)]).returncode != 0
 
 
 def test_restore_operator_needs_a_prepared_target():

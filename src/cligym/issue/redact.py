@@ -40,6 +40,10 @@ def redact(text: str, task: TaskInstance) -> str:
     return text
 
 
+#: Lines of a repair script that are its frame, not a repair: ``set -e``, a composite's steps.
+SCRIPT_FRAME = re.compile(r'^(set -e|retry=""|undo_\d+\(\) \{|undo_\d+ \|\| retry=.*|for step in \$retry; .*)$')
+
+
 def leaks(text: str, task: TaskInstance) -> list[str]:
     """The fix-revealing strings found in ``text`` (empty when it is clean)."""
     found = []
@@ -47,8 +51,8 @@ def leaks(text: str, task: TaskInstance) -> list[str]:
         if line.strip() and line.strip() in text:
             found.append(f"ΔD line: {line.strip()[:80]}")
     for line in task.solution.splitlines():
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#") and stripped not in ("set -e",) and stripped in text:
+        stripped = line.strip().removesuffix("&&").strip()
+        if len(stripped) > 3 and not stripped.startswith("#") and not SCRIPT_FRAME.match(stripped) and stripped in text:
             found.append(f"solution line: {stripped[:80]}")
     for path in changed_paths(task):
         if re.search(re.escape(path) + r"(?![\w.-])", text):

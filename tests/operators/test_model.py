@@ -25,7 +25,7 @@ from cligym.invert.operators import (
     register,
     solution_script,
 )
-from cligym.invert.operators.base import GoldFiles, categories
+from cligym.invert.operators.base import RETRY_NOTE, GoldFiles, categories
 from cligym.invert.operators.dependencies import Reinstall, wheel_data
 from cligym.models.fs import Entry
 from cligym.models.probe import Dist, Probe
@@ -91,9 +91,6 @@ def test_embedded_tree_replaces_what_is_there(tmp_path):
     _run(EmbeddedTree(path=str(tree), archive=b64(buffer.getvalue())).restore())
     assert sorted(p.name for p in tree.iterdir()) == ["mod.py"]
     assert (tree / "mod.py").read_bytes() == b"x = 1\n"
-
-
-from cligym.invert.operators.base import RETRY_NOTE  # noqa: E402
 
 
 def test_solution_script_is_the_one_header():

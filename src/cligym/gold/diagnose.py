@@ -17,9 +17,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from cligym.gold.imports import distribution_for
+from cligym.harness.testrun import ANSI
 from cligym.models.testrun import TestRun
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 MISSING = re.compile(r"No module named '([\w.]+)'")
 OPTION = re.compile(r"unrecognized arguments?: (.+)")
 MARKER = re.compile(r"'([\w-]+)' not found in `markers` configuration option")

@@ -10,7 +10,7 @@ import textwrap
 from cligym.gold import make_gold
 from cligym.gold.profiles import load_profile
 from cligym.gold.requirements import find_test_requirements
-from cligym.gold.source import extract_sdist, fetch_sdist, has_tests
+from cligym.gold.source import default_test_paths, extract_sdist, fetch_sdist, has_tests
 from cligym.layout import GoldDir
 
 
@@ -70,6 +70,11 @@ def test_causes_that_used_to_stop_gold_on_real_sdists(tmp_path):
     tree = extract_sdist(fetch_sdist("munch", "4.0.0"), tmp_path / "munch")
     reqs, sources = find_test_requirements(tree, "munch")
     assert "extra 'testing'" in sources and "pytest" in reqs
-    # decorator keeps its tests in tests/test.py, texttable in tests.py
-    assert has_tests(extract_sdist(fetch_sdist("decorator", "5.3.1"), tmp_path / "decorator"))
-    assert has_tests(extract_sdist(fetch_sdist("texttable", "1.7.2"), tmp_path / "texttable"))
+    # decorator keeps its tests in tests/test.py, texttable in tests.py: pytest collects
+    # them when they are named
+    decorator = extract_sdist(fetch_sdist("decorator", "5.3.1"), tmp_path / "decorator")
+    assert has_tests(decorator) and default_test_paths(decorator) == ["tests/test.py"]
+    texttable = extract_sdist(fetch_sdist("texttable", "1.7.2"), tmp_path / "texttable")
+    assert has_tests(texttable) and default_test_paths(texttable) == ["tests.py"]
+    markupsafe = extract_sdist(fetch_sdist("markupsafe", "3.0.2"), tmp_path / "markupsafe")
+    assert default_test_paths(markupsafe) == []  # test_*.py files: pytest's own collection

@@ -10,7 +10,7 @@ from datetime import datetime
 import pytest
 from packaging.version import Version
 
-from cligym.gold.diagnose import decisive_lines, pytest_of_era, repairs, why_left_out
+from cligym.gold.diagnose import decisive_lines, of_era, repairs, why_left_out
 from cligym.gold.imports import distribution_for, imported_distributions
 from cligym.gold.requirements import (
     declared_extras,
@@ -147,10 +147,20 @@ def test_the_pytest_of_a_projects_era():
     day = lambda text: datetime.fromisoformat(text + "T00:00:00+00:00")  # noqa: E731
     times = {Version("6.2.5"): day("2021-08-29"), Version("7.4.4"): day("2023-12-31"),
              Version("8.0.0rc1"): day("2024-01-05"), Version("8.0.0"): day("2024-01-27"), Version("9.0.0"): day("2025-11-01")}
-    assert pytest_of_era(day("2024-01-10"), times, 999) == "pytest==7.4.4"  # a release candidate is not taken
-    assert pytest_of_era(day("2025-12-01"), times, 9) == "pytest==8.0.0"  # before the major that removes it
-    assert pytest_of_era(day("2021-09-01"), times, 999) is None  # older than any pytest that runs on 3.11
-    assert pytest_of_era(None, times, 999) is None
+    assert of_era("pytest", day("2024-01-10"), times, 999) == "pytest==7.4.4"  # a release candidate is not taken
+    assert of_era("pytest", day("2025-12-01"), times, 9) == "pytest==8.0.0"  # before the major that removes it
+    assert of_era("pytest", day("2021-09-01"), times, 999) is None  # older than any pytest that runs on 3.11
+    assert of_era("pytest", None, times, 999) is None
+    assert of_era("markupsafe", day("2021-09-01"), times, 999) == "markupsafe==6.2.5"  # no floor for others
+
+
+def test_a_dependency_newer_than_the_suite_is_pinned_to_its_era():
+    run = _run("", a=("error", "E   AttributeError: module '_pytest.monkeypatch' has no attribute 'notset'"),
+               b=("failed", "ImportError: cannot import name 'soft_unicode' from 'markupsafe' (/opt/venv/x.py)"),
+               c=("failed", "AttributeError: module 'demo.core' has no attribute 'gone'"),
+               d=("failed", "AttributeError: module 'json' has no attribute 'x'"))
+    found = repairs(run, "demo", {"demo"}, ["pytest", "jinja2"])
+    assert list(found) == ["pytest<999", "markupsafe<999"]  # not the project's own, not the stdlib
 
 
 def test_errors_keep_their_decisive_lines_without_colour():

@@ -25,6 +25,8 @@ OPTION = re.compile(r"unrecognized arguments?: (.+)")
 MARKER = re.compile(r"'([\w-]+)' not found in `markers` configuration option")
 FIXTURE = re.compile(r"fixture '(\w+)' not found")
 REMOVED_IN = re.compile(r"Pytest(?:RemovedIn(\d+)|Deprecation)Warning")
+#: A dependency newer than the suite: a name gone from one of its modules.
+TOO_NEW = re.compile(r"cannot import name '\w+' from '([\w.]+)'|module '([\w.]+)' has no attribute '\w+'")
 ASYNC = re.compile(r"async def functions are not natively supported")
 #: Options, markers and fixtures pytest plugins add, and the plugin that adds each.
 OPTIONS = {
@@ -84,6 +86,10 @@ def repairs(run: TestRun, project: str, local: set[str], installed: list[str]) -
                 want(table[name], f"pytest did not know the {what} '{name}'")
     if ASYNC.search(text):
         want("pytest-asyncio", "async test functions need a plugin")
+    for module in dict.fromkeys(a or b for a, b in TOO_NEW.findall(text)):
+        dist = distribution_for(module)
+        if dist and module.split(".")[0].lower() not in local and canonicalize_name(dist) != canonicalize_name(project):
+            found.setdefault(f"{dist}<999", f"{module} lacks a name the tests use (a newer release than theirs)")
     raised = "\n".join([*(r.message for r in run.results.values()),
                          *(ln for ln in clean(run.output_tail).splitlines() if ln.startswith("E ") or "rror" in ln)])
     removed = sorted({int(n or 999) for n in REMOVED_IN.findall(raised)})
@@ -96,15 +102,15 @@ def repairs(run: TestRun, project: str, local: set[str], installed: list[str]) -
 PYTEST_FLOOR = Version("7.0")
 
 
-def pytest_of_era(released: datetime | None, pytest_times: dict[Version, datetime], below: int) -> str | None:
-    """The newest pytest release (before major ``below``) that was out when the project's
-    version was released, not older than ``PYTEST_FLOOR``: the pytest its own suite was
-    run with. None when the dates are unknown."""
+def of_era(name: str, released: datetime | None, times: dict[Version, datetime], below: int) -> str | None:
+    """The newest release of ``name`` (before major ``below``) that was out when the
+    project's version was released: what its own suite ran with (pytest: not older than
+    ``PYTEST_FLOOR``). None when the dates are unknown."""
     if released is None:
         return None
-    fit = [v for v, when in pytest_times.items()
-           if when <= released and not v.is_prerelease and PYTEST_FLOOR <= v and v.major < below]
-    return f"pytest=={max(fit)}" if fit else None
+    floor = PYTEST_FLOOR if canonicalize_name(name) == "pytest" else Version("0")
+    fit = [v for v, when in times.items() if when <= released and not v.is_prerelease and floor <= v and v.major < below]
+    return f"{name}=={max(fit)}" if fit else None
 
 
 def _plugin_for(option: str) -> str | None:

@@ -39,6 +39,7 @@ PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 JUNK = {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".pytest_cache",
         ".mypy_cache", ".ruff_cache", "build", "dist", "node_modules", ".eggs"}
 TEST_FILE = re.compile(r"(^test_.*|.*_test|^tests?)\.py$")
+PYTEST_DEFAULT = re.compile(r"(^test_.*|.*_test)\.py$")
 
 
 def pip(*args: str, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
@@ -198,7 +199,19 @@ def check_project_dir(path: Path) -> None:
 
 
 def has_tests(path: Path) -> bool:
-    for item in path.rglob("*.py"):
-        if TEST_FILE.match(item.name) and not (set(item.relative_to(path).parts) & JUNK):
-            return True
-    return False
+    return bool(_test_files(path))
+
+
+def _test_files(path: Path) -> list[Path]:
+    return [item for item in sorted(path.rglob("*.py"))
+            if TEST_FILE.match(item.name) and not (set(item.relative_to(path).parts) & JUNK)]
+
+
+def default_test_paths(path: Path) -> list[str]:
+    """What to name on pytest's command line when its default file patterns (test_*.py,
+    *_test.py) find nothing: the project's test.py / tests.py files. Else nothing (pytest
+    collects by its configuration)."""
+    files = _test_files(path)
+    if any(PYTEST_DEFAULT.match(f.name) for f in files):
+        return []
+    return [str(f.relative_to(path)) for f in files]

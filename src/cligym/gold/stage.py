@@ -19,7 +19,7 @@ from cligym.config import DEFAULT_BASE_IMAGE, home
 from cligym.errors import BadInput, CligymError, GoldFailed
 from cligym.gold.build import PYTHON, WORKDIR, build_gold_image, context_digest
 from cligym.gold.builder import build_image_for
-from cligym.gold.diagnose import pytest_of_era, repairs
+from cligym.gold.diagnose import of_era, repairs
 from cligym.gold.imports import local_names
 from cligym.gold.index import upload_times
 from cligym.gold.profiles import Profile, load_profile
@@ -31,6 +31,7 @@ from cligym.gold.requirements import (
 from cligym.gold.source import (
     check_project_dir,
     copy_tree,
+    default_test_paths,
     extract_sdist,
     fetch_sdist,
     has_tests,
@@ -271,16 +272,21 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
 
 
 def _of_era(fixes: dict[str, str], source: Source) -> dict[str, str]:
-    """A "pytest<N" fix made exact: the newest pytest out when the project's version was
-    released (from the index's upload times), when they are known."""
+    """A "NAME<N" fix (a release too new) made exact: the newest release of NAME out when
+    the project's version was released (from the index's upload times). Without the dates
+    a pytest pin below a major stays as it is, and a fix that names no major is dropped."""
     out = {}
+    released = None
     for requirement, why in fixes.items():
-        below = re.fullmatch(r"pytest<(\d+)", requirement)
+        below = re.fullmatch(r"([\w.-]+)<(\d+)", requirement)
         if below and source.kind == "pypi":
-            times = upload_times(source.name)
-            released = times.get(Version(source.version)) if source.version in {str(v) for v in times} else None
-            requirement = pytest_of_era(released, upload_times("pytest"), int(below.group(1))) or requirement
-        out[requirement] = why
+            if released is None:
+                times = upload_times(source.name)
+                released = next((t for v, t in times.items() if str(v) == str(Version(source.version))), None)
+            name, major = below.group(1), int(below.group(2))
+            requirement = of_era(name, released, upload_times(name), major) or requirement
+        if not requirement.endswith("<999"):
+            out[requirement] = why
     return out
 
 
@@ -295,6 +301,7 @@ def _build_from_project(runtime: Runtime, options: _Options, reporter: Reporter,
         requirements, requirements_from = _requirements(profile, tree, name, project.build_source)
         requirements = _with_fixes(requirements, fixes)
         local = local_names(tree)
+        paths = default_test_paths(tree)  # test.py files pytest would not collect unnamed
         base_image, rebuild = options.base_image, options.rebuild
         with reporter.task(f"base image {base_image}"):
             base_id = ensure_base_image(runtime, base_image, on_log=reporter.log)
@@ -331,7 +338,7 @@ def _build_from_project(runtime: Runtime, options: _Options, reporter: Reporter,
         build_seconds=round(build_seconds, 3),
         image_bytes=runtime.image_size(tag),
     )
-    return _Built(gold, profile.test_paths, local)
+    return _Built(gold, profile.test_paths or paths, local)
 
 
 def _check_tests(tree: Path, profile: Profile, spec: str) -> None:

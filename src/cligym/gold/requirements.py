@@ -25,9 +25,7 @@ from __future__ import annotations
 import ast
 import configparser
 import re
-import tarfile
 import tomllib
-import zipfile
 from email.parser import HeaderParser
 from pathlib import Path
 
@@ -36,6 +34,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from cligym.gold.imports import imported_distributions
+from cligym.gold.source import archive_text
 
 TEST_KEYS = ("test", "tests", "testing")
 DEV_KEYS = ("dev", "develop", "development")
@@ -159,7 +158,7 @@ def declared_extras(path: Path, archive: Path | None = None) -> dict[str, list[s
 def _requires_txt(archive: Path | None) -> dict[str, list[str]]:
     """The extras of the egg-info ``requires.txt`` setuptools wrote into an sdist:
     ``[name]`` or ``[name:marker]`` sections of requirement lines."""
-    text = _archive_member(archive, re.compile(r"^[^/]+/(src/)?[^/]+\.egg-info/requires\.txt$")) if archive else None
+    text = archive_text(archive, re.compile(r"^[^/]+/(src/)?[^/]+\.egg-info/requires\.txt$")) if archive else None
     extras: dict[str, list[str]] = {}
     current = None
     for line in (text or "").splitlines():
@@ -171,21 +170,6 @@ def _requires_txt(archive: Path | None) -> dict[str, list[str]]:
         elif line and current:
             extras[current].append(f"{line}; {marker}" if marker else line)
     return extras
-
-
-def _archive_member(archive: Path, pattern: re.Pattern) -> str | None:
-    """The text of the first member of a tar or zip sdist whose name matches ``pattern``."""
-    try:
-        if archive.name.endswith(".zip"):
-            with zipfile.ZipFile(archive) as zf:
-                name = next((n for n in zf.namelist() if pattern.match(n)), None)
-                return zf.read(name).decode("utf-8", "replace") if name else None
-        with tarfile.open(archive) as tf:
-            member = next((m for m in tf.getmembers() if m.isfile() and pattern.match(m.name)), None)
-            handle = tf.extractfile(member) if member else None
-            return handle.read().decode("utf-8", "replace") if handle else None
-    except (OSError, tarfile.TarError, zipfile.BadZipFile):
-        return None
 
 
 def _pkg_info_extras(path: Path) -> dict[str, list[str]]:

@@ -215,3 +215,18 @@ def default_test_paths(path: Path) -> list[str]:
     if any(PYTEST_DEFAULT.match(f.name) for f in files):
         return []
     return [str(f.relative_to(path)) for f in files]
+
+
+def archive_text(archive: Path, pattern: re.Pattern) -> str | None:
+    """The text of the first member of a tar or zip sdist whose name matches ``pattern``."""
+    try:
+        if archive.name.endswith(".zip"):
+            with zipfile.ZipFile(archive) as zf:
+                name = next((n for n in zf.namelist() if pattern.match(n)), None)
+                return zf.read(name).decode("utf-8", "replace") if name else None
+        with tarfile.open(archive) as tf:
+            member = next((m for m in tf.getmembers() if m.isfile() and pattern.match(m.name)), None)
+            handle = tf.extractfile(member) if member else None
+            return handle.read().decode("utf-8", "replace") if handle else None
+    except (OSError, tarfile.TarError, zipfile.BadZipFile):
+        return None

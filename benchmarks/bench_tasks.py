@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_tasks.py [SPEC ...] [-n 30] [--seed 0] [--keep DIR] [--json]
 
-For each real project (default: five PyPI projects), the gold environment is made, the
+For each real project (default: seven PyPI projects), the gold environment is made, the
 operator search runs ``-n`` attempts with the default operator set, and the records it
 leaves are measured:
 
@@ -45,7 +45,8 @@ from cligym.models.issue import TaskIssues
 from cligym.models.task import Candidate, TaskInstance
 from cligym.runtime import Runtime
 
-PROJECTS = ["markupsafe==3.0.2", "h11==0.16.0", "python-dotenv==1.2.1", "apispec==6.10.1", "environs==15.2.0"]
+PROJECTS = ["markupsafe==3.0.2", "h11==0.16.0", "python-dotenv==1.2.1", "apispec==6.10.1", "environs==15.2.0",
+            "humanize==4.17.0", "jinja2==3.1.6"]
 COLUMNS = [
     ("project", "project", "{}"), ("tests", "suite", "{}"), ("attempts", "att", "{}"), ("verified", "tasks", "{}"),
     ("yield", "yield", "{:.0%}"), ("screen_misses", "misses", "{}"), ("median_fail_fraction", "med ff", "{:.2f}"),

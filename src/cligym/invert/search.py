@@ -86,7 +86,10 @@ class Chooser:
         self.files = files
         self.cap = cap
         self.learnt = learnt
-        self.options = list(options)  # every pair, touching the whole suite
+        self.options: dict[str, list[tuple[Operator, Target]]] = {}  # "op|key" -> its targets, whole suite
+        for op, targets in options:
+            for target in targets:
+                self.options.setdefault(f"{op.name}|{target.key}", []).append((op, target))
         self._prepared: dict[str, Target | None] = {}
         self._known: dict[str, tuple[Operator, Target] | None] = {}  # prepared pairs by key
 
@@ -95,13 +98,16 @@ class Chooser:
         Targets most of the sample touches are not left out: touching is not breaking (a
         stale bytecode file of a module every test imports fails only the tests that call
         what changed), they only weigh less."""
-        under_cap = [(op, ts) for op, ts in options if self.learnt.made[op.name] < self.cap]
-        return self._choose(random.Random(rng.random()), under_cap or options, count, sample_size, self.learnt.tried)
+        return self._choose(random.Random(rng.random()), self._under_cap(options), count, sample_size,
+                            self.learnt.tried)
 
     def again(self, rng, options, count: int, sample_size: int) -> Pairs:
         """Like ``choose``, tried pairs included (when nothing else is left)."""
-        under_cap = [(op, ts) for op, ts in options if self.learnt.made[op.name] < self.cap]
-        return self._choose(rng, under_cap or options, count, sample_size, frozenset())
+        return self._choose(rng, self._under_cap(options), count, sample_size, frozenset())
+
+    def _under_cap(self, options):
+        """The options whose operator is below its share cap (all of them when none is)."""
+        return [(op, ts) for op, ts in options if self.learnt.made[op.name] < self.cap] or options
 
     def spare(self, sample: list[str], partial: bool) -> Pairs:
         """The narrowest pair known to break something that made no task alone (only those
@@ -152,11 +158,10 @@ class Chooser:
         return (op, target.model_copy(update={"touching": touching})) if touching else None
 
     def _find(self, pair: str) -> tuple[Operator, Target] | None:
-        name, _, key = pair.partition("|")
-        for op, targets in self.options:
-            for target in targets if op.name == name else ():
-                if target.key == key and (prepared := self._prepare(op, target)) is not None and prepared.key == key:
-                    return op, prepared.model_copy(update={"touching": target.touching})
+        key = pair.partition("|")[2]
+        for op, target in self.options.get(pair, ()):
+            if (prepared := self._prepare(op, target)) is not None and prepared.key == key:
+                return op, prepared.model_copy(update={"touching": target.touching})
         return None
 
     def _choose(self, rng, options, count, sample_size, tried) -> Pairs:
@@ -189,10 +194,8 @@ class Chooser:
 
     def _whole(self, op: Operator, target: Target) -> list[str]:
         """The tests of the whole suite that touch ``target`` (its sampled ones if unknown)."""
-        for other, targets in self.options:
-            if other.name == op.name:
-                return next((t.touching for t in targets if t.key == target.key), target.touching)
-        return target.touching
+        known = self.options.get(f"{op.name}|{target.key}")
+        return known[0][1].touching if known else target.touching
 
     def _prepare(self, op: Operator, target: Target) -> Target | None:
         key = f"{op.name}|{target.key}|{target.name}|{target.data.model_dump_json()}"

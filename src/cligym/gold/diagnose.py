@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from cligym.gold.imports import distribution_for
+from cligym.gold.requirements import requirement_name
 from cligym.harness.testrun import ANSI
 from cligym.models.testrun import TestRun
 
@@ -64,16 +64,22 @@ def repairs(run: TestRun, project: str, local: set[str], installed: list[str]) -
     project itself or of its test helpers (``local``) are not installable, and nothing
     already among ``installed`` is asked for again (a pytest pin replaces pytest)."""
     text = run_text(run)
-    have = {_name(r) for r in installed}
+    have = {requirement_name(r) for r in installed}
     found: dict[str, str] = {}
 
     def want(requirement: str, reason: str) -> None:
-        if _name(requirement) not in have or _name(requirement) == "pytest" and requirement not in installed:
+        name = requirement_name(requirement)
+        if name not in have or name == "pytest" and requirement not in installed:
             found.setdefault(requirement, reason)
 
-    for module in dict.fromkeys(MISSING.findall(text)):
+    def installable(module: str) -> str | None:
+        """The distribution of ``module`` unless it is the stdlib's, the project's or local."""
         dist = distribution_for(module)
-        if dist and module.split(".")[0].lower() not in local and canonicalize_name(dist) != canonicalize_name(project):
+        foreign = module.split(".")[0].lower() not in local
+        return dist if dist and foreign and canonicalize_name(dist) != canonicalize_name(project) else None
+
+    for module in dict.fromkeys(MISSING.findall(text)):
+        if dist := installable(module):
             want(dist, f"No module named '{module}'")
     for line in OPTION.findall(text):
         for option in line.split():
@@ -87,8 +93,7 @@ def repairs(run: TestRun, project: str, local: set[str], installed: list[str]) -
     if ASYNC.search(text):
         want("pytest-asyncio", "async test functions need a plugin")
     for module in dict.fromkeys(a or b for a, b in TOO_NEW.findall(text)):
-        dist = distribution_for(module)
-        if dist and module.split(".")[0].lower() not in local and canonicalize_name(dist) != canonicalize_name(project):
+        if dist := installable(module):
             found.setdefault(f"{dist}<999", f"{module} lacks a name the tests use (a newer release than theirs)")
     raised = "\n".join([*(r.message for r in run.results.values()),
                          *(ln for ln in clean(run.output_tail).splitlines() if ln.startswith("E ") or "rror" in ln)])
@@ -119,13 +124,6 @@ def _plugin_for(option: str) -> str | None:
         if name == prefix or (prefix.startswith("--") and name.startswith(prefix + "-")):
             return plugin
     return None
-
-
-def _name(requirement: str) -> str:
-    try:
-        return canonicalize_name(Requirement(requirement).name)
-    except InvalidRequirement:
-        return canonicalize_name(requirement)
 
 
 DECISIVE = re.compile(

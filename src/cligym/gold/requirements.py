@@ -124,6 +124,13 @@ def _rank(raw: str) -> int:
     return 2 if any(s.operator in ("==", "===") for s in specs) else 1 if specs else 0
 
 
+def requirement_name(raw: str) -> str:
+    """The canonical distribution name of a requirement line (its first word when it does
+    not parse)."""
+    req = _requirement(raw)
+    return canonicalize_name(req.name if req else re.split(r"[\s\[;<>=!~]", raw.strip(), maxsplit=1)[0])
+
+
 def _requirement(raw: str) -> Requirement | None:
     try:
         return Requirement(raw)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from cligym.config import DEFAULT_BASE_IMAGE, home
@@ -26,6 +25,7 @@ from cligym.gold.profiles import Profile, load_profile
 from cligym.gold.requirements import (
     declared_extras,
     find_test_requirements,
+    requirement_name,
     setup_literals,
 )
 from cligym.gold.source import (
@@ -353,13 +353,9 @@ def _check_tests(tree: Path, profile: Profile, spec: str) -> None:
 
 def _with_fixes(requirements: list[str], fixes: dict[str, str]) -> list[str]:
     """The requirements with a repair round's added; a pytest pin replaces pytest's."""
-    if any(canonicalize_name(_name(f)) == "pytest" for f in fixes):
-        requirements = [r for r in requirements if canonicalize_name(_name(r)) != "pytest"]
+    if any(requirement_name(f) == "pytest" for f in fixes):
+        requirements = [r for r in requirements if requirement_name(r) != "pytest"]
     return [*requirements, *(f for f in fixes if f not in requirements)]
-
-
-def _name(requirement: str) -> str:
-    return re.split(r"[\s\[;<>=!~]", requirement.strip(), maxsplit=1)[0]
 
 
 def _requirements(profile: Profile, tree: Path, name: str, source: Path) -> tuple[list[str], list[str]]:
@@ -377,6 +373,6 @@ def _requirements(profile: Profile, tree: Path, name: str, source: Path) -> tupl
     for extra in profile.extra_requirements:
         if extra not in reqs:
             reqs.append(extra)
-    if not any(canonicalize_name(_name(r)) == "pytest" for r in reqs):
+    if not any(requirement_name(r) == "pytest" for r in reqs):
         reqs.append("pytest")
     return reqs, sources

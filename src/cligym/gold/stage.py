@@ -276,13 +276,12 @@ def _of_era(fixes: dict[str, str], source: Source) -> dict[str, str]:
     the project's version was released (from the index's upload times). Without the dates
     a pytest pin below a major stays as it is, and a fix that names no major is dropped."""
     out = {}
-    released = None
+    looked_up, released = False, None  # the project's release date, asked of the index once
     for requirement, why in fixes.items():
         below = re.fullmatch(r"([\w.-]+)<(\d+)", requirement)
         if below and source.kind == "pypi":
-            if released is None:
-                times = upload_times(source.name)
-                released = next((t for v, t in times.items() if str(v) == str(Version(source.version))), None)
+            if not looked_up:
+                looked_up, released = True, upload_times(source.name).get(Version(source.version))
             name, major = below.group(1), int(below.group(2))
             requirement = of_era(name, released, upload_times(name), major) or requirement
         if not requirement.endswith("<999"):

@@ -56,7 +56,7 @@ def run_text(run: TestRun) -> str:
     failed or errored (a skip is the project's choice), colour-free."""
     said = [r.message for r in run.results.values() if r.message and r.outcome in ("failed", "error")]
     output = [ln for ln in clean(run.output_tail).splitlines() if not ln.startswith(("SKIPPED", "XFAIL"))]
-    return clean("\n".join([*output, *said]))
+    return "\n".join([*output, *map(clean, said)])
 
 
 def repairs(run: TestRun, project: str, local: set[str], installed: list[str]) -> dict[str, str]:

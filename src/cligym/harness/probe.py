@@ -7,6 +7,7 @@ gold.json as probe.json; operators choose their targets from it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from importlib import resources
 from pathlib import Path
@@ -24,10 +25,12 @@ PLUGIN_DIR = "/tmp/cligym_probe"
 PROBE_OUT = "/tmp/cligym-probe.json"
 
 
+@functools.cache
 def _plugin() -> bytes:
     return (resources.files("cligym.harness") / "probe_plugin.py").read_bytes()
 
 
+@functools.cache
 def plugin_digest() -> str:
     """Names the probe plugin's version: a probe another plugin recorded is stale."""
     return hashlib.sha256(_plugin()).hexdigest()[:12]

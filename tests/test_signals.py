@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cligym.cli.app import INTERRUPTED
+from cligym.cli.signals import INTERRUPTED
 from cligym.invert import invert
 from cligym.layout import GoldDir, RunDir
 from cligym.models.io import load, save
@@ -96,6 +96,7 @@ def test_sigterm_mid_invert_cleans_up_and_the_rerun_finishes_the_same_run(runtim
         leftovers = _leftovers(runtime, proc.pid)
         _remove_leftovers(runtime, proc.pid)
     assert proc.returncode == 143, stderr
+    assert "stopping took over" not in stderr, stderr  # the cleanup hung: where it stood
     assert stderr.strip().splitlines()[-1] == INTERRUPTED and "Traceback" not in stderr
     assert leftovers == ([], set()), f"the interrupted run left {leftovers}"
     kept = _candidates(run_dir)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cligym.cli.app import INTERRUPTED
+from cligym.cli.signals import INTERRUPTED
 
 SOLVE = "#!/bin/bash\ntouch /opt/fixed\n"
 TEST = ("#!/bin/bash\n{pause}mkdir -p /logs/verifier\n"

@@ -23,11 +23,10 @@ from cligym.cli import (
     verify,
     version,
 )
-from cligym.cli.app import (
+from cligym.cli.app import app, err
+from cligym.cli.signals import (
     INTERRUPTED,
-    app,
     catch_signals,
-    err,
     interrupted_exit_code,
     received,
 )

@@ -1,14 +1,12 @@
 """What every verb of the command line shares: the app, the consoles, option types, the
 progress reporter, the model client, table printing, the check that an output can be
-written, the reaping of dead runs' leftovers, and signals (SIGTERM and SIGINT both end a
-command through ``KeyboardInterrupt``, so every cleanup runs)."""
+written, and the reaping of dead runs' leftovers (signals are ``cligym.cli.signals``)."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import signal
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -151,41 +149,3 @@ def reap_dead_runs(quiet: bool = False):
         err.print(f"cligym: removed {containers} container(s) and {images} image(s) left by runs that ended",
                   markup=False, highlight=False)
     return reaped
-
-
-# -- signals ------------------------------------------------------------------------------
-
-INTERRUPTED = "cligym: interrupted (finished records are kept; run the same command to resume)"
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM arrived; raised in the main thread like Ctrl-C's KeyboardInterrupt."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-#: The signals received so far, first first.
-received: list[int] = []
-
-
-def _on_signal(signum: int, _frame) -> None:
-    first = not received
-    received.append(signum)
-    if signum == signal.SIGTERM and not first:
-        return  # already stopping: a repeated SIGTERM lets the cleanup finish
-    raise Interrupted(signum)
-
-
-def catch_signals() -> None:
-    """SIGINT and SIGTERM raise ``Interrupted`` in the main thread (``received`` says which)."""
-    received.clear()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _on_signal)
-
-
-def interrupted_exit_code() -> int:
-    """128 + the first signal received (130 for SIGINT, 143 for SIGTERM); 130 when the
-    interruption was a KeyboardInterrupt no signal of ours raised."""
-    return 128 + (received[0] if received else signal.SIGINT)

@@ -156,3 +156,32 @@ def test_an_id_that_vanished_fails_alone_and_a_broken_module_fails_only_its_test
     assert run.results[speedups].outcome == "missing" and "not found" in run.results[speedups].message
     assert run.results[leak].outcome == "error" and "no_such_module" in run.results[leak].message
     assert run.results[leak].message.startswith("ImportError while importing test module")
+
+
+def test_a_module_that_fails_to_import_refuses_all_its_ids_and_no_other():
+    """pytest stops a run of ids when one's module fails to import, and names the ids it
+    could not collect without their parameters, only some of them: the module's ids
+    fail, the others run again and keep their own outcomes (jinja2's async tests once
+    failed every sampled test when trio was broken)."""
+    from cligym.harness.testrun import _without_unknown_ids
+    from cligym.models.testrun import TestResult, TestRun
+
+    broken = ["tests/test_async.py::TestLoop::test_vars[<lambda>1]", "tests/test_async.py::test_basic[asyncio]"]
+    ids = [broken[0], "tests/test_api.py::test_ok[x]", broken[1], "tests/test_api.py::TestK::test_two"]
+    calls = []
+
+    def once(chosen):
+        calls.append(list(chosen))
+        if any(t in broken for t in chosen):
+            output = ("____ ERROR collecting tests/test_async.py ____\nE   ImportError: cannot import name 'x'\n"
+                      "ERROR: found no collectors for /testbed/tests/test_async.py::TestLoop::test_vars\n")
+            results = {t: TestResult(outcome="missing", message="this test did not run") for t in chosen}
+            return TestRun(exit_code=4, timed_out=False, seconds=1, report_found=True, results=results,
+                           output_tail=output)
+        results = {t: TestResult(outcome="passed") for t in chosen}
+        return TestRun(exit_code=0, timed_out=False, seconds=1, report_found=True, results=results, output_tail="")
+
+    run = _without_unknown_ids(once, "/testbed", ids)
+    assert calls == [ids, [ids[1], ids[3]]]
+    assert [run.results[t].outcome for t in ids] == ["error", "passed", "error", "passed"]
+    assert "cannot import name 'x'" in run.results[broken[1]].message

@@ -188,8 +188,7 @@ def _without_unknown_ids(once, workdir: str, ids: list[str], rounds: int = 4) ->
     run = first = once(ids)
     for _ in range(rounds):
         output = ANSI.sub("", run.output_tail)
-        said = {node.removeprefix(prefix): kind for kind, node in NOT_FOUND.findall(output)}
-        new = {t: (said[t], output) for t in ids if t in said and t not in refused}
+        new = _refused_ids(output, prefix, [t for t in ids if t not in refused])
         rest = [t for t in ids if t not in refused and t not in new]
         if not new or not rest:
             break
@@ -204,6 +203,29 @@ def _without_unknown_ids(once, workdir: str, ids: list[str], rounds: int = 4) ->
         )
     run.results = {t: run.results[t] for t in ids if t in run.results}
     return run
+
+
+NO_COLLECTORS = "found no collectors for"
+
+
+def _refused_ids(output: str, prefix: str, ids: list[str]) -> dict[str, tuple[str, str]]:
+    """The ``ids`` pytest's ``output`` refused, each with (kind, output). pytest names a
+    parametrised test without its parameters, and once a module failed to import it may
+    name only some of the ids in it: every id of such a module is refused with them."""
+    said = {node.removeprefix(prefix): kind for kind, node in NOT_FOUND.findall(output)}
+    broken = {node.split("::")[0] for node, kind in said.items() if kind == NO_COLLECTORS}
+    refused = {}
+    for test in ids:
+        kind = said.get(test) or said.get(_unparametrised(test))
+        if kind or test.split("::")[0] in broken:
+            refused[test] = (kind or NO_COLLECTORS, output)
+    return refused
+
+
+def _unparametrised(test: str) -> str:
+    """``tests/a.py::T::test_x[1-2]`` -> ``tests/a.py::T::test_x``."""
+    head, sep, last = test.rpartition("::")
+    return head + sep + last.split("[", 1)[0] if sep else test
 
 
 def _module_error(output: str, test: str) -> str:

@@ -173,3 +173,16 @@ SEEN = [
 @pytest.mark.parametrize(("name", "error"), SEEN)
 def test_shows_matches_the_errors_seen(name, error):
     assert any(re.search(pattern, error, re.IGNORECASE) for pattern in REGISTRY[name].shows)
+
+
+def test_no_operator_targets_a_pytest_plugin():
+    """The verifier pins gold's pytest plugins byte for byte and a reinstall rewrites their
+    files, so a broken plugin could never be repaired to a reward (humanize lost 3 of 30
+    attempts that way): once ``lib`` is a plugin, nothing of it is a target."""
+    probe = hand_probe()
+    assert any(t.path.startswith(f"{SITE}/lib") for op in REGISTRY.values() for t in op.applies_to(probe, TESTS))
+    dist = probe.dists[0]
+    dist.entry_points = [{"name": "lib", "group": "pytest11", "value": "lib.plugin"}]
+    hits = [(op.name, t.path) for op in REGISTRY.values() for t in op.applies_to(probe, TESTS)
+            if t.path.startswith(f"{SITE}/lib")]
+    assert hits == []

@@ -14,10 +14,10 @@ import re
 from cligym.invert.operators.base import GoldFiles, Operator, register
 from cligym.invert.operators.dependencies import REINSTALL, WheelData, owner, wheel_data
 from cligym.invert.operators.probing import (
-    TOOLING_TOPS,
     narrow_first,
     project_root,
     site_packages,
+    tooling_tops,
     under,
 )
 from cligym.invert.operators.targets import Target, q, run_python
@@ -58,10 +58,11 @@ def imported_modules(probe, tests: list[str]) -> list[tuple[str, str, str, list[
     (path, module, mode, touching tests)."""
     site = site_packages(probe)
     root = project_root(probe)
+    tooling = tooling_tops(probe)
     found = []
     for module, path in probe.modules.items():
         top = module.split(".")[0]
-        if top in TOOLING_TOPS or not path.endswith(".py") or TEST_FILE.search(path):
+        if top in tooling or not path.endswith(".py") or TEST_FILE.search(path):
             continue
         if not (under(path, root) or under(path, site)) or probe.files.get(path) is None:
             continue

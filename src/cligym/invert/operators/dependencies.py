@@ -18,36 +18,21 @@ import re
 
 from cligym.invert.operators.base import GoldFiles, Operator, register
 from cligym.invert.operators.probing import (
-    TOOLING,
-    TOOLING_TOPS,
     canon,
+    dist_tops,
+    is_tooling,
     narrow_first,
     project_root,
     reinstall_line,
     site_packages,
     tests_using,
+    tooling_tops,
     under,
 )
 from cligym.invert.operators.targets import Target, TargetData, q
 from cligym.models.probe import Dist, Probe
 
 CATEGORY = "dependency_versions"
-
-
-def dist_tops(dist: Dist) -> list[str]:
-    """Top-level module names a distribution installs (top_level.txt or its RECORD)."""
-    tops = set(dist.top_level)
-    for entry in dist.files:
-        first, sep, _ = entry.partition("/")
-        if first.startswith("..") or first == "__pycache__" or first.endswith((".dist-info", ".egg-info", ".data")):
-            continue
-        if sep:
-            tops.add(first)
-        elif first.endswith(".py"):
-            tops.add(first[:-3])
-        elif ".so" in first or first.endswith(".pyd"):
-            tops.add(first.split(".")[0])
-    return sorted(t for t in tops if t.isidentifier())
 
 
 def project_tops(probe: Probe) -> set[str]:
@@ -64,9 +49,9 @@ def dependencies(probe: Probe) -> list[Dist]:
     out = []
     for dist in probe.dists:
         tops = dist_tops(dist)
-        if canon(dist.name) in TOOLING or not dist.path or not under(dist.path, site):
+        if is_tooling(dist) or not dist.path or not under(dist.path, site):
             continue
-        if not tops or set(tops) & (own | TOOLING_TOPS):
+        if not tops or set(tops) & (own | tooling_tops(probe)):
             continue
         out.append(dist)
     return sorted(out, key=lambda d: canon(d.name))

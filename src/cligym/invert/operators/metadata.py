@@ -18,8 +18,7 @@ from cligym.invert.operators.dependencies import (
     wheel_data,
 )
 from cligym.invert.operators.probing import (
-    TOOLING,
-    canon,
+    is_tooling,
     narrow_first,
     site_packages,
     tests_using,
@@ -61,14 +60,12 @@ class DistInfoRemoved(Reinstall):
         scans = _scanned(probe, tests, "entry_points.txt")
         targets = []
         for dist in probe.dists:
-            if not dist.path or dist.path not in probe.files or canon(dist.name) in TOOLING:
+            if not dist.path or dist.path not in probe.files or is_tooling(dist):
                 continue
             prefix = dist.path + "/"
             direct = tests_using(probe, tests, "files",
                                  lambda f, p=prefix: f.startswith(p) and not f.endswith("/entry_points.txt"))
-            if any(ep.get("group") == "pytest11" for ep in dist.entry_points):  # a pytest plugin
-                touching, rank = list(tests), 0
-            elif direct:
+            if direct:
                 touching, rank = direct, 0
             else:
                 touching = tests_using(probe, tests, "files", lambda f, p=prefix: f.startswith(p))
@@ -110,9 +107,7 @@ class EntryPointsCorrupted(Reinstall):
         targets = []
         for dist in probe.dists:
             path = f"{dist.path}/entry_points.txt"
-            # not the test tooling's: the verifier pins pytest and its plugins byte for
-            # byte, and a reinstall rewrites their files
-            if not dist.path or path not in probe.files or canon(dist.name) in TOOLING:
+            if not dist.path or path not in probe.files or is_tooling(dist):
                 continue
             touching = tests_using(probe, tests, "files", lambda f, p=path: f == p)
             targets.append(self.target(path=path, name=dist.name, touching=touching, **wheel_data(probe, dist),

@@ -21,17 +21,16 @@ from cligym.invert.operators.base import register
 from cligym.invert.operators.dependencies import (
     Reinstall,
     WheelData,
-    dist_tops,
     wheel_data,
 )
 from cligym.invert.operators.probing import (
-    TOOLING,
-    TOOLING_TOPS,
-    canon,
+    dist_tops,
+    is_tooling,
     narrow_first,
     opened,
     own_items,
     site_packages,
+    tooling_tops,
     under,
 )
 from cligym.invert.operators.targets import Target, pycache_glob, q
@@ -55,11 +54,12 @@ def installed_files(probe: Probe) -> dict[str, Dist]:
     """Files that non-tooling distributions installed under site-packages (their RECORD),
     as absolute paths, each with its distribution."""
     site = site_packages(probe)
+    tooling = tooling_tops(probe)
     out: dict[str, Dist] = {}
     for dist in probe.dists:
-        if not dist.path or not under(dist.path, site) or canon(dist.name) in TOOLING:
+        if not dist.path or not under(dist.path, site) or is_tooling(dist):
             continue
-        if set(dist_tops(dist)) & TOOLING_TOPS:
+        if set(dist_tops(dist)) & tooling:
             continue
         for rel in dist.files:
             if not rel.startswith(("..", "/")):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from cligym.invert.operators.targets import Target
-from cligym.models.probe import Probe, Touch
+from cligym.models.probe import Dist, Probe, Touch
 
 
 def under(path: str, *roots: str) -> bool:
@@ -50,6 +50,34 @@ TOOLING_TOPS = TOOLING | {"_pytest", "pkg_resources", "_distutils_hack", "__main
 
 def canon(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def is_tooling(dist: Dist) -> bool:
+    """pytest, a packaging tool, or a pytest plugin (a ``pytest11`` entry point). The
+    verifier pins their files byte for byte and a reinstall rewrites them, so a task that
+    broke one could not be repaired to a reward: no operator targets them."""
+    return canon(dist.name) in TOOLING or any(ep.get("group") == "pytest11" for ep in dist.entry_points)
+
+
+def tooling_tops(probe: Probe) -> set[str]:
+    """``TOOLING_TOPS`` and the top-level modules of gold's pytest plugins."""
+    return set(TOOLING_TOPS).union(*(dist_tops(d) for d in probe.dists if is_tooling(d)))
+
+
+def dist_tops(dist: Dist) -> list[str]:
+    """Top-level module names a distribution installs (top_level.txt or its RECORD)."""
+    tops = set(dist.top_level)
+    for entry in dist.files:
+        first, sep, _ = entry.partition("/")
+        if first.startswith("..") or first == "__pycache__" or first.endswith((".dist-info", ".egg-info", ".data")):
+            continue
+        if sep:
+            tops.add(first)
+        elif first.endswith(".py"):
+            tops.add(first[:-3])
+        elif ".so" in first or first.endswith(".pyd"):
+            tops.add(first.split(".")[0])
+    return sorted(t for t in tops if t.isidentifier())
 
 
 def tests_using(probe: Probe, tests: list[str], key: str, match) -> list[str]:

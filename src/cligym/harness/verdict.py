@@ -25,9 +25,10 @@ of the gold image, with network none:
 
 Requiring gold's interpreter, standard library and pytest is consistent with every task:
 where a breakage is in the interpreter or the standard library, its repair must restore
-gold's files (the oracle's solution does), and no operator breaks the files of pytest or of a pytest plugin (``is_tooling``). A
-breakage of the test configuration itself (a pytest.ini or conftest.py added by ΔD) would
-be undone by the verifier, so those operators are not in the default operator set.
+gold's files (the oracle's solution does), and no operator breaks the files of pytest or
+of a pytest plugin (``is_tooling``). A breakage of the test configuration itself (a
+pytest.ini or conftest.py added by ΔD) would be undone by the verifier, so those operators
+are not in the default operator set.
 """
 
 from __future__ import annotations

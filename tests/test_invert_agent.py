@@ -238,8 +238,10 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
 def test_unreachable_endpoint_is_one_line_and_writes_no_attempt(gold_dir, tmp_path):
     path, _ = gold_dir
     run = tmp_path / "run"
+    quick = tmp_path / "model.toml"  # the default retries (5, backed off up to 16 s) take 31 s
+    quick.write_text("max_retries = 1\nbackoff_base = 0.1\n")
     proc = _cli("invert", str(path), "-o", str(run), "--agent", "llm", "--model", "m",
-                "--base-url", "http://127.0.0.1:9/v1", "-n", "1", "-q")
+                "--base-url", "http://127.0.0.1:9/v1", "--model-config", str(quick), "-n", "1", "-q")
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 3 and len(lines) == 1 and "cannot reach the model endpoint" in lines[0], proc.stderr
     assert not (run / "candidates").exists()

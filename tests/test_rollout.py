@@ -13,8 +13,6 @@ import pytest
 
 from cligym.agents.client import ModelClient, ModelConfig
 from cligym.export.stage import export
-from cligym.invert import invert
-from cligym.models.io import save
 from cligym.rollout.stage import pass_at, rollout
 from tests.llm_server import reply, tool_call
 
@@ -23,13 +21,10 @@ HARBOR_PY = ROOT / ".venv-harbor" / "bin" / "python"
 
 
 @pytest.fixture(scope="module")
-def harbor_tasks(runtime, gold_envs, tmp_path_factory):
-    gold = gold_envs("markupsafe==3.0.2")
-    root = tmp_path_factory.mktemp("rollout")
-    save(gold, root / "gold" / "gold.json")
-    invert(root / "gold", root / "run", attempts=4, seed=5, runtime=runtime)
-    export(root / "run", "harbor", root / "tasks", runtime=runtime)
-    return root / "tasks"
+def harbor_tasks(runtime, markupsafe_run, tmp_path_factory):
+    tasks = tmp_path_factory.mktemp("rollout") / "tasks"
+    export(markupsafe_run / "run", "harbor", tasks, runtime=runtime)
+    return tasks
 
 
 def test_pass_at_k_estimator():
@@ -78,9 +73,11 @@ def test_llm_repair_rollout_reaches_reward_one(harbor_tasks, runtime, tmp_path, 
 
 
 def test_unreachable_endpoint_stops_with_one_line_and_writes_nothing(harbor_tasks, tmp_path):
+    quick = tmp_path / "model.toml"  # the default retries (5, backed off up to 16 s) take 31 s
+    quick.write_text("max_retries = 1\nbackoff_base = 0.1\n")
     proc = subprocess.run(
         [sys.executable, "-m", "cligym", "rollout", str(harbor_tasks), "-o", str(tmp_path / "r"), "--agent", "llm",
-         "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "-q"],
+         "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--model-config", str(quick), "-q"],
         capture_output=True, text=True, timeout=300, env={**os.environ, "CLIGYM_API_KEY": "x"},
     )
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]

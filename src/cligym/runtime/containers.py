@@ -184,13 +184,25 @@ class Containers:
         except docker.errors.NotFound:
             pass
         except docker.errors.APIError as exc:
-            # "removal already in progress" is fine; anything else is worth a retry
-            if "in progress" not in str(exc):
-                time.sleep(0.5)
-                try:
-                    self._api.remove_container(container_id, force=True, v=True)
-                except docker.errors.NotFound:
-                    pass
+            # a removal already in progress is waited for; anything else is worth a retry
+            if "in progress" in str(exc):
+                self._wait_gone(container_id)
+                return
+            time.sleep(0.5)
+            try:
+                self._api.remove_container(container_id, force=True, v=True)
+            except docker.errors.NotFound:
+                pass
+
+    def _wait_gone(self, container_id: str, seconds: float = 30.0) -> None:
+        """Until the engine no longer knows the container (at most ``seconds``)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                self._api.inspect_container(container_id)
+            except docker.errors.NotFound:
+                return
+            time.sleep(0.2)
 
 
 def _wait(container, timeout: float) -> tuple[int | None, bool]:

@@ -179,8 +179,18 @@ def test_no_operator_targets_a_pytest_plugin():
     """The verifier pins gold's pytest plugins byte for byte and a reinstall rewrites their
     files, so a broken plugin could never be repaired to a reward (humanize lost 3 of 30
     attempts that way): once ``lib`` is a plugin, nothing of it is a target."""
-    probe = hand_probe()
-    assert any(t.path.startswith(f"{SITE}/lib") for op in REGISTRY.values() for t in op.applies_to(probe, TESTS))
+    def with_subpackage() -> Probe:  # a subpackage, for init_py_removed
+        probe = hand_probe()
+        path = f"{SITE}/lib/sub/__init__.py"
+        probe.files[path], probe.modules["lib.sub"] = _file(size=400), path
+        probe.dists[0].files.append("lib/sub/__init__.py")
+        probe.touch["file:tests/test_a.py"].modules.append("lib.sub")
+        return probe
+
+    probe = with_subpackage()
+    names = {op.name for op in REGISTRY.values() for t in op.applies_to(probe, TESTS) if t.path.startswith(f"{SITE}/lib")}
+    assert {"init_py_removed", "package_submodule_removed", "sourceless_pyc_stale"} <= names, names
+    probe = with_subpackage()
     dist = probe.dists[0]
     dist.entry_points = [{"name": "lib", "group": "pytest11", "value": "lib.plugin"}]
     hits = [(op.name, t.path) for op in REGISTRY.values() for t in op.applies_to(probe, TESTS)

@@ -59,9 +59,18 @@ def is_tooling(dist: Dist) -> bool:
     return canon(dist.name) in TOOLING or any(ep.get("group") == "pytest11" for ep in dist.entry_points)
 
 
-def tooling_tops(probe: Probe) -> set[str]:
-    """``TOOLING_TOPS`` and the top-level modules of gold's pytest plugins."""
-    return set(TOOLING_TOPS).union(*(dist_tops(d) for d in probe.dists if is_tooling(d)))
+def tooling_tops(probe: Probe) -> frozenset[str]:
+    """``TOOLING_TOPS`` and the top-level modules of gold's pytest plugins (worked out once
+    for the probe last asked about: operators ask per module)."""
+    last = _TOOLING_OF
+    if last and last[0] is probe:
+        return last[1]
+    tops = frozenset(TOOLING_TOPS).union(*(dist_tops(d) for d in probe.dists if is_tooling(d)))
+    _TOOLING_OF[:] = [probe, tops]
+    return tops
+
+
+_TOOLING_OF: list = []
 
 
 def dist_tops(dist: Dist) -> list[str]:
@@ -168,7 +177,8 @@ def module_kind(probe: Probe, name: str) -> str | None:
     if under(path, probe.python.get("stdlib", "/usr/lib/python3")):
         return "stdlib"
     if any(under(path, sp) for sp in probe.python.get("site_packages", [])):
-        return None if name.split(".")[0] in PYTEST_OWN else "dep"
+        top = name.split(".")[0]
+        return None if top in PYTEST_OWN or top in tooling_tops(probe) else "dep"
     return None
 
 

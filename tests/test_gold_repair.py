@@ -65,6 +65,20 @@ def test_the_repair_rounds_add_what_the_suite_asks_for(tmp_path, runtime, base_i
         runtime.remove_images({gold.image_id})
 
 
+def test_a_real_setup_py_only_checkout_with_tests_in_tests_py(tmp_path, runtime, base_image):
+    """texttable as a checkout would have it (its sdist without PKG-INFO): name and version
+    only in setup.py's literals, the tests in tests.py, which pytest's default patterns miss."""
+    project = extract_sdist(fetch_sdist("texttable", "1.7.2"), tmp_path / "texttable")
+    (project / "PKG-INFO").unlink()
+    gold = make_gold(str(project), tmp_path / "gold", runtime=runtime)
+    try:
+        assert gold.source.kind == "local"
+        assert (gold.source.name, gold.source.version) == ("texttable", "1.7.2")
+        assert len(gold.tests) >= 20 and all(t.startswith("tests.py::") for t in gold.tests)
+    finally:
+        runtime.remove_images({gold.image_id})
+
+
 def test_causes_that_used_to_stop_gold_on_real_sdists(tmp_path):
     # munch declares its "testing" extra in pbr's setup.cfg [extras] section
     tree = extract_sdist(fetch_sdist("munch", "4.0.0"), tmp_path / "munch")

@@ -189,3 +189,20 @@ def test_real_sdists(tmp_path, spec, expected, source):
     tree = extract_sdist(fetch_sdist(name, version), tmp_path / "tree")
     reqs, sources = find_test_requirements(tree, name)
     assert expected <= set(reqs) and source in sources
+
+
+def test_extras_that_only_a_real_sdists_metadata_declares(tmp_path):
+    # psutil computes extras_require in setup.py: only the PKG-INFO setuptools wrote names them
+    psutil = extract_sdist(fetch_sdist("psutil", "7.1.0"), tmp_path / "psutil")
+    assert not setup_literals(psutil).get("extras_require")
+    assert "optional-dependencies" not in (psutil / "pyproject.toml").read_text()
+    reqs, sources = find_test_requirements(psutil, "psutil")
+    assert {"pytest", "pytest-xdist"} <= set(reqs) and sources == ["extra 'test'"]
+    # attrs 21.4.0 builds "tests" from other extras in setup.py, and the setuptools of its
+    # day wrote the requirements only into egg-info's requires.txt inside the archive
+    archive = fetch_sdist("attrs", "21.4.0")
+    attrs = extract_sdist(archive, tmp_path / "attrs")
+    assert "tests" not in (setup_literals(attrs).get("extras_require") or {})
+    reqs, sources = find_test_requirements(attrs, "attrs", archive)
+    assert "extra 'tests'" in sources and {"zope.interface", "hypothesis"} <= set(reqs)
+    assert "extra 'tests'" not in find_test_requirements(attrs, "attrs")[1]  # the tree alone does not say

@@ -79,6 +79,26 @@ def test_a_real_setup_py_only_checkout_with_tests_in_tests_py(tmp_path, runtime,
         runtime.remove_images({gold.image_id})
 
 
+def test_filterwarnings_error_under_the_newest_pytest_gets_the_pytest_of_its_era(tmp_path, runtime, base_image):
+    """click 8.1.3 turns warnings into errors (setup.cfg ``filterwarnings = error``) and
+    passes an iterator to parametrize, which pytest 9 deprecates: under the newest pytest
+    its collection aborts. Its own pinned requirements/tests.txt is what gold reads; a
+    profile asking for plain ``pytest`` makes the first run fail, and the repair round pins
+    the pytest that was current when click 8.1.3 came out."""
+    tree = extract_sdist(fetch_sdist("click", "8.1.3"), tmp_path / "click")
+    assert "error" in (tree / "setup.cfg").read_text().split("filterwarnings", 1)[1].split("\n")[1]
+    assert "pytest==7.1.2" in find_test_requirements(tree, "click")[0]  # the pin, not tests.in's newest
+    profile = tmp_path / "click.toml"
+    profile.write_text('requirements = ["pytest"]\n')
+    gold = make_gold("click==8.1.3", tmp_path / "gold", runtime=runtime, profile_path=profile, runs=1)
+    try:
+        assert list(gold.inferred) == ["pytest==7.1.2"]
+        assert "filterwarnings" in gold.inferred["pytest==7.1.2"]
+        assert len(gold.tests) >= 20
+    finally:
+        runtime.remove_images({gold.image_id})
+
+
 def test_causes_that_used_to_stop_gold_on_real_sdists(tmp_path):
     # munch declares its "testing" extra in pbr's setup.cfg [extras] section
     tree = extract_sdist(fetch_sdist("munch", "4.0.0"), tmp_path / "munch")

@@ -282,3 +282,46 @@ def test_broad_states_are_taken_only_within_their_share_of_the_run():
     assert learnt.accept(0.9, False)  # 2 broad of 6 fit
     assert learnt.accept(0.9, True)  # the attempt's last tries take it
     assert learnt.accept(0.5, False)
+
+
+class _Hang(Operator):
+    name = "test_hang"
+    category = "environment_variables"
+    symptom = "Python never starts."
+    hint = "What Python runs at start-up."
+    shows: ClassVar[tuple[str, ...]] = (r"timed out",)
+    offline = "remove the start-up hook"
+
+    def apply(self, target):
+        folder = target.path.rpartition("/")[0]
+        return [f"RUN mkdir -p {folder} && printf 'import time\\ntime.sleep(3600)\\n' > {target.path}",
+                f"ENV PYTHONPATH={folder}"]
+
+    def solution(self, target):
+        return [f"rm -f {target.path}"]
+
+
+def test_a_state_whose_tests_hang_is_a_miss_after_a_limit_from_golds_own_timing(runtime, gold_envs, tmp_path,
+                                                                                 monkeypatch):
+    """A start-up hook that sleeps hangs every test: the run is stopped after the limit
+    gold's suite time gives (the floor lowered here) and the attempt tries another state."""
+    from cligym.harness import testrun
+
+    monkeypatch.setattr(testrun, "HANG_FLOOR", 10.0)
+    gold = gold_envs("markupsafe==3.0.2")
+    assert testrun.hang_timeout(gold.test_seconds) < 10.0 + 5 * 5  # markupsafe's suite takes well under 5 s
+    assert testrun.hang_timeout([]) == testrun.HANG_CAP == testrun.hang_timeout([10_000.0])
+    save(gold, tmp_path / "gold" / "gold.json")
+    ctx = open_run(tmp_path / "gold", tmp_path / "run", runtime, Reporter(), 1, seed=0, operators=["test"],
+                   sample_size=200, max_operators=3)
+    degrader = _Scripted([
+        lambda ctx: [(_Hang(), _target("/usr/local/lib/hang/sitecustomize.py", list(ctx.gold.tests)))],
+        lambda ctx: [(_Shadow(), _html(ctx))],
+    ])
+    with runtime.session(gold.image) as session:
+        ctx.gold_session = session
+        run_attempts(ctx, degrader, 1)
+    first = load(Candidate, ctx.run.candidate(0))
+    assert first.status == "verified", first.reason
+    assert degrader.misses[0] == ("test_hang", None)
+    assert [a.name for a in first.operators] == ["test_shadow"]

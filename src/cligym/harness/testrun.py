@@ -136,6 +136,20 @@ def collection_message(text: str) -> str:
     return _fit(rows, keep) if rows else "the test module could not be collected"
 
 
+#: A run of a broken state may take this many times gold's slowest full run (plus the
+#: floor, for container start and imports) before it counts as hung: a hanging test makes
+#: no task (its verifier would only time out), and waiting the general limit for it cost
+#: h11 15 minutes per hung state (its whole suite takes 0.3 s).
+HANG_FACTOR = 5
+HANG_FLOOR = 120.0
+HANG_CAP = 900.0
+
+
+def hang_timeout(full_run_seconds: Sequence[float]) -> float:
+    """Seconds a run of some or all of gold's tests in a broken state is given."""
+    return min(HANG_CAP, HANG_FLOOR + HANG_FACTOR * max(full_run_seconds, default=HANG_CAP))
+
+
 def run_tests(
     runtime: Runtime,
     image: str,

@@ -19,7 +19,7 @@ import uuid
 
 from cligym.errors import BuildFailed
 from cligym.harness.images import build_broken
-from cligym.harness.testrun import run_tests
+from cligym.harness.testrun import hang_timeout, run_tests
 from cligym.models.gold import GoldEnv
 from cligym.runtime import Runtime
 
@@ -37,7 +37,8 @@ def evidence(runtime: Runtime, gold: GoldEnv, parts: list[list[str]], f2p: list[
         tag = f"cligym/minimal:{uuid.uuid4().hex[:12]}"
         try:
             build_broken(runtime, gold, rest, tag)
-            run = run_tests(runtime, tag, gold.workdir, gold.test_command, tests)
+            run = run_tests(runtime, tag, gold.workdir, gold.test_command, tests,
+                            timeout=hang_timeout(gold.test_seconds))
         except BuildFailed:
             out.append(list(tests))
             continue

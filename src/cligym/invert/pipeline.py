@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from cligym.errors import BuildFailed, CligymError
 from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_bytes
-from cligym.harness.testrun import run_tests
+from cligym.harness.testrun import hang_timeout, run_tests
 from cligym.invert import minimal
 from cligym.invert.context import RunContext, classify, error_excerpts
 from cligym.invert.summary import summarize
@@ -274,13 +274,20 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
     started = time.monotonic()
     predicted = set(proposal.screen)
     screen = [t for t in proposal.sample if t in predicted]
+    limit = hang_timeout(gold.test_seconds)
     if screen and len(screen) < len(proposal.sample):
-        if not classify(run_tests(ctx.runtime, tag, gold.workdir, gold.test_command, screen), screen)[0]:
+        screened = run_tests(ctx.runtime, tag, gold.workdir, gold.test_command, screen, timeout=limit)
+        if screened.timed_out or not classify(screened, screen)[0]:
             _timed(seconds, "screen", started)
-            raise _Miss()
+            raise _Miss()  # a hung state makes no task either
         _timed(seconds, "screen", started)
         started = time.monotonic()
-    fresh = run_tests(ctx.runtime, tag, gold.workdir, gold.test_command, proposal.sample)
+    fresh = run_tests(ctx.runtime, tag, gold.workdir, gold.test_command, proposal.sample, timeout=limit)
+    if fresh.timed_out:
+        _timed(seconds, "run", started)
+        if proposal.observed is None:
+            raise _Miss()
+        return state.discarded("not_reproducible", f"the sample's run hung (over {limit:.0f} s)")
     if proposal.observed is None:
         _timed(seconds, "run", started)
         if not _classify(state, fresh):

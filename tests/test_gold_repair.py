@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from cligym.gold import make_gold
 from cligym.gold.profiles import load_profile
 from cligym.gold.requirements import find_test_requirements
@@ -94,6 +96,26 @@ def test_filterwarnings_error_under_the_newest_pytest_gets_the_pytest_of_its_era
     try:
         assert list(gold.inferred) == ["pytest==7.1.2"]
         assert "filterwarnings" in gold.inferred["pytest==7.1.2"]
+        assert len(gold.tests) >= 20
+    finally:
+        runtime.remove_images({gold.image_id})
+
+
+@pytest.mark.slow
+def test_a_real_suite_that_forces_colour_leaves_no_ansi_in_what_gold_records(tmp_path, runtime, base_image):
+    """humanize 4.14.0 runs pytest with ``addopts = "--color=yes"``: asked for plain pytest
+    only, its first run fails to import freezegun in colour; what the repair round records
+    and the left-out reasons carry pytest's words without escape codes."""
+    tree = extract_sdist(fetch_sdist("humanize", "4.14.0"), tmp_path / "humanize")
+    assert 'addopts = "--color=yes"' in (tree / "pyproject.toml").read_text()
+    profile = tmp_path / "humanize.toml"
+    profile.write_text('requirements = ["pytest"]\n')
+    gold = make_gold("humanize==4.14.0", tmp_path / "gold", runtime=runtime, profile_path=profile, runs=1)
+    try:
+        # the modules that failed to import made no failing test id: the exit code told
+        assert gold.inferred.get("freezegun") == "No module named 'freezegun'"
+        assert any(t.startswith("tests/test_time.py::") for t in gold.tests)
+        assert not any("\x1b" in text for text in [*gold.inferred.values(), *gold.left_out.values()])
         assert len(gold.tests) >= 20
     finally:
         runtime.remove_images({gold.image_id})

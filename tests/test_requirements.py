@@ -10,7 +10,13 @@ from datetime import datetime
 import pytest
 from packaging.version import Version
 
-from cligym.gold.diagnose import decisive_lines, of_era, repairs, why_left_out
+from cligym.gold.diagnose import (
+    collection_errors,
+    decisive_lines,
+    of_era,
+    repairs,
+    why_left_out,
+)
 from cligym.gold.imports import distribution_for, imported_distributions
 from cligym.gold.requirements import (
     declared_extras,
@@ -173,6 +179,19 @@ def test_errors_keep_their_decisive_lines_without_colour():
     assert why_left_out("Skipped: could not import 'numpy'") == "missing optional dependency numpy"
     assert why_left_out("FileNotFoundError: [Errno 2] No such file or directory: 'tests/data/x.bin'") == \
         "missing file tests/data/x.bin"
+
+
+def test_modules_that_failed_to_import_are_named_with_their_reason():
+    output = ("\x1b[31m\x1b[1m_____________ ERROR collecting tests/test_time.py _____________\x1b[0m\n"
+              "ImportError while importing test module '/testbed/tests/test_time.py'.\n"
+              "tests/test_time.py:9: in <module>\n    from freezegun import freeze_time\n"
+              "\x1b[1m\x1b[31mE   ModuleNotFoundError: No module named 'freezegun'\x1b[0m\n"
+              "_____________ ERROR collecting tests/test_data.py _____________\n"
+              "E   FileNotFoundError: [Errno 2] No such file or directory: 'tests/data/x.bin'\n"
+              "=========== short test summary info ===========\nERROR tests/test_time.py\n")
+    assert collection_errors(output) == {"tests/test_time.py": "missing optional dependency freezegun",
+                                         "tests/test_data.py": "missing file tests/data/x.bin"}
+    assert collection_errors("==== 3 passed in 0.1s ====\n") == {}
 
 
 # ---- real sdists (downloaded, read, never run) ------------------------------------------

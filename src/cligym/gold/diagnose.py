@@ -151,3 +151,24 @@ def why_left_out(message: str) -> str:
     if file:
         return f"missing file {file.group(1)}"
     return decisive_lines(text, limit=1)[:160] or "no reason given"
+
+
+COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$")
+
+
+def collection_errors(output: str) -> dict[str, str]:
+    """Test modules that failed to import (so none of their tests has an id), each with
+    the reason ``why_left_out`` gives for its section of pytest's output."""
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in clean(output).splitlines():
+        header = COLLECTING.match(line.strip())
+        if header:
+            current = header.group(1)
+            sections[current] = []
+        elif line.startswith(("=", "_")):
+            current = None  # the next section, or the summary
+        elif current:
+            sections[current].append(line)
+    return {path: why_left_out("\n".join([ln for ln in lines if ln.startswith("E ")] or lines))
+            for path, lines in sections.items()}

@@ -257,7 +257,9 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
     built = _build_from_project(runtime, options, reporter, fixes)
     first = suite_run(runtime, built.gold, built.test_paths, options.timeout)
     for _ in range(REPAIR_ROUNDS):
-        broken = not first.results or any(r.outcome in ("failed", "error") for r in first.results.values())
+        # a module that failed to import has no test ids: only the exit code says so
+        broken = not first.results or first.exit_code != 0 or any(
+            r.outcome in ("failed", "error") for r in first.results.values())
         found = repairs(first, built.gold.source.name, built.local, built.gold.requirements) if broken else {}
         found = {r: why for r, why in _of_era(found, built.gold.source).items() if r not in fixes}
         if not found:

@@ -4,7 +4,7 @@ the others do not."""
 from __future__ import annotations
 
 from cligym.errors import GoldFailed
-from cligym.gold.diagnose import decisive_lines, why_left_out
+from cligym.gold.diagnose import collection_errors, decisive_lines, why_left_out
 from cligym.harness.testrun import run_tests
 from cligym.models.gold import GoldEnv
 from cligym.models.testrun import TestRun
@@ -68,6 +68,7 @@ def record_suite(
     gold.skipped = groups["skipped"]
     gold.left_out = {n: why_left_out(first.results[n].message) for n in [*gold.failing, *gold.skipped]
                      if n in first.results}
+    gold.left_out.update(collection_errors(first.output_tail))  # whole modules: no ids to name
     gold.test_seconds = [round(r.seconds, 3) for r in results]
     gold.durations = {
         n: round(sum(r.results[n].seconds for r in results) / len(results), 4) for n in gold.tests

@@ -41,7 +41,7 @@ class GoldEnv(BaseModel):
     flaky: list[str] = Field(default_factory=list)  # passed on some runs only
     failing: list[str] = Field(default_factory=list)  # failed or errored on every run
     skipped: list[str] = Field(default_factory=list)
-    left_out: dict[str, str] = Field(default_factory=dict)  # failing and skipped tests: why, in short
+    left_out: dict[str, str] = Field(default_factory=dict)  # failing/skipped tests, unimportable modules: why
     durations: dict[str, float] = Field(default_factory=dict)  # mean seconds per kept test
     build_seconds: float = 0.0
     test_seconds: list[float] = Field(default_factory=list)  # wall time of each full run

@@ -134,3 +134,20 @@ def test_causes_that_used_to_stop_gold_on_real_sdists(tmp_path):
     assert has_tests(texttable) and default_test_paths(texttable) == ["tests.py"]
     markupsafe = extract_sdist(fetch_sdist("markupsafe", "3.0.2"), tmp_path / "markupsafe")
     assert default_test_paths(markupsafe) == []  # test_*.py files: pytest's own collection
+
+
+def test_a_repair_that_does_not_install_keeps_the_build_before(tmp_path, runtime, base_image, monkeypatch):
+    """The errors ask for a distribution that cannot be installed: gold is made from the
+    build before the repair round, with nothing recorded as inferred."""
+    from cligym.gold import stage
+    from tests.test_gold_errors import make_project
+
+    project = make_project(tmp_path / "p", "cligym-sample-norepair",
+                           "def test_ok():\n    assert True\n\ndef test_bad():\n    assert False")
+    monkeypatch.setattr(stage, "repairs", lambda *a: {"cligym-no-such-dependency-51ab==2.0": "asked for"})
+    gold = make_gold(str(project), tmp_path / "gold", runtime=runtime, runs=1)
+    try:
+        assert gold.inferred == {} and gold.tests == ["tests/test_sample.py::test_ok"]
+        assert "cligym-no-such-dependency-51ab==2.0" not in gold.requirements
+    finally:
+        runtime.remove_images({gold.image_id})

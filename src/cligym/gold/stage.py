@@ -15,7 +15,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from cligym.config import DEFAULT_BASE_IMAGE, home
-from cligym.errors import BadInput, CligymError, GoldFailed
+from cligym.errors import BadInput, BuildFailed, CligymError, GoldFailed
 from cligym.gold.build import PYTHON, WORKDIR, build_gold_image, context_digest
 from cligym.gold.builder import build_image_for
 from cligym.gold.diagnose import of_era, repairs
@@ -266,8 +266,13 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
             break
         reporter.note("the suite asked for " + ", ".join(f"{r} ({why})" for r, why in found.items())
                       + "; building again with them")
+        try:
+            again = _build_from_project(runtime, options, reporter, {**fixes, **found})
+        except (BuildFailed, GoldFailed) as exc:  # what the errors asked for does not install
+            reporter.note(f"building with them failed ({str(exc)[:200]}); keeping the build before")
+            break
         fixes.update(found)
-        built = _build_from_project(runtime, options, reporter, fixes)
+        built = again
         first = suite_run(runtime, built.gold, built.test_paths, options.timeout)
     record_suite(runtime, built.gold, built.test_paths, options.runs, options.timeout, reporter, first)
     return built.gold

@@ -141,7 +141,7 @@ def collection_message(text: str) -> str:
 #: no task (its verifier would only time out), and waiting the general limit for it cost
 #: h11 15 minutes per hung state (its whole suite takes 0.3 s).
 HANG_FACTOR = 5
-HANG_FLOOR = 120.0
+HANG_FLOOR = 60.0
 HANG_CAP = 900.0
 
 

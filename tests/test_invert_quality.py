@@ -29,10 +29,11 @@ class _Shadow(Operator):
     hint = "Which html module Python imports."
     shows: ClassVar[tuple[str, ...]] = (r"html",)
     offline = "remove the stray module"
+    CONTENT = ""  # what the stray module holds
 
     def apply(self, target):
         folder = target.path.rpartition("/")[0]
-        return [f"RUN mkdir -p {folder} && touch {target.path}", f"ENV PYTHONPATH={folder}"]
+        return [f"RUN mkdir -p {folder} && printf '{self.CONTENT}' > {target.path}", f"ENV PYTHONPATH={folder}"]
 
     def solution(self, target):
         return [f"rm -f {target.path}"]
@@ -104,7 +105,7 @@ def test_an_operator_at_its_share_cap_is_chosen_only_when_nothing_else_is_left()
 def test_a_proposal_knows_its_parts_and_keeps_a_subset():
     pairs = [(_Shadow(), _target("/s", ["t1"])), (_Touch(), _target("/a", ["t2"]))]
     proposal = proposal_of(["t1", "t2"], pairs)
-    assert proposal.parts == [["RUN mkdir -p  && touch /s", "ENV PYTHONPATH="], ["RUN touch /a"]] and proposal.retry
+    assert proposal.parts == [["RUN mkdir -p  && printf '' > /s", "ENV PYTHONPATH="], ["RUN touch /a"]] and proposal.retry
     assert proposal.screen == ["t1", "t2"]
     smaller = proposal.keep([0])
     assert smaller.dockerfile == proposal.parts[0] and [a.name for a in smaller.applied] == ["test_shadow"]
@@ -284,22 +285,13 @@ def test_broad_states_are_taken_only_within_their_share_of_the_run():
     assert learnt.accept(0.5, False)
 
 
-class _Hang(Operator):
+class _Hang(_Shadow):
+    """A start-up hook on PYTHONPATH that sleeps: every Python process hangs."""
+
     name = "test_hang"
-    category = "environment_variables"
     symptom = "Python never starts."
-    hint = "What Python runs at start-up."
     shows: ClassVar[tuple[str, ...]] = (r"timed out",)
-    offline = "remove the start-up hook"
-
-    def apply(self, target):
-        folder = target.path.rpartition("/")[0]
-        return [f"RUN mkdir -p {folder} && printf 'import time\\ntime.sleep(3600)\\n' > {target.path}",
-                f"ENV PYTHONPATH={folder}"]
-
-    def solution(self, target):
-        return [f"rm -f {target.path}"]
-
+    CONTENT = r"import time\ntime.sleep(3600)\n"
 
 def test_a_state_whose_tests_hang_is_a_miss_after_a_limit_from_golds_own_timing(runtime, gold_envs, tmp_path,
                                                                                  monkeypatch):

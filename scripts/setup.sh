@@ -41,12 +41,13 @@ fi
 # Harbor's own task and trajectory models, for the tests that check exported files against
 # them. Harbor declares Python >= 3.12, but its pydantic models import on 3.11, so only
 # the package itself (no dependencies) plus what those models need goes into .venv-harbor.
-if [ ! -f .venv-harbor/.cligym-installed ]; then
+if [ ! -f .venv-harbor/.cligym-installed-2 ]; then
   "$PY" -m venv .venv-harbor
   .venv-harbor/bin/python -m pip install -q --disable-pip-version-check --no-deps --ignore-requires-python \
     harbor==0.25.0 >/dev/null 2>&1 || true
   .venv-harbor/bin/python -m pip install -q --disable-pip-version-check pydantic==2.14.3 toml==0.10.2 \
-    pyyaml==6.0.3 >/dev/null 2>&1 || true
-  .venv-harbor/bin/python -c "from harbor.models.task.config import TaskConfig; from harbor.models.trajectories import Trajectory" \
-    && touch .venv-harbor/.cligym-installed
+    pyyaml==6.0.3 pathspec==1.1.1 >/dev/null 2>&1 || true
+  .venv-harbor/bin/python -c "from harbor.models.task.config import TaskConfig; from harbor.models.trajectories import Trajectory
+from harbor.models.dataset.manifest import DatasetManifest; from harbor.publisher.packager import Packager" \
+    && touch .venv-harbor/.cligym-installed-2
 fi

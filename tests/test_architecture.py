@@ -20,6 +20,7 @@ LEVELS: list[set[str]] = [
     {"harness", "agents"},
     {"verify", "issue"},
     {"gold", "invert", "export", "validate", "rollout", "curate"},
+    {"dataset"},
     {"cli"},
     {"__main__"},
 ]

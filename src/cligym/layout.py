@@ -343,3 +343,58 @@ class DemoDir:
     @property
     def tasks(self) -> Path:
         return self.path / ExportDir.DEFAULT
+
+
+@dataclass(frozen=True)
+class DatasetDir:
+    """What ``cligym dataset build`` writes: projects/<key>/{gold,run,export-*}, harbor/ (tasks
+    and dataset.toml), the JSONL rows, gold image bundle, ledger, plan and summary."""
+
+    path: Path
+
+    @property
+    def plan(self) -> Path:
+        return self.path / "plan.json"
+
+    @property
+    def ledger(self) -> Path:
+        return self.path / "ledger.sqlite"
+
+    @property
+    def summary(self) -> Path:
+        return self.path / "summary.json"
+
+    @property
+    def jsonl(self) -> Path:
+        return self.path / "tasks.jsonl"
+
+    @property
+    def harbor(self) -> ExportDir:
+        return ExportDir(self.path / "harbor")
+
+    @property
+    def manifest(self) -> Path:
+        return self.harbor.path / "dataset.toml"
+
+    @property
+    def bundle(self) -> Path:
+        return self.path / "gold-images.tar"
+
+    def project(self, key: str) -> Path:
+        return self.path / "projects" / safe_id(key, "project key")
+
+    def gold(self, key: str) -> Path:
+        return self.project(key) / "gold"
+
+    def run(self, key: str) -> Path:
+        return self.project(key) / "run"
+
+    def staging(self, key: str, fmt: str) -> Path:
+        """Where a project's tasks are exported before they join the dataset."""
+        return self.project(key) / f"export-{safe_id(fmt, 'format')}"
+
+    def validation(self, task: str) -> Path:
+        return self.path / "validation" / f"{safe_id(task, 'task name')}.json"
+
+    def unit_file(self, key: str, suffix: str) -> Path:  # a worker's result (json) or log
+        return self.path / "units" / f"{safe_id(key.replace('/', '__'), 'unit key')}.{suffix}"

@@ -12,6 +12,7 @@ import sys
 from cligym.cli import (
     clean,
     curate,
+    dataset,
     demo,
     export,
     gold,
@@ -39,6 +40,7 @@ VERBS = (
 for verb in VERBS:
     app.command()(verb)
 app.add_typer(images.images_app, name="images")
+app.add_typer(dataset.dataset_app, name="dataset")
 
 
 def main() -> None:

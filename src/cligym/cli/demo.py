@@ -21,7 +21,7 @@ DEMO_PROJECT = "markupsafe==3.0.2"
 
 
 def _pipeline(output: Path, project: str, attempts: int, seed: int, quiet: bool):
-    from cligym.cli.export import write_missing_issues
+    from cligym.issue import write_missing_issues
     from cligym.export.stage import export as run_export
     from cligym.gold import make_gold
     from cligym.invert import invert as run_invert

@@ -15,20 +15,6 @@ from cligym.export.registry import formats_help, get_exporter
 from cligym.layout import ExportDir
 
 
-def write_missing_issues(run_dir: Path) -> None:
-    """Issue texts for every task of the run that has none."""
-    from cligym.issue import write_issues
-    from cligym.layout import RunDir
-    from cligym.models.io import load, save
-    from cligym.models.task import TaskInstance
-
-    run = RunDir(run_dir)
-    for path in run.instances():
-        task = load(TaskInstance, path, "task instance")
-        if not run.issues(task.instance_id).is_file():
-            save(write_issues(task), run.issues(task.instance_id))
-
-
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A run directory made by 'cligym invert'.")],
     fmt: Annotated[str, typer.Option("--format", "-f", help=formats_help())] = "harbor",
@@ -44,6 +30,7 @@ def export(
 ) -> None:
     """Export verified tasks as Harbor or Terminal-Bench 1.0 task dirs, or a JSONL dataset."""
     from cligym.export.stage import export as run_export
+    from cligym.issue import write_missing_issues
     from cligym.runtime import Runtime
 
     exporter = get_exporter(fmt)

@@ -104,17 +104,25 @@ class Degrader(Protocol):
         it (None when nothing failed or it did not build)."""
 
 
-def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int) -> Summary:
+def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, max_tasks: int | None = None,
+                 deadline: float | None = None) -> Summary:
     """Make every attempt that has no candidate record yet (finished ones are loaded, so an
-    interrupted run resumes), tell the degrader of each in order, then save the summary."""
+    interrupted run resumes), tell the degrader of each in order, then save the summary.
+    No new attempt starts once ``max_tasks`` tasks are verified or after ``deadline``
+    (``time.time()``); the attempts made are a prefix of the full run's, so a later run
+    with a larger budget goes on where this one stopped."""
     forget_orphans(ctx)
+    verified = 0
     for attempt in range(attempts):
         path = ctx.run.candidate(attempt)
         if path.exists():
             candidate = load(Candidate, path)
+        elif (max_tasks is not None and verified >= max_tasks) or (deadline is not None and time.time() >= deadline):
+            break
         else:
             candidate = make_attempt(ctx, degrader, attempt)
             save(candidate, path)
+        verified += candidate.status == "verified"
         degrader.seen(candidate)
         ctx.reporter.advance()
     summary = summarize(ctx.run, ctx.gold, attempts)

@@ -316,8 +316,11 @@ def invert(
     max_operators: int = 3,
     runtime: Runtime | None = None,
     reporter: Reporter | None = None,
+    max_tasks: int | None = None,
+    deadline: float | None = None,
 ) -> Summary:
-    """Invert a gold environment with the built-in operators; returns the run's summary."""
+    """Invert a gold environment with the built-in operators; returns the run's summary
+    (``max_tasks``, ``deadline``: see ``run_attempts``)."""
     reporter = reporter or Reporter()
     if not 1 <= max_operators <= 3:
         raise BadInput("--max-operators must be 1, 2 or 3")
@@ -331,4 +334,5 @@ def invert(
         f"inverting {ctx.gold.source.spec}", total=attempts
     ):
         ctx.gold_session = session
-        return run_attempts(ctx, OperatorDegrader(ops, max_operators, attempts), attempts)
+        return run_attempts(ctx, OperatorDegrader(ops, max_operators, attempts), attempts,
+                            max_tasks=max_tasks, deadline=deadline)

@@ -11,11 +11,14 @@ tells whether a text keeps to all of this.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from cligym.issue.clean import error_lines, key_error
 from cligym.issue.facts import error_sentence, source_changed, stated_symptoms
 from cligym.issue.redact import HINT_PREFIX, changed_paths, leaks, redact, strip_hint
 from cligym.models.issue import STYLES, IssueText, TaskIssues
+from cligym.layout import RunDir
+from cligym.models.io import load, save
 from cligym.models.task import TaskInstance
 
 __all__ = ["changed_paths", "leaks", "redact", "strip_hint", "write_issues"]
@@ -134,3 +137,13 @@ def write_issues(task: TaskInstance) -> TaskIssues:
         text = redact(text, task)
         texts[style] = IssueText(style=style, with_hint=text, without_hint=strip_hint(text))
     return TaskIssues(instance_id=task.instance_id, texts=texts)
+
+
+def write_missing_issues(run_dir: Path) -> None:
+    """Issue texts for every task of a run that has none (runs made before the issue stage
+    saved them beside each task)."""
+    run = RunDir(run_dir)
+    for path in run.instances():
+        task = load(TaskInstance, path, "task instance")
+        if not run.issues(task.instance_id).is_file():
+            save(write_issues(task), run.issues(task.instance_id))

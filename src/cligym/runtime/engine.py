@@ -30,7 +30,7 @@ from cligym.runtime.common import Change, RunResult
 from cligym.runtime.containers import Containers
 from cligym.runtime.images import Images
 from cligym.runtime.sessions import Session
-from cligym.runtime.translate import ENGINE_HINT, detail
+from cligym.runtime.translate import ENGINE_HINT, detail, engine_call
 
 __all__ = ["Change", "Reaped", "RunResult", "Runtime", "Session"]
 
@@ -87,6 +87,12 @@ class Runtime(Images, Containers):
         }
         self.remove_images(doomed)
         return Reaped(containers, len(doomed))
+
+    @engine_call("cannot ask the engine for its resources")
+    def capacity(self) -> tuple[int, int]:
+        """The engine's CPUs and memory in bytes (what its containers can share)."""
+        info = self._client.info()
+        return int(info.get("NCPU") or 1), int(info.get("MemTotal") or 0)
 
     def close(self) -> None:
         """Drop the connections to the engine (the runtime is not used afterwards)."""

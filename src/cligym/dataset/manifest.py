@@ -1,0 +1,83 @@
+"""Harbor's dataset manifest (``dataset.toml``) for the dataset's task directories.
+
+Each task is listed by the ``org/name`` of its task.toml's ``[task]`` section with its
+content digest, computed the way Harbor's ``harbor sync`` computes it (so ``sync`` finds
+nothing to change): the task's publishable files — task.toml, instruction.md, README.md
+when present, and every file under environment/, tests/, solution/ and steps/, minus
+Harbor's default ignores — sorted by their path relative to the task; for each, the line
+``<path>\\0<sha256 of its bytes>\\n`` feeds one SHA-256, written ``sha256:<hex>``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import tomllib
+from pathlib import Path
+
+from cligym.export.common import toml_value
+from cligym.layout import ExportDir, TaskDir
+from cligym.models.io import write_atomic
+
+#: What Harbor leaves out of a task's digest when the task has no .gitignore of its own.
+IGNORED_NAMES = ("*.pyc", ".DS_Store", "*.swp", "*.swo", "*~")
+IGNORED_DIRS = ("__pycache__",)
+#: Directories of a task whose files all count (``steps``: multi-step tasks).
+CONTENT_DIRS = ("environment", "tests", "solution", "steps")
+SINGLE_FILES = ("README.md",)
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _ignored(relative: str) -> bool:
+    parts = relative.split("/")
+    return any(p in IGNORED_DIRS for p in parts[:-1]) or any(fnmatch.fnmatchcase(parts[-1], g) for g in IGNORED_NAMES)
+
+
+def task_files(task: TaskDir) -> list[str]:
+    """The task's files that its digest covers, as sorted POSIX paths relative to it."""
+    root = task.path
+    found = [p for p in (task.task_toml, task.instruction, *(root / n for n in SINGLE_FILES)) if p.is_file()]
+    for name in CONTENT_DIRS:
+        folder = root / name
+        if folder.is_dir():
+            found += [p for p in folder.rglob("*") if p.is_file()]
+    relative = {p.relative_to(root).as_posix() for p in found}
+    return sorted(r for r in relative if not _ignored(r))
+
+
+def task_digest(task: TaskDir) -> str:
+    outer = hashlib.sha256()
+    for relative in task_files(task):
+        outer.update(f"{relative}\0{_file_digest(task.path / relative)}\n".encode())
+    return f"sha256:{outer.hexdigest()}"
+
+
+def task_ref_name(task: TaskDir) -> str:
+    """The ``org/name`` the task's task.toml gives it."""
+    return tomllib.loads(task.task_toml.read_text(encoding="utf-8"))["task"]["name"]
+
+
+def write_manifest(harbor: ExportDir, tasks: list[str], path: Path, *, name: str | None = None) -> Path:
+    """Write the manifest ``path`` listing ``tasks`` (directories of ``harbor``), sorted by name."""
+    refs = sorted((task_ref_name(harbor.task(t)), task_digest(harbor.task(t))) for t in tasks)
+    dataset_name = name or f"cligym/{Path(harbor.path).resolve().parent.name or 'dataset'}"
+    lines = ["[dataset]", f"name = {toml_value(_org_name(dataset_name))}",
+             f"description = {toml_value('Environment-repair tasks made by cligym')}",
+             f"keywords = {toml_value(['environment-repair'])}", ""]
+    for ref_name, digest in refs:
+        lines += ["[[tasks]]", f"name = {toml_value(ref_name)}", f"digest = {toml_value(digest)}", ""]
+    write_atomic(path, "\n".join(lines))
+    return path
+
+
+def _org_name(name: str) -> str:
+    org, _, rest = name.partition("/")
+    clean = "".join(c if c.isalnum() or c in "._-" else "-" for c in rest).strip(".-") or "dataset"
+    return f"{org}/{clean}"

@@ -1,0 +1,173 @@
+"""The end of a dataset build: the validated tasks joined into one dataset (Harbor's
+dataset.toml, tasks.jsonl), and the figures of the whole build (summary.json).
+
+A task whose validation failed does not join: its directory leaves harbor/ (its records
+stay in the project's run directory and the ledger says why).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+from cligym.dataset.ledger import Ledger
+from cligym.dataset.manifest import write_manifest
+from cligym.errors import BadInput
+from cligym.layout import DatasetDir, ExportDir, GoldDir, RunDir
+from cligym.models.dataset import DatasetPlan, DatasetSummary, ProjectFigures
+from cligym.models.io import load, save, write_atomic
+from cligym.models.task import Candidate, TaskInstance
+
+
+def attempt_rows(dataset: DatasetDir, project: str, seen: set[int]):
+    """(ledger key, state, detail, seconds, attempt) of each finished attempt of the project's
+    run not in ``seen``."""
+    run = RunDir(dataset.run(project))
+    if not run.candidates.is_dir():
+        return
+    for path in sorted(run.candidates.glob("[0-9][0-9][0-9][0-9].json")):
+        attempt = int(path.stem)
+        if attempt in seen:
+            continue
+        try:
+            candidate = load(Candidate, path)
+        except BadInput:
+            continue  # being written
+        state = "done" if candidate.status == "verified" else "skipped"
+        detail = candidate.instance_id or f"{candidate.discard_kind}: {candidate.reason}"
+        yield (f"attempt/{project}/{attempt:04d}", state, detail, round(sum(candidate.seconds.values()), 2), attempt)
+
+
+def dataset_bytes(dataset: DatasetDir) -> int:
+    """Bytes the dataset directory takes (files once each; the bundle included)."""
+    total, seen = 0, set()
+    for here, _, files in os.walk(dataset.path):
+        for name in files:
+            try:
+                stat = os.lstat(os.path.join(here, name))
+            except OSError:
+                continue
+            if (stat.st_dev, stat.st_ino) not in seen:
+                seen.add((stat.st_dev, stat.st_ino))
+                total += stat.st_size
+    return total
+
+
+def link_identical(root: Path, min_size: int = 4096) -> int:
+    """Hard-link identical files under ``root`` (the verifier's static busybox, shared test
+    data) to one copy; returns the bytes saved. Task files are never edited in place."""
+    first: dict[tuple[int, int, str], Path] = {}
+    saved = 0
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
+        stat = path.stat()
+        if stat.st_size < min_size:
+            continue
+        key = (stat.st_size, stat.st_mode, hashlib.sha256(path.read_bytes()).hexdigest())
+        keep = first.setdefault(key, path)
+        if keep != path and not os.path.samefile(keep, path):
+            temporary = path.with_name(f".{path.name}.link")
+            os.link(keep, temporary)
+            os.replace(temporary, path)
+            saved += stat.st_size
+    return saved
+
+
+def _join(dataset: DatasetDir, ledger: Ledger) -> list[str]:
+    """The validated tasks; failed ones leave harbor/. Writes tasks.jsonl and dataset.toml."""
+    good = sorted(row["key"].split("/", 1)[1] for row in ledger.rows("validate") if row["state"] == "done")
+    for row in ledger.rows("validate"):
+        name = row["key"].split("/", 1)[1]
+        if row["state"] == "failed" and dataset.harbor.task(name).path.is_dir():
+            shutil.rmtree(dataset.harbor.task(name).path)
+    rows = {}
+    for project in {row["project"] for row in ledger.rows("validate")}:
+        staging = ExportDir(dataset.staging(project, "jsonl"))
+        if staging.jsonl.is_file():
+            for line in staging.jsonl.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    record = json.loads(line)
+                    rows[record["instance_id"]] = line
+    wanted = set(good)
+    write_atomic(dataset.jsonl, "".join(rows[k] + "\n" for k in sorted(rows) if k in wanted))
+    if good:
+        link_identical(dataset.harbor.path)
+        write_manifest(dataset.harbor, good, dataset.manifest)
+    return good
+
+
+def project_figures(dataset: DatasetDir, ledger: Ledger, key: str) -> ProjectFigures:
+    units = {row["kind"]: row for row in ledger.rows(project=key) if row["kind"] in ("gold", "invert", "export")}
+    failed = next((row for row in units.values() if row["state"] == "failed"), None)
+    validations = ledger.rows("validate", key)
+    state = "failed" if failed else _state(units, validations)
+    gold = GoldDir(dataset.gold(key))
+    gold_tests = len(gold.load().tests) if gold.gold.is_file() else 0
+    attempts = ledger.rows("attempt", key)
+    verified = sum(r["state"] == "done" for r in attempts)
+    return ProjectFigures(
+        key=key, state=state, cause=f"{failed['kind']}: {failed['detail']}" if failed else "",
+        gold_tests=gold_tests, attempts=len(attempts), verified=verified, exported=len(validations),
+        validated=sum(v["state"] == "done" for v in validations),
+        yield_=round(verified / len(attempts), 4) if attempts else 0.0,
+        seconds=round(sum(r["seconds"] for r in ledger.rows(project=key) if r["kind"] != "attempt"), 1))
+
+
+def _state(units: dict, validations: list) -> str:
+    """done, "running <kind>", or pending (waits for a worker, or the build stopped)."""
+    running = [kind for kind, row in units.items() if row["state"] == "running"]
+    if running or any(v["state"] == "running" for v in validations):
+        return f"running {running[0] if running else 'validate'}"
+    finished = units.get("export") is not None and units["export"]["state"] == "done"
+    return "done" if finished and all(v["state"] in ("done", "failed") for v in validations) else "pending"
+
+
+def _same_deltas(dataset: DatasetDir, plan: DatasetPlan, good: list[str]) -> int:
+    """How many ΔDs were exported for more than one project."""
+    owners: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    wanted = set(good)
+    for project in plan.projects:
+        for path in RunDir(dataset.run(project.key)).instances():
+            task = load(TaskInstance, path)
+            if task.instance_id in wanted:
+                owners[tuple(task.dockerfile)].add(project.key)
+    return sum(len(o) > 1 for o in owners.values())
+
+
+def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, seconds: float,
+                   stopped: str) -> DatasetSummary:
+    good = _join(dataset, ledger)
+    wall = float(ledger.get_meta("wall_seconds") or 0) + seconds
+    ledger.set_meta("wall_seconds", repr(wall))
+    projects = [project_figures(dataset, ledger, p.key) for p in plan.projects]
+    size = dataset_bytes(dataset)
+    bundle = dataset.bundle.stat().st_size if dataset.bundle.is_file() else 0
+    attempts, verified = sum(p.attempts for p in projects), sum(p.verified for p in projects)
+    summary = DatasetSummary(
+        seed=plan.seed, projects=projects, tasks=sum(p.exported for p in projects), validated=len(good),
+        attempts=attempts, verified=verified, yield_=round(verified / attempts, 4) if attempts else 0.0,
+        stopped=stopped, dataset_bytes=size, bundle_bytes=bundle,
+        bytes_per_task=round(size / len(good), 1) if good else None,
+        bytes_per_task_beyond_gold=round((size - bundle) / len(good), 1) if good else None,
+        unit_seconds=round(sum(r["seconds"] for r in ledger.rows() if r["kind"] != "attempt"), 1),
+        wall_seconds=round(wall, 1), tasks_per_hour=round(len(good) / (wall / 3600), 2) if wall > 0 else None,
+        same_delta_groups=_same_deltas(dataset, plan, good))
+    save(summary, dataset.summary)
+    return summary
+
+
+
+def dataset_status(out: Path) -> tuple[list[ProjectFigures], list[str]]:
+    """Each project's figures and the units running now, read from the ledger."""
+    dataset = DatasetDir(Path(out))
+    plan = load(DatasetPlan, dataset.plan, "dataset plan")
+    ledger = Ledger(dataset.ledger, readonly=True)
+    try:
+        figures = [project_figures(dataset, ledger, p.key) for p in plan.projects]
+        running = [row["key"] for row in ledger.rows() if row["state"] == "running"]
+    finally:
+        ledger.close()
+    return figures, running

@@ -1,0 +1,135 @@
+"""The units of work of a dataset build, each one call of an existing stage.
+
+``run_unit(dataset_dir, key)`` does one unit wherever it is called: in a worker process of
+this machine or in a Ray worker on another node. Every unit is idempotent — what it made
+before is found on disk (and in the engine) and kept — so a unit that a killed build left
+half done simply runs again. Failures that concern one project (no gold, no task) come
+back as an outcome with a one-line cause; only the loss of the engine raises.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from cligym.errors import BadInput, CligymError
+from cligym.layout import DatasetDir, ExportDir, GoldDir
+from cligym.models.dataset import DatasetPlan, PlannedProject, UnitOutcome
+from cligym.models.io import load, save
+from cligym.runtime import Runtime
+
+
+def plan_of(dataset: DatasetDir) -> DatasetPlan:
+    return load(DatasetPlan, dataset.plan, "dataset plan")
+
+
+def project_of(plan: DatasetPlan, key: str) -> PlannedProject:
+    for project in plan.projects:
+        if project.key == key:
+            return project
+    raise BadInput(f"the dataset plan has no project {key!r}")
+
+
+def _gold(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, deadline: float | None) -> UnitOutcome:
+    from cligym.gold import make_gold
+
+    folder = dataset.gold(project.key)
+    if GoldDir(folder).gold.is_file():
+        record = GoldDir(folder).load()
+        if runtime.image_exists(record.image) and GoldDir(folder).probe.is_file():
+            return UnitOutcome(ok=True, detail=f"{len(record.tests)} tests (built before)")
+    record = make_gold(project.source, folder, image=project.image, test_command=project.test_cmd,
+                       profile_path=Path(project.profile) if project.profile else None, runtime=runtime)
+    return UnitOutcome(ok=True, detail=f"{len(record.tests)} tests")
+
+
+def _invert(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, deadline: float | None) -> UnitOutcome:
+    from cligym.invert import invert
+
+    summary = invert(dataset.gold(project.key), dataset.run(project.key), attempts=project.attempts,
+                     seed=project.seed, max_tasks=project.tasks, deadline=deadline, runtime=runtime)
+    if summary.verified == 0:
+        return UnitOutcome(ok=False, detail=f"no verified task in {summary.attempts} attempts "
+                                            f"({', '.join(f'{k} {v}' for k, v in sorted(summary.discard_reasons.items()))})")
+    return UnitOutcome(ok=True, detail=f"{summary.verified} tasks of {summary.attempts} attempts")
+
+
+def _export(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, deadline: float | None) -> UnitOutcome:
+    """The project's tasks as Harbor task dirs (moved into the dataset's harbor/) and JSONL
+    rows (kept in the staging dir; the build joins them)."""
+    from cligym.export.stage import export
+    from cligym.issue import write_missing_issues
+
+    run = dataset.run(project.key)
+    write_missing_issues(run)
+    staging = dataset.staging(project.key, "harbor")
+    report = export(run, "harbor", staging, force=True, runtime=runtime)
+    export(run, "jsonl", dataset.staging(project.key, "jsonl"), force=True, runtime=runtime)
+    harbor = dataset.harbor
+    harbor.path.mkdir(parents=True, exist_ok=True)
+    for name in report.tasks:
+        target = harbor.task(name).path
+        if target.exists():  # an earlier export of the same task: the same content
+            shutil.rmtree(target)
+        os.replace(ExportDir(staging).task(name).path, target)
+    left = f", {len(report.left_out)} left out (not offline-fair)" if report.left_out else ""
+    return UnitOutcome(ok=True, detail=f"{len(report.tasks)} tasks{left}", tasks=report.tasks)
+
+
+def _validate(dataset: DatasetDir, task: str, runtime: Runtime) -> UnitOutcome:
+    from cligym.validate.stage import validate_task
+
+    result = validate_task(runtime, dataset.harbor.task(task))
+    save(result, dataset.validation(task))
+    detail = "oracle 1, nop 0" if result.ok else (
+        f"oracle {result.oracle.reward} {result.oracle.detail} / nop {result.nop.reward} {result.nop.detail}")
+    return UnitOutcome(ok=result.ok, detail=detail[:300], oracle=result.oracle.reward, nop=result.nop.reward)
+
+
+def _bundle(dataset: DatasetDir, runtime: Runtime) -> UnitOutcome:
+    """The gold images of every project with exported tasks, in one tar (layers once)."""
+    images = sorted({GoldDir(dataset.gold(p.key)).load().image for p in plan_of(dataset).projects
+                     if ExportDir(dataset.staging(p.key, "jsonl")).jsonl.is_file()})
+    if not images:
+        return UnitOutcome(ok=True, detail="no gold image to save")
+    size = runtime.save_images(images, dataset.bundle)
+    return UnitOutcome(ok=True, detail=f"{len(images)} images, {size} bytes")
+
+
+#: The per-project units, by kind.
+PROJECT_UNITS: dict[str, Callable[[DatasetDir, PlannedProject, Runtime, float | None], UnitOutcome]] = {
+    "gold": _gold, "invert": _invert, "export": _export,
+}
+
+
+def run_unit(dataset_dir: Path, key: str, deadline: float | None = None) -> UnitOutcome:
+    """Do one unit; its outcome (with the node it ran on and how long it took)."""
+    dataset = DatasetDir(Path(dataset_dir))
+    kind, _, name = key.partition("/")
+    runtime = Runtime()
+    try:
+        if kind in PROJECT_UNITS:
+            outcome = PROJECT_UNITS[kind](dataset, project_of(plan_of(dataset), name), runtime, deadline)
+        elif kind == "validate":
+            outcome = _validate(dataset, name, runtime)
+        elif kind == "bundle":
+            outcome = _bundle(dataset, runtime)
+        else:
+            raise BadInput(f"unknown unit {key!r}")
+    except CligymError as exc:
+        if getattr(exc, "fatal", False):
+            raise
+        outcome = UnitOutcome(ok=False, detail=" ".join(str(exc).split())[:500])
+    finally:
+        runtime.close()
+    return outcome.model_copy(update={"node": outcome.node or socket.gethostname()})
+
+
+def timed_unit(dataset_dir: Path, key: str, deadline: float | None = None) -> tuple[UnitOutcome, float]:
+    started = time.monotonic()
+    outcome = run_unit(dataset_dir, key, deadline)
+    return outcome, time.monotonic() - started

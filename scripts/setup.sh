@@ -33,8 +33,8 @@ fi
 stamp=.venv/.cligym-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing cligym into .venv" >&2
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v "^WARNING: Location" >&2 || true
-  .venv/bin/python -c "import cligym, docker, openai, typer" 
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,ray]" 2>&1 | grep -v "^WARNING: Location" >&2 || true
+  .venv/bin/python -c "import cligym, docker, openai, typer, ray"
   touch "$stamp"
 fi
 

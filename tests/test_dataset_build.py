@@ -1,0 +1,153 @@
+"""``cligym dataset build`` on three real PyPI projects with two workers, on a real engine:
+killed with SIGKILL in the middle and run again, it ends with the task set of an
+uninterrupted build of the same seed, repeats no finished unit, leaves no container, and
+every task is validated (oracle 1, nop 0)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from cligym.layout import DatasetDir
+from cligym.models.dataset import DatasetSummary
+from cligym.models.io import load
+
+PROJECTS = ("markupsafe==3.0.2", "python-dotenv==1.2.1", "environs==15.2.0")
+
+
+def projects_file(folder: Path) -> Path:
+    path = folder / "projects.toml"
+    body = "attempts = 2\ntasks = 1\n" + "".join(f'\n[[project]]\nsource = "{spec}"\n' for spec in PROJECTS)
+    path.write_text(textwrap.dedent(body), encoding="utf-8")
+    return path
+
+
+def build_cmd(projects: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "cligym", "dataset", "build", str(projects), "-o", str(out), "--workers", "2",
+            "--seed", "3", "--no-bundle", "-q", *extra]
+
+
+def ledger_rows(out: Path) -> dict[str, sqlite3.Row]:
+    db = sqlite3.connect(f"file:{DatasetDir(out).ledger}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
+    try:
+        return {row["key"]: row for row in db.execute("SELECT * FROM units")}
+    finally:
+        db.close()
+
+
+def task_set(out: Path) -> list[str]:
+    rows = [json.loads(line) for line in DatasetDir(out).jsonl.read_text().splitlines() if line.strip()]
+    return [r["instance_id"] for r in rows]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory, base_image) -> Path:
+    """One build that nothing interrupts (shared by the comparisons)."""
+    folder = tmp_path_factory.mktemp("dataset-whole")
+    out = folder / "out"
+    done = subprocess.run(build_cmd(projects_file(folder), out, "--json"), capture_output=True, text=True,
+                          timeout=1800)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out
+
+
+def _wait_for(proc: subprocess.Popen, out: Path, ready, what: str) -> dict[str, sqlite3.Row]:
+    deadline = time.monotonic() + 1200
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"the build ended before {what}: {proc.communicate()}"
+        if DatasetDir(out).ledger.is_file():
+            try:
+                rows = ledger_rows(out)
+            except sqlite3.Error:
+                rows = {}
+            if ready(rows):
+                return rows
+        time.sleep(0.5)
+    raise AssertionError(f"no {what} within 20 minutes")
+
+
+def _mid_run(rows: dict[str, sqlite3.Row]) -> bool:
+    """Some attempt done and some unit running: the kill lands in the middle."""
+    states = [r["state"] for r in rows.values()]
+    return any(k.startswith("attempt/") for k in rows) and "running" in states and \
+        any(r["state"] == "done" for k, r in rows.items() if k.startswith("gold/"))
+
+
+def test_a_build_killed_with_sigkill_goes_on_to_the_same_dataset(uninterrupted, runtime, tmp_path):
+    projects = projects_file(tmp_path)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(build_cmd(projects, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    before = _wait_for(proc, out, _mid_run, "attempt while units run")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(60)
+    finished_before = {k for k, r in before.items() if r["state"] == "done" and not k.startswith("attempt/")}
+    assert finished_before, "nothing had finished when the head was killed"
+
+    done = subprocess.run(build_cmd(projects, out, "--json"), capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = DatasetSummary.model_validate_json(done.stdout)
+
+    assert task_set(out) == task_set(uninterrupted)  # same tasks, same order (sorted ids)
+    assert len(set(task_set(out))) == len(task_set(out)) > 0  # no duplicates
+    after = ledger_rows(out)
+    assert all(after[k]["runs"] == 1 for k in finished_before), "a unit finished before the kill ran again"
+    validations = [r for k, r in after.items() if k.startswith("validate/")]
+    assert len(validations) == summary.tasks == summary.validated
+    assert all(r["state"] == "done" and r["oracle"] == 1 and r["nop"] == 0 for r in validations)
+    assert sorted(p.name for p in DatasetDir(out).harbor.path.iterdir() if p.is_dir()) == task_set(out)
+    assert runtime.labelled_containers() == []  # what the killed workers ran was reaped
+    for project in load(DatasetSummary, DatasetDir(out).summary).projects:
+        assert project.state == "done" and project.attempts <= 2
+
+
+def test_status_reads_the_ledger_as_json(uninterrupted):
+    done = subprocess.run([sys.executable, "-m", "cligym", "dataset", "status", str(uninterrupted), "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    status = json.loads(done.stdout)
+    assert [p["key"] for p in status["projects"]] == ["markupsafe-3.0.2", "python-dotenv-1.2.1", "environs-15.2.0"]
+    assert status["running"] == []
+    summary = load(DatasetSummary, DatasetDir(uninterrupted).summary)
+    assert sum(p["validated"] for p in status["projects"]) == summary.validated == len(task_set(uninterrupted))
+    assert 0 < summary.bytes_per_task_beyond_gold <= summary.bytes_per_task  # no bundle here
+
+
+@pytest.fixture
+def ray_cluster():
+    """A Ray cluster of two nodes of one CPU each on this machine (removed afterwards)."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        yield cluster.address
+    finally:
+        cluster.shutdown()
+
+
+def test_a_build_on_a_two_node_ray_cluster_makes_the_same_dataset(uninterrupted, ray_cluster, runtime, tmp_path):
+    out = tmp_path / "out"
+    done = subprocess.run([*build_cmd(projects_file(tmp_path), out, "--json"), "--ray", ray_cluster],
+                          capture_output=True, text=True, timeout=1800, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert task_set(out) == task_set(uninterrupted)
+    rows = ledger_rows(out)
+    nodes = {r["node"] for k, r in rows.items() if not k.startswith("attempt/")}
+    assert len(nodes) == 2, nodes  # both nodes worked
+    for project in ("markupsafe-3.0.2", "python-dotenv-1.2.1", "environs-15.2.0"):
+        ran_on = {r["node"] for r in rows.values() if r["project"] == project and r["kind"] != "attempt"}
+        assert ran_on == {rows[f"gold/{project}"]["node"]}  # a project's units stay with its gold image
+    assert all(r["state"] == "done" for k, r in rows.items() if k.startswith("validate/"))
+    assert runtime.labelled_containers() == []

@@ -55,7 +55,7 @@ def projects_toml(specs: list[str], attempts: int, tasks: int, folder: Path) -> 
 def build(projects: Path, out: Path, workers: int, seed: int) -> dict:
     cpu, wall = machine_cpu_seconds(), time.monotonic()
     done = subprocess.run([sys.executable, "-m", "cligym", "dataset", "build", str(projects), "-o", str(out),
-                           "--workers", str(workers), "--seed", str(seed), "--json", "-q"],
+                           "--workers", str(workers), "--seed", str(seed), "--json", "-q", "--retry-failed"],
                           capture_output=True, text=True)
     if done.returncode != 0 and not done.stdout.strip():
         raise SystemExit(f"the build failed: {done.stderr.strip().splitlines()[-1:]}")

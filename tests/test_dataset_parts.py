@@ -225,3 +225,70 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state not in ("Z", "X")
+
+
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cligym", "dataset", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_a_spent_disk_budget_stops_the_build_before_any_unit_and_says_so(tmp_path):
+    projects = _write(tmp_path / "p.toml", "[[project]]\nsource = 'markupsafe==3.0.2'\n")
+    out = tmp_path / "out"
+    done = _cli("build", str(projects), "-o", str(out), "--max-disk", "1K", "--no-bundle", "-q", "--json")
+    assert done.returncode == 0, done.stderr
+    import json
+
+    summary = json.loads(done.stdout)
+    assert summary["stopped"] == "the dataset reached --max-disk (1024 bytes)"
+    assert summary["tasks"] == 0 and summary["projects"][0]["state"] == "pending"
+    rows = Ledger(DatasetDir(out).ledger, readonly=True).rows()
+    assert {r["key"]: r["state"] for r in rows} == {
+        "gold/markupsafe-3.0.2": "pending", "invert/markupsafe-3.0.2": "pending", "export/markupsafe-3.0.2": "pending"}
+    status = _cli("status", str(out))
+    assert status.returncode == 0 and "pending" in status.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["status", "{tmp}"], "plan.json does not exist (expected a dataset plan record)"),
+    (["build", "{tmp}/p.toml", "-o", "{tmp}/o", "--max-disk", "lots"], "--max-disk 'lots' is no size"),
+    (["build", "{tmp}/p.toml", "-o", "{tmp}/o", "--workers", "0"], "--workers must be at least 1"),
+    (["build", "{tmp}/p.toml", "-o", "{tmp}/p.toml"], "it exists and is not a directory"),
+])
+def test_bad_dataset_input_is_one_line_and_exit_2(tmp_path, args, message):
+    _write(tmp_path / "p.toml", "[[project]]\nsource = 'markupsafe==3.0.2'\n")
+    done = _cli(*(a.format(tmp=tmp_path) for a in args))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+
+
+def test_a_rerun_with_another_seed_or_project_list_is_refused(tmp_path):
+    projects = _write(tmp_path / "p.toml", "[[project]]\nsource = 'markupsafe==3.0.2'\n")
+    out = tmp_path / "out"
+    assert _cli("build", str(projects), "-o", str(out), "--max-disk", "1K", "-q").returncode == 0
+    other_seed = _cli("build", str(projects), "-o", str(out), "--seed", "4", "-q")
+    assert other_seed.returncode == 2 and "was built with seed 0; rerun with --seed 0" in other_seed.stderr
+    _write(tmp_path / "p.toml", "[[project]]\nsource = 'h11==0.16.0'\n")
+    other_list = _cli("build", str(projects), "-o", str(out), "-q")
+    assert other_list.returncode == 2 and "was built from another project list" in other_list.stderr
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("mine")
+    refused = _cli("build", str(projects), "-o", str(tmp_path / "full"), "-q")
+    assert refused.returncode == 2 and "is not empty and holds no dataset build" in refused.stderr
+
+
+def test_retrying_failed_units_reruns_the_export_of_a_failed_validation(tmp_path):
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    for key in ("gold/p", "invert/p", "export/p", "validate/t1", "validate/t2", "gold/q"):
+        ledger.add(key, key.split("/")[1] if not key.startswith("validate") else "p")
+        ledger.start(key)
+    for key, ok in (("gold/p", True), ("invert/p", True), ("export/p", True), ("validate/t1", True),
+                    ("validate/t2", False), ("gold/q", False)):
+        ledger.finish(key, ok=ok)
+    ledger.record("attempt/p/0000", "p", "skipped", "no_failure: nothing broke")
+    assert ledger.reset_failed() == 2
+    states = {r["key"]: r["state"] for r in ledger.rows()}
+    assert states == {"gold/p": "done", "invert/p": "done", "export/p": "pending", "validate/t1": "done",
+                      "validate/t2": "pending", "gold/q": "pending", "attempt/p/0000": "skipped"}
+    ledger.close()

@@ -56,6 +56,8 @@ def build(
     max_hours: Annotated[Optional[float], typer.Option(help="Start no unit after this many hours.")] = None,
     max_disk: Annotated[Optional[str], typer.Option(help="Start no unit once the dataset takes this much (e.g. 20G).")] = None,
     bundle: Annotated[bool, typer.Option(help="Save the gold images into the dataset (one tar).")] = True,
+    retry_failed: Annotated[bool, typer.Option(
+        "--retry-failed", help="Run again the units that failed in an earlier build of OUTPUT.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the dataset summary as JSON.")] = False,
     quiet: Quiet = False,
 ) -> None:
@@ -75,7 +77,7 @@ def build(
     if max_hours is not None and max_hours <= 0:
         raise BadInput("--max-hours must be positive")
     budgets = Budgets(deadline=time.time() + max_hours * 3600 if max_hours else None,
-                      max_disk=parse_size(max_disk) if max_disk else None)
+                      max_disk=parse_size(max_disk) if max_disk else None, retry_failed=retry_failed)
     plan = make_plan(projects, seed, bundle=bundle)
     writable_output(output, what="dataset directory")
     reap_dead_runs(quiet or as_json)

@@ -111,6 +111,17 @@ class Ledger:
             self._write("UPDATE units SET state = 'pending' WHERE state = 'running'")
         return count
 
+    def reset_failed(self) -> int:
+        """Failed units (not attempts) become pending again, and so does the export of a
+        project with a failed validation (the dataset dropped that task's directory);
+        returns how many failed."""
+        count = self.db.execute("SELECT COUNT(*) FROM units WHERE state = 'failed'").fetchone()[0]
+        if count:
+            self._write("UPDATE units SET state = 'pending' WHERE kind = 'export' AND project IN "
+                        "(SELECT project FROM units WHERE kind = 'validate' AND state = 'failed')")
+            self._write("UPDATE units SET state = 'pending' WHERE state = 'failed'")
+        return count
+
     def rows(self, kind: str | None = None, project: str | None = None) -> list[sqlite3.Row]:
         sql, args = "SELECT * FROM units WHERE 1 = 1", []
         if kind is not None:

@@ -35,6 +35,7 @@ MIN_FREE = 1 << 30
 class Budgets:
     deadline: float | None = None  # time.time() after which no unit starts
     max_disk: int | None = None  # bytes the dataset directory may take
+    retry_failed: bool = False  # run the units that failed in an earlier build again
 
 
 def open_dataset(dataset: DatasetDir, plan: DatasetPlan) -> Ledger:
@@ -78,7 +79,8 @@ class _Head:
         their project lives on."""
         running = self.pool.running()
         found = [(row["key"], self._node(row["project"])) for row in self.ledger.rows("validate")
-                 if row["state"] == "pending" and row["key"] not in running]
+                 if row["state"] == "pending" and row["key"] not in running
+                 and self.ledger.state(f"export/{row['project']}") == "done"]
         for project in self.plan.projects:
             for kind in CHAIN:
                 key = f"{kind}/{project.key}"
@@ -157,6 +159,8 @@ def build(out: Path, plan: DatasetPlan, pool: Pool, *, budgets: Budgets | None =
     head = _Head(dataset, plan, ledger, pool, budgets or Budgets(), reporter)
     try:
         ledger.reset_running()
+        if head.budgets.retry_failed:
+            ledger.reset_failed()
         with reporter.task(f"building the dataset of {len(plan.projects)} projects ({pool.slots} workers)"):
             while True:
                 head.fill()

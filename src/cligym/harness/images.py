@@ -11,7 +11,7 @@ from cligym.config import LABEL, home
 from cligym.harness.testrun import run_tests_in_session
 from cligym.models.gold import GoldEnv
 from cligym.models.testrun import TestRun
-from cligym.runtime import Runtime
+from cligym.runtime import Runtime, run_id
 
 SOLUTION_PATH = "/tmp/cligym-solve.sh"
 
@@ -26,7 +26,10 @@ def delta_digest(gold: GoldEnv, lines: list[str]) -> str:
 
 
 def broken_tag(gold: GoldEnv, digest: str) -> str:
-    return f"cligym/broken-{gold.source.name.lower()}:{digest}"
+    """The broken state's scratch tag: its delta's digest and this process's run id (two
+    runs at once on one gold, say two dataset builds, may make the same state, and each
+    removes its own image)."""
+    return f"cligym/broken-{gold.source.name.lower()}:{digest}-{run_id()[:8]}"
 
 
 def extra_bytes(runtime: Runtime, gold: GoldEnv, image: str) -> int | None:

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 
 from cligym.layout import TaskDir
 from cligym.models.validate import ModeResult
-from cligym.runtime import RunResult, Runtime, Session
+from cligym.runtime import RunResult, Runtime, Session, run_id
 
 VERIFIER_LOGS = "/logs/verifier"
 AGENT_LOGS = "/logs/agent"
@@ -48,10 +48,11 @@ TESTS_TIMEOUT = 1800
 
 
 def task_image_tag(task: TaskDir, purpose: str) -> str:
-    """The tag a task's environment is built under: its name and a hash of its Dockerfile."""
+    """The tag a task's environment is built under: its name, a hash of its Dockerfile and
+    this process's run id (another process may build the same task at the same time)."""
     digest = hashlib.sha256(task.dockerfile.read_bytes()).hexdigest()[:12]
     name = re.sub(r"[^a-z0-9_.-]", "-", task.name.lower())[:80]
-    return f"cligym/{purpose}-{name}:{digest}"
+    return f"cligym/{purpose}-{name}:{digest}-{run_id()[:8]}"
 
 
 def build_task_image(runtime: Runtime, task: TaskDir, purpose: str) -> str:

@@ -4,5 +4,6 @@ No engine object leaves this package and every engine failure is a ``CligymError
 
 from cligym.runtime.base_image import ensure_base_image
 from cligym.runtime.engine import Change, Reaped, RunResult, Runtime, Session
+from cligym.runtime.owner import run_id
 
-__all__ = ["Change", "Reaped", "RunResult", "Runtime", "Session", "ensure_base_image"]
+__all__ = ["Change", "Reaped", "RunResult", "Runtime", "Session", "ensure_base_image", "run_id"]

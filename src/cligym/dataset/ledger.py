@@ -72,6 +72,16 @@ class Ledger:
         self._write("INSERT INTO meta(name, value) VALUES (?, ?) "
                     "ON CONFLICT(name) DO UPDATE SET value = excluded.value", (name, value))
 
+    def add_wall(self, seconds: float) -> None:
+        """Count ``seconds`` more of building (called every few seconds: a killed build
+        loses at most the last few)."""
+        self._write("INSERT INTO meta(name, value) VALUES ('wall_seconds', ?) ON CONFLICT(name) "
+                    "DO UPDATE SET value = CAST(CAST(value AS REAL) + ? AS TEXT)", (repr(seconds), seconds))
+
+    def wall_seconds(self) -> float:
+        """The seconds every build of the directory spent, together."""
+        return float(self.get_meta("wall_seconds") or 0)
+
     # units
     def add(self, key: str, project: str) -> None:
         """Record a unit as pending unless it is known already."""

@@ -155,8 +155,8 @@ def build(out: Path, plan: DatasetPlan, pool: Pool, *, budgets: Budgets | None =
     dataset = DatasetDir(out)
     reporter = reporter or Reporter()
     ledger = open_dataset(dataset, plan)
-    started = time.monotonic()
     head = _Head(dataset, plan, ledger, pool, budgets or Budgets(), reporter)
+    tick = time.monotonic()
     try:
         ledger.reset_running()
         if head.budgets.retry_failed:
@@ -169,8 +169,14 @@ def build(out: Path, plan: DatasetPlan, pool: Pool, *, budgets: Budgets | None =
                 for key, outcome, seconds in pool.wait(timeout=2.0):
                     head.finished(key, outcome, seconds)
                 head.sync_attempts()
+                now = time.monotonic()
+                ledger.add_wall(now - tick)
+                tick = now
         head.sync_attempts()
-        return finish_dataset(dataset, plan, ledger, time.monotonic() - started, head.stopped)
+        ledger.add_wall(time.monotonic() - tick)
+        tick = time.monotonic()
+        return finish_dataset(dataset, plan, ledger, head.stopped)
     finally:
         pool.stop()
+        ledger.add_wall(time.monotonic() - tick)  # an interrupted build's last seconds
         ledger.close()

@@ -137,11 +137,9 @@ def _same_deltas(dataset: DatasetDir, plan: DatasetPlan, good: list[str]) -> int
     return sum(len(o) > 1 for o in owners.values())
 
 
-def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, seconds: float,
-                   stopped: str) -> DatasetSummary:
+def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, stopped: str) -> DatasetSummary:
     good = _join(dataset, ledger)
-    wall = float(ledger.get_meta("wall_seconds") or 0) + seconds
-    ledger.set_meta("wall_seconds", repr(wall))
+    wall = ledger.wall_seconds()
     projects = [project_figures(dataset, ledger, p.key) for p in plan.projects]
     size = dataset_bytes(dataset)
     bundle = dataset.bundle.stat().st_size if dataset.bundle.is_file() else 0

@@ -27,7 +27,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -53,6 +52,7 @@ from cligym.agents.transport import (
     status_line,
 )
 from cligym.errors import BadInput, CligymError
+from cligym.models.io import read_toml
 
 __all__ = [
     "ModelAuthError", "ModelBadAnswer", "ModelBroken", "ModelClient", "ModelConfig", "ModelDeadline", "ModelError",
@@ -165,14 +165,7 @@ class ModelConfig(BaseModel):
     def load(cls, path: str | Path, **overrides: Any) -> ModelConfig:
         """The config in TOML file ``path``; ``overrides`` that are not None replace its values."""
         path = Path(path)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise BadInput(f"model config {path}: no such file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BadInput(f"model config {path}: cannot read it ({one_line(exc)})") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise BadInput(f"model config {path}: not valid TOML ({one_line(exc)})") from None
+        data = read_toml(path, "model config")
         data.update({k: v for k, v in overrides.items() if v is not None})
         try:
             return cls(**data)

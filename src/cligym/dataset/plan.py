@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tomllib
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -17,6 +16,7 @@ from pydantic import ValidationError
 from cligym.errors import BadInput
 from cligym.layout import safe_id
 from cligym.models.dataset import DatasetPlan, PlannedProject, ProjectEntry, ProjectsFile
+from cligym.models.io import read_toml
 
 
 def project_seed(seed: int, key: str) -> int:
@@ -37,14 +37,7 @@ def project_key(entry: ProjectEntry) -> str:
 
 
 def read_projects(path: Path) -> ProjectsFile:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInput(f"{path} does not exist (expected a PROJECTS.toml)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read {path}: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise BadInput(f"{path} is not valid TOML: {exc}") from exc
+    data = read_toml(path, "project list")
     try:
         projects = ProjectsFile.model_validate(data)
     except ValidationError as exc:

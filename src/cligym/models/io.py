@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import TypeVar
 
@@ -30,6 +31,19 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_toml(path: Path, what: str) -> dict:
+    """The table in TOML file ``path``; a missing, unreadable or invalid file is one
+    BadInput line naming ``what`` the file was meant to be."""
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInput(f"{what} {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{what} {path}: cannot read it ({' '.join(str(exc).split())})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"{what} {path}: not valid TOML ({' '.join(str(exc).split())})") from None
 
 
 def _umask() -> int:

@@ -292,3 +292,25 @@ def test_retrying_failed_units_reruns_the_export_of_a_failed_validation(tmp_path
     assert states == {"gold/p": "done", "invert/p": "done", "export/p": "pending", "validate/t1": "done",
                       "validate/t2": "pending", "gold/q": "pending", "attempt/p/0000": "skipped"}
     ledger.close()
+
+
+def test_a_unit_whose_worker_finished_after_its_head_died_is_not_run_again(tmp_path):
+    from cligym.dataset.pools import write_outcome
+    from cligym.dataset.stage import Budgets, _Head
+    from cligym.models.dataset import DatasetPlan, UnitOutcome
+    from cligym.ui import Reporter
+
+    dataset = DatasetDir(tmp_path / "ds")
+    dataset.path.mkdir()
+    ledger = Ledger(dataset.ledger)
+    for key in ("export/p", "invert/q"):
+        ledger.add(key, key.split("/")[1])
+        ledger.start(key)
+    write_outcome(dataset, "export/p", UnitOutcome(ok=True, detail="2 tasks", tasks=["t1", "t2"]))
+    head = _Head(dataset, DatasetPlan(seed=0, projects=[]), ledger, LocalPool(dataset, 1, ["true"]), Budgets(),
+                 Reporter())
+    head.recover()
+    states = {r["key"]: (r["state"], r["detail"]) for r in ledger.rows()}
+    assert states == {"export/p": ("done", "2 tasks"), "invert/q": ("pending", ""),
+                      "validate/t1": ("pending", ""), "validate/t2": ("pending", "")}
+    ledger.close()

@@ -40,11 +40,15 @@ class Pool(Protocol):
     def stop(self) -> None: ...
 
 
+try:  # looked up here: between fork and exec the child only calls it
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux: a worker of a killed head runs on until its unit ends
+    _prctl = None
+
+
 def _die_with_parent() -> None:  # runs in the child between fork and exec
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass  # not Linux: a worker of a killed head runs on until its unit ends
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class LocalPool:
@@ -111,6 +115,18 @@ def _last_line(log: Path) -> str:
     except OSError:
         return "no log"
     return lines[-1][:300] if lines else "no output"
+
+
+def finished_before(dataset: DatasetDir, key: str, started: float | None) -> UnitOutcome | None:
+    """The outcome a worker wrote for a unit the ledger still calls running (its head died
+    after the worker finished), if it wrote one after the unit started."""
+    path = dataset.unit_file(key, "json")
+    try:
+        if started is not None and path.stat().st_mtime >= started:
+            return UnitOutcome.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def write_outcome(dataset: DatasetDir, key: str, outcome: UnitOutcome) -> None:

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cligym.dataset.ledger import Ledger
-from cligym.dataset.pools import Pool
+from cligym.dataset.pools import Pool, finished_before
 from cligym.dataset.summary import attempt_rows, dataset_bytes, finish_dataset
 from cligym.errors import BadInput
 from cligym.layout import DatasetDir
-from cligym.models.dataset import DatasetPlan, DatasetSummary
+from cligym.models.dataset import DatasetPlan, DatasetSummary, UnitOutcome
 from cligym.models.io import load, save
 from cligym.ui import Reporter
 
@@ -122,12 +122,16 @@ class _Head:
             self.reporter.log(f"started {key}")
         self.reporter.log(self.progress_line())
 
-    def finished(self, key: str, outcome, seconds: float) -> None:
+    def record(self, key: str, outcome: UnitOutcome, seconds: float) -> None:
+        """The unit's outcome into the ledger; an export's tasks become validate units."""
         self.ledger.finish(key, ok=outcome.ok, detail=outcome.detail, node=outcome.node, seconds=seconds,
                            oracle=outcome.oracle, nop=outcome.nop)
         project = key.split("/", 2)[1]
         for task in outcome.tasks:
             self.ledger.add(f"validate/{task}", project)
+
+    def finished(self, key: str, outcome: UnitOutcome, seconds: float) -> None:
+        self.record(key, outcome, seconds)
         self.reporter.note(f"{'done' if outcome.ok else 'FAILED'} {key}: {outcome.detail}")
         self.reporter.advance()
         self.reporter.log(self.progress_line())
@@ -140,6 +144,16 @@ class _Head:
         valid = sum(r["kind"] == "validate" and r["state"] == "done" for r in rows)
         share = f"{made / len(attempts):.0%}" if attempts else "-"
         return f"{len(self.pool.running())} running, {valid} tasks validated, yield {share} of {len(attempts)} attempts"
+
+    def recover(self) -> None:
+        """Units a dead head left running: those whose worker wrote its outcome are done
+        (their work is not repeated), the others run again."""
+        for row in self.ledger.rows():
+            if row["state"] == "running":
+                outcome = finished_before(self.dataset, row["key"], row["started"])
+                if outcome is not None:
+                    self.record(row["key"], outcome, 0.0)
+        self.ledger.reset_running()
 
     def sync_attempts(self) -> None:
         for project in self.plan.projects:
@@ -158,7 +172,7 @@ def build(out: Path, plan: DatasetPlan, pool: Pool, *, budgets: Budgets | None =
     head = _Head(dataset, plan, ledger, pool, budgets or Budgets(), reporter)
     tick = time.monotonic()
     try:
-        ledger.reset_running()
+        head.recover()
         if head.budgets.retry_failed:
             ledger.reset_failed()
         with reporter.task(f"building the dataset of {len(plan.projects)} projects ({pool.slots} workers)"):

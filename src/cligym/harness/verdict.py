@@ -173,7 +173,8 @@ def gather(
         command_path=command_path, rootdir=rootdir, inifile=inifile, plugins=data["plugins"],
         fail_to_pass=list(f2p), pass_to_pass=list(p2p), order=list(order),
         keys=[JunitKey(**k) for k in data["keys"]], pristine=data["pristine"], foreign=data["foreign"],
-        conftests=data["conftests"], pycache_dirs=data["pycache_dirs"], shadow_dirs=data["shadow_dirs"],
+        conftests=data["conftests"], pycache_dirs=data["pycache_dirs"],
+        shadow_dirs=dict(sorted(data["shadow_dirs"].items())),  # the probe's set order varies by process
         protected_modules=data["protected_modules"], spec=data["spec"], manifest=manifest,
     )
     return bundle, tar

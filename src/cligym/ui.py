@@ -86,7 +86,7 @@ class RichReporter(Reporter):
 
     def log(self, line: str) -> None:
         if self._current is not None and line.strip():
-            short = line.strip().replace("[", "(")[:60]
+            short = line.strip().replace("[", "(")[:110]
             self.progress.update(self._current, description=f"{self._description} [dim]{short}[/dim]")
 
     def note(self, message: str) -> None:

@@ -137,13 +137,17 @@ class _Head:
         self.reporter.log(self.progress_line())
 
     def progress_line(self) -> str:
-        """Units done and running, tasks validated, the yield so far."""
+        """Each inverting project's attempts and tasks, tasks validated, the yield so far."""
         rows = self.ledger.rows()
         attempts = [r for r in rows if r["kind"] == "attempt"]
         made = sum(r["state"] == "done" for r in attempts)
         valid = sum(r["kind"] == "validate" and r["state"] == "done" for r in rows)
         share = f"{made / len(attempts):.0%}" if attempts else "-"
-        return f"{len(self.pool.running())} running, {valid} tasks validated, yield {share} of {len(attempts)} attempts"
+        planned = {p.key: p.attempts for p in self.plan.projects}
+        inverting = [key.split("/", 1)[1] for key in sorted(self.pool.running()) if key.startswith("invert/")]
+        each = [f"{p} {sum(r['project'] == p for r in attempts)}/{planned.get(p, '?')} "
+                f"({sum(r['project'] == p and r['state'] == 'done' for r in attempts)} tasks)" for p in inverting]
+        return "; ".join([*each, f"{valid} validated, yield {share} of {len(attempts)}"])
 
     def recover(self) -> None:
         """Units a dead head left running: those whose worker wrote its outcome are done

@@ -31,9 +31,9 @@ def projects_file(folder: Path) -> Path:
     return path
 
 
-def build_cmd(projects: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "cligym", "dataset", "build", str(projects), "-o", str(out), "--workers", "2",
-            "--seed", "3", "--no-bundle", "-q", *extra]
+def build_cmd(projects: Path, out: Path, *extra: str, workers: int = 2) -> list[str]:
+    return [sys.executable, "-m", "cligym", "dataset", "build", str(projects), "-o", str(out), "--workers",
+            str(workers), "--seed", "3", "--no-bundle", "-q", *extra]
 
 
 def ledger_rows(out: Path) -> dict[str, sqlite3.Row]:
@@ -105,9 +105,20 @@ def test_a_build_killed_with_sigkill_goes_on_to_the_same_dataset(uninterrupted, 
     assert len(validations) == summary.tasks == summary.validated
     assert all(r["state"] == "done" and r["oracle"] == 1 and r["nop"] == 0 for r in validations)
     assert sorted(p.name for p in DatasetDir(out).harbor.path.iterdir() if p.is_dir()) == task_set(out)
-    assert runtime.labelled_containers() == []  # what the killed workers ran was reaped
+    # what the killed workers ran was reaped, and the builds left nothing (other runs may share the engine)
+    assert runtime.dead_containers() == []
     for project in load(DatasetSummary, DatasetDir(out).summary).projects:
         assert project.state == "done" and project.attempts <= 2
+
+
+def test_one_worker_makes_the_same_tasks_as_two(uninterrupted, tmp_path):
+    out = tmp_path / "out"
+    done = subprocess.run(build_cmd(projects_file(tmp_path), out, workers=1), capture_output=True, text=True,
+                          timeout=1800)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert task_set(out) == task_set(uninterrupted)
+    # the same task files too: Harbor's manifest (both directories are named "out") lists the same digests
+    assert DatasetDir(out).manifest.read_text() == DatasetDir(uninterrupted).manifest.read_text()
 
 
 def test_status_reads_the_ledger_as_json(uninterrupted):
@@ -150,4 +161,4 @@ def test_a_build_on_a_two_node_ray_cluster_makes_the_same_dataset(uninterrupted,
         ran_on = {r["node"] for r in rows.values() if r["project"] == project and r["kind"] != "attempt"}
         assert ran_on == {rows[f"gold/{project}"]["node"]}  # a project's units stay with its gold image
     assert all(r["state"] == "done" for k, r in rows.items() if k.startswith("validate/"))
-    assert runtime.labelled_containers() == []
+    assert runtime.dead_containers() == []

@@ -162,3 +162,39 @@ def test_a_build_on_a_two_node_ray_cluster_makes_the_same_dataset(uninterrupted,
         assert ran_on == {rows[f"gold/{project}"]["node"]}  # a project's units stay with its gold image
     assert all(r["state"] == "done" for k, r in rows.items() if k.startswith("validate/"))
     assert runtime.dead_containers() == []
+
+
+def test_sigterm_stops_the_workers_which_remove_their_containers(runtime, base_image, tmp_path):
+    """SIGTERM (what timeout and CI send) ends the build like Ctrl-C: each worker stops and
+    removes its containers, the head prints the resume line and exits 143."""
+    from cligym.cli.signals import INTERRUPTED
+
+    projects = tmp_path / "projects.toml"
+    projects.write_text('attempts = 2\ntasks = 1\n[[project]]\nsource = "markupsafe==3.0.2"\n', encoding="utf-8")
+    out = tmp_path / "out"
+    proc = subprocess.Popen(build_cmd(projects, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    workers: set[int] = set()
+
+    def busy(rows):  # a worker holds a container
+        kids = _children(proc.pid)
+        workers.update(kids)
+        return any(runtime.labelled_containers(pid=pid) for pid in kids)
+
+    _wait_for(proc, out, busy, "a worker's container")
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 143, stderr
+    assert stderr.strip().splitlines()[-1] == INTERRUPTED
+    assert all(runtime.labelled_containers(pid=pid) == [] for pid in workers)
+    assert "running" in {r["state"] for r in ledger_rows(out).values()}  # the next build runs it again
+
+
+def _children(parent: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                found.add(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found

@@ -3,9 +3,10 @@
 Every node needs a Docker engine and this package; the dataset directory must be the same
 path on every node (shared storage, or one machine). A project's units after its gold run
 on the node that built the gold (``NodeAffinitySchedulingStrategy``), so its gold image,
-which lives in that node's engine, is never moved; a unit whose node has left the cluster
-runs anywhere and its gold unit rebuilds the image there (content-addressed tags make
-that the same image). Outcomes come back to the head, which alone writes the ledger.
+which lives in that node's engine, is never moved. A unit whose node has left the cluster
+is scheduled anywhere and fails there with the missing gold image as its cause (load the
+image with ``cligym images load`` on the new node, then ``--retry-failed``). Outcomes come
+back to the head, which alone writes the ledger.
 """
 
 from __future__ import annotations

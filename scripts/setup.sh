@@ -47,7 +47,9 @@ if [ ! -f .venv-harbor/.cligym-installed-2 ]; then
     harbor==0.25.0 >/dev/null 2>&1 || true
   .venv-harbor/bin/python -m pip install -q --disable-pip-version-check pydantic==2.14.3 toml==0.10.2 \
     pyyaml==6.0.3 pathspec==1.1.1 >/dev/null 2>&1 || true
-  .venv-harbor/bin/python -c "from harbor.models.task.config import TaskConfig; from harbor.models.trajectories import Trajectory
-from harbor.models.dataset.manifest import DatasetManifest; from harbor.publisher.packager import Packager" \
-    && touch .venv-harbor/.cligym-installed-2
+  # typing.override (3.12) is the one name those modules miss on 3.11: a no-op decorator.
+  .venv-harbor/bin/python -c "import typing; typing.override = getattr(typing, 'override', lambda f: f)
+from harbor.models.task.config import TaskConfig; from harbor.models.trajectories import Trajectory
+from harbor.models.dataset.manifest import DatasetManifest; from harbor.publisher.packager import Packager"
+  touch .venv-harbor/.cligym-installed-2
 fi

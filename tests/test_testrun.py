@@ -36,6 +36,20 @@ def test_node_ids_rebuilt_from_xunit1_cases():
     assert node_id_of(cases[1]) == "tests/test_a.py::TestK::test_p[x y-1]"
 
 
+def test_node_id_of_a_test_inherited_from_another_module():
+    """A class in test_timed.py inherits its tests from a class of test_serializer.py: the
+    report names the defining file, the node id (and pytest's own selection) the subclass's."""
+    case = ET.fromstring(
+        '<testcase classname="tests.pkg.test_timed.TestTimed" name="test_salt[zlib]" file="tests/pkg/test_serializer.py"/>'
+    )
+    assert node_id_of(case) == "tests/pkg/test_timed.py::TestTimed::test_salt[zlib]"
+    top = ET.fromstring('<testcase classname="test_b.TestB" name="test_x" file="test_a.py"/>')
+    assert node_id_of(top) == "test_b.py::TestB::test_x"
+    other = ET.fromstring('<testcase classname="unit.test_c.TestC.TestD" name="test_y" file="shared/base.py"/>')
+    assert node_id_of(other) == "unit/test_c.py::TestC::TestD::test_y"
+    assert expected_key(node_id_of(case)) == (case.get("classname"), case.get("name"))
+
+
 def test_expected_key_matches_pytest_mangling():
     assert expected_key("tests/test_a.py::TestK::test_p[x y-1]") == ("tests.test_a.TestK", "test_p[x y-1]")
     assert expected_key("test_top.py::test_x") == ("test_top", "test_x")

@@ -55,15 +55,39 @@ def expected_key(node_id: str) -> tuple[str, str]:
 
 
 def node_id_of(case: ET.Element) -> str:
-    """Rebuild a node id from an xunit1 testcase (file, classname, name)."""
+    """Rebuild a node id from an xunit1 testcase (file, classname, name).
+
+    ``classname`` is the node id's own path, dotted, then its classes; ``file`` is where
+    the test function is defined. The two differ for a test a class inherits from a
+    class of another module: the node id then belongs to the module of ``classname``.
+    """
     classname = case.get("classname", "")
     name = case.get("name", "")
     file = case.get("file")
-    if file:
-        prefix = module_prefix(file)
-        rest = classname[len(prefix) :].lstrip(".") if classname.startswith(prefix) else ""
-        return "::".join([file, *(p for p in rest.split(".") if p), name])
-    return "::".join([*classname.split("."), name])
+    if not file:
+        return "::".join([*classname.split("."), name])
+    prefix = module_prefix(file)
+    if classname == prefix or classname.startswith(prefix + "."):
+        rest = classname[len(prefix) :].split(".")
+    else:
+        file, rest = _module_of(classname, file)
+    return "::".join([file, *(p for p in rest if p), name])
+
+
+def _module_of(classname: str, defined_in: str) -> tuple[str, list[str]]:
+    """(file, classes) of a dotted classname whose module is not the defining file's:
+    a sibling module of that file when the folder matches, else the parts before the first
+    capitalised one (pytest collects classes named ``Test*``)."""
+    parts = classname.split(".")
+    folder = defined_in.rsplit("/", 1)[0] if "/" in defined_in else ""
+    dotted = module_prefix(folder)
+    if folder and classname.startswith(dotted + ".") and len(parts) > dotted.count(".") + 2:
+        depth = dotted.count(".") + 1
+        return f"{folder}/{parts[depth]}.py", parts[depth + 1 :]
+    if not folder and len(parts) > 1:
+        return f"{parts[0]}.py", parts[1:]
+    cut = next((i for i, p in enumerate(parts) if i and p[:1].isupper()), len(parts))
+    return "/".join(parts[:cut]) + ".py", parts[cut:]
 
 
 def parse_junit(xml: bytes, requested: Sequence[str] = ()) -> dict[str, TestResult]:

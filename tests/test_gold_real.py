@@ -84,3 +84,42 @@ def test_gold_from_existing_image(runtime, gold_envs, tmp_path):
     assert gold.source.kind == "image" and gold.image == built.image
     assert gold.workdir == "/testbed" and gold.python.endswith("python")
     assert gold.tests and all(t.startswith("tests/test_leak.py::") for t in gold.tests)
+
+
+
+def test_gold_records_ids_pytest_can_select(runtime, base_image, tmp_path, monkeypatch):
+    """A class that inherits its tests from another module's class gets the node ids of its
+    own module. Should an id still be rebuilt wrongly from some report (here: the class
+    dropped, as cligym once did for inherited tests), the gold's run by node ids finds
+    that pytest runs no such test and leaves it out instead of recording it."""
+    from tests.test_gold_errors import make_project
+
+    from cligym.gold.suite import UNSELECTABLE
+    from cligym.harness import testrun
+
+    project = make_project(
+        tmp_path / "p", "cligym-sample-ids",
+        "class TestBase:\n    def test_value(self):\n        assert True\n\n"
+        "def test_plain():\n    assert True\n",
+    )
+    (project / "tests" / "test_child.py").write_text(
+        "from tests.test_sample import TestBase\n\nclass TestChild(TestBase):\n    pass\n")
+    (project / "tests" / "__init__.py").write_text("")
+    right = testrun.node_id_of
+
+    def class_dropped(case):
+        node = right(case)
+        return node if "TestChild" not in node else node.replace("::TestChild", "")
+
+    monkeypatch.setattr(testrun, "node_id_of", class_dropped)
+    gold = make_gold(str(project), tmp_path / "out", runtime=runtime, runs=2)
+    try:
+        assert gold.left_out.get("tests/test_child.py::test_value") == UNSELECTABLE
+        assert "tests/test_child.py::test_value" not in gold.tests
+        assert "tests/test_sample.py::test_plain" in gold.tests
+        monkeypatch.setattr(testrun, "node_id_of", right)
+        again = make_gold(str(project), tmp_path / "again", runtime=runtime, runs=2)
+        assert "tests/test_child.py::TestChild::test_value" in again.tests and not again.left_out
+        _recheck(runtime, again)
+    finally:
+        runtime.remove_images({gold.image_id})

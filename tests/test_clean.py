@@ -25,6 +25,7 @@ from cligym.runtime.owner import (
     RUN,
     STARTED,
     boot_id,
+    owned,
     owner_alive,
     owner_labels,
     start_time,
@@ -98,6 +99,27 @@ def test_clean_images_removes_dead_runs_scratch_images_only(runtime, base_image)
     finally:
         for tag, _ in tags.values():
             runtime.remove_image(tag)
+
+
+def test_clean_leaves_containers_others_run_from_cligym_images(runtime, base_image):
+    """An exported task's image is built FROM a gold image, whose labels name a run that
+    has ended; Harbor's containers of that task inherit them. Neither clean (--all removes
+    what ``labelled_containers`` lists) nor a run's own clean-up may take them."""
+    tag = f"cligym/gold-cleantest:{uuid.uuid4().hex[:10]}"
+    _tiny_image(runtime, base_image, tag, _dead_labels())
+    derived = runtime._client.containers.create(tag, ["sleep", "600"], name=f"hb-{uuid.uuid4().hex[:8]}",
+                                                network_mode="none")
+    try:
+        assert owned(derived.labels) and not owner_alive(derived.labels)  # inherited: looks like a dead run's
+        derived.start()
+        assert derived.id not in runtime.dead_containers()
+        assert derived.id not in runtime.labelled_containers()
+        _clean()
+        derived.reload()
+        assert derived.status == "running"
+    finally:
+        derived.remove(force=True)
+        runtime.remove_image(tag)
 
 
 @pytest.mark.parametrize("spec, needle", [("--bogus", "No such option"), ("--all=3", "does not take a value")])

@@ -30,7 +30,7 @@ from cligym.runtime.common import (
     tar_files,
     untar_one,
 )
-from cligym.runtime.owner import owned, owner_alive, owner_labels
+from cligym.runtime.owner import NAME, container_name, made_by_cligym, owned, owner_alive, owner_labels
 from cligym.runtime.sessions import Session
 from cligym.runtime.translate import detail, engine_call, engine_errors, is_timeout
 
@@ -117,19 +117,22 @@ class Containers:
             session.close()
 
     def labelled_containers(self, *, mine: bool = False, pid: int | None = None) -> list[str]:
-        """Ids of every container (running or not) with the cligym label; with ``mine``,
-        only those this process created, with ``pid`` those process ``pid`` created."""
+        """Ids of every container (running or not) cligym created; with ``mine``, only
+        those this process created, with ``pid`` those process ``pid`` created. Containers
+        other tools run from images that inherited cligym's labels are not among them."""
         owner = os.getpid() if mine else pid
         label = f"{OWNER}={owner}" if owner is not None else LABEL
         with engine_errors("cannot list containers"):
-            return [c["Id"] for c in self._api.containers(all=True, filters={"label": label}, quiet=True)]
+            return [c["Id"] for c in self._api.containers(all=True, filters={"label": label}) if made_by_cligym(c)]
 
     def dead_containers(self) -> list[str]:
         """Ids of the cligym containers whose owning run has ended (killed before it could
-        remove them); containers of live runs, of other hosts, or with no owner are left out."""
+        remove them); containers of live runs, of other hosts, with no owner, or not created
+        by cligym (``made_by_cligym``) are left out."""
         with engine_errors("cannot list containers"):
             found = self._api.containers(all=True, filters={"label": OWNER})
-        return [c["Id"] for c in found if owned(c.get("Labels")) and not owner_alive(c.get("Labels"))]
+        return [c["Id"] for c in found
+                if made_by_cligym(c) and owned(c.get("Labels")) and not owner_alive(c.get("Labels"))]
 
     def remove_containers(self, ids: Iterable[str]) -> int:
         """Remove these containers (ones already gone are fine); returns how many were asked."""
@@ -144,8 +147,8 @@ class Containers:
 
     # ---- helpers ---------------------------------------------------------------------
 
-    def _labels(self, labels: Mapping[str, str] | None) -> dict[str, str]:
-        return {**owner_labels(), **(labels or {})}
+    def _labels(self, labels: Mapping[str, str] | None, name: str) -> dict[str, str]:
+        return {**owner_labels(), **(labels or {}), NAME: name}
 
     @engine_call("cannot create a container from {image}")
     def _create(
@@ -159,16 +162,18 @@ class Containers:
         labels: Mapping[str, str] | None,
     ):
         """A created (not started) container with cligym's limits and labels."""
+        name = container_name()
         try:
             return self._client.containers.create(
                 image,
                 command,
+                name=name,
                 detach=True,
                 network_mode="none",
                 mem_limit=self.mem_limit,
                 memswap_limit=self.mem_limit,
                 pids_limit=self.pids_limit,
-                labels=self._labels(labels),
+                labels=self._labels(labels, name),
                 working_dir=workdir,
                 environment=dict(env) if env else None,
                 user=user or "",

@@ -31,6 +31,10 @@ RUN = f"{LABEL}.run"
 STARTED = f"{LABEL}.started"
 BOOT = f"{LABEL}.boot"
 HOST = f"{LABEL}.host"
+#: A container's own name, set by cligym when it creates one. An image built FROM a cligym
+#: image (an exported task's, by Harbor) hands every other label on to the containers
+#: others run from it; a name it cannot hand on, so this label tells cligym's own apart.
+NAME = f"{LABEL}.name"
 
 _PROC = Path("/proc")
 _run_ids: dict[int, str] = {}
@@ -81,6 +85,19 @@ def owner_labels() -> dict[str, str]:
         BOOT: boot_id(),
         HOST: socket.gethostname(),
     }
+
+
+def container_name() -> str:
+    """A fresh name for a container this run creates (also its ``NAME`` label)."""
+    return f"cligym-{run_id()}-{uuid.uuid4().hex[:10]}"
+
+
+def made_by_cligym(container: Mapping) -> bool:
+    """Whether a container (as the engine lists it) is one cligym created, not one another
+    tool ran from an image that inherited cligym's labels."""
+    labels = container.get("Labels") or {}
+    names = [n.lstrip("/") for n in container.get("Names") or []]
+    return bool(labels.get(NAME)) and labels.get(NAME) in names
 
 
 def owned(labels: Mapping[str, str] | None) -> bool:

@@ -120,11 +120,11 @@ def variant(task_dir: TaskDir, dest: Path, solve: str | None, naive: TaskInstanc
     return copy
 
 
-def reward(runtime, tag: str, task: TaskDir, solve: bool = True) -> tuple[float | None, str]:
+def reward(runtime, tag: str, task: TaskDir, solve: bool = True, keepalive=("sleep", "infinity")):
     """As validate's oracle mode (or nop): the solution slot, then the verifier. Returns the
     reward and the verifier's output; the reward file is read again a second later, so a
     process still writing it would show."""
-    with runtime.session(tag) as session:
+    with runtime.session(tag, keepalive=keepalive) as session:
         if solve:
             run_oracle(session, task)
         first = run_verifier(session, task).reward
@@ -152,6 +152,20 @@ def test_oracle_scores_one_and_nop_zero(task_env, runtime, tmp_path):
     assert value == 1.0 and f"reward 1: all {len(run_order(task))} listed tests passed" in output, output[-2000:]
     value, output = reward(runtime, tag, task_dir, solve=False)
     assert value == 0.0 and f"{len(task.FAIL_TO_PASS)} of the" in output, output[-2000:]
+
+
+def test_verifier_keeps_a_shell_keepalive_and_still_stops_a_cheat(task_env, runtime, tmp_path):
+    """Harbor starts a task's container as ``sh -c "sleep infinity"``: the shell is PID 1
+    and the sleep its child, which the verifier's stop of every other process once killed,
+    ending the container mid-verification. Now the oracle still scores 1 there, and a
+    process the solution left writing the reward file is still stopped."""
+    task_dir, task, tag = task_env
+    shell = ("sh", "-c", "sleep infinity")
+    value, output = reward(runtime, tag, task_dir, keepalive=shell)
+    assert value == 1.0, output[-1500:]
+    writer = variant(task_dir, tmp_path / "writer", cheats(task)["reward_writer"])
+    value, output = reward(runtime, tag, writer, keepalive=shell)
+    assert value == 0.0, output[-1500:]
 
 
 @pytest.mark.parametrize("cheat", ["conftest_hook", "python_wrapper", "reward_writer", "edited_tests",

@@ -56,8 +56,13 @@ m_listing() {
 }
 '''
 
-#: Stops every process but PID 1, this shell and its ancestors (twice: a process may fork
-#: while the first round runs). Only builtins run inside the loop, so it forks nothing.
+#: Stops every process but PID 1, this shell and its ancestors (three rounds: a process
+#: may fork while a round runs). Only builtins run inside the loop, so it forks nothing.
+#: A child of PID 1 that started with it (within 2 s, in clock ticks) is the container's
+#: keep-alive when PID 1 is a shell running ``sleep infinity`` as its child (Harbor's
+#: ``sh -c "sleep infinity"``): killing it would end the container. It is stopped instead,
+#: after each round's kills, so nothing that could resume it survives; should an agent's
+#: process ever be taken for it, that process is frozen, which is as harmless.
 STOP_OTHERS = r'''
 keep=" 1 $$ "
 pid=$$
@@ -65,11 +70,17 @@ while [ "$pid" -gt 1 ]; do
   read -r stat < /proc/$pid/stat || break
   stat=${stat##*) }; set -- $stat; pid=$2; keep="$keep$pid "
 done
+read -r stat < /proc/1/stat; stat=${stat##*) }; set -- $stat; born=$((${20} + 200))
 for round in 1 2 3; do
+  spared=""
   for dir in /proc/[0-9]*; do
     pid=${dir#/proc/}
-    case "$keep" in *" $pid "*) ;; *) kill -9 "$pid" 2>/dev/null ;; esac
+    case "$keep" in *" $pid "*) continue ;; esac
+    read -r stat 2>/dev/null < "$dir/stat" || continue
+    stat=${stat##*) }; set -- $stat
+    if [ "$2" = 1 ] && [ "${20}" -le "$born" ]; then spared="$spared $pid"; else kill -9 "$pid" 2>/dev/null; fi
   done
+  for pid in $spared; do kill -STOP "$pid" 2>/dev/null; done
 done
 '''
 

@@ -100,14 +100,12 @@ class Containers:
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
         labels: Mapping[str, str] | None = None,
+        keepalive: tuple[str, ...] = ("sleep", "infinity"),
     ) -> Iterator[Session]:
-        """A started container (``sleep infinity``) for several exec calls; always removed.
-
-        Only the runtime's own steps are translated: what the body raises passes as it is.
-        """
-        container = self._create(
-            image, ["sleep", "infinity"], workdir=workdir, env=env, user=None, labels=labels
-        )
+        """A started container (PID 1 runs ``keepalive``) for several exec calls; always
+        removed. Only the runtime's own steps are translated: what the body raises passes
+        as it is."""
+        container = self._create(image, list(keepalive), workdir=workdir, env=env, user=None, labels=labels)
         session = Session(self, container)
         try:
             with engine_errors(f"cannot start a container from {image}"):

@@ -42,25 +42,27 @@ UNSELECTABLE = "pytest does not run it when given its node id"
 
 
 def selection_run(runtime: Runtime, gold: GoldEnv, first: TestRun, timeout: float) -> TestRun:
-    """The tests of ``first``, run by their node ids, as every later stage runs them: an id
-    rebuilt wrongly from the report comes back ``missing`` and is left out."""
-    return run_tests(runtime, gold.image, gold.workdir, gold.test_command, list(first.results), timeout=timeout)
+    """The tests that passed in ``first``, run by their node ids, as every later stage runs
+    them: an id rebuilt wrongly from the report comes back ``missing``."""
+    passed = [n for n, r in first.results.items() if r.outcome == "passed"]
+    return run_tests(runtime, gold.image, gold.workdir, gold.test_command, passed, timeout=timeout)
 
 
 def record_suite(
     runtime: Runtime, gold: GoldEnv, test_paths: list[str], runs: int, timeout: float, reporter: Reporter,
     first: TestRun | None = None,
 ) -> None:
-    """Run the suite ``runs`` times (``first``, when given, is the first run; the last run
-    names the tests that passed in the first by node id) and record the outcome in
-    ``gold``; GoldFailed when nothing was collected or nothing passed."""
+    """Run the suite ``runs`` times (``first``, when given, is the first run; with two or
+    more, the last run names the tests that passed in the first by node id) and record the
+    outcome in ``gold``; GoldFailed when nothing was collected or nothing passed."""
     results: list[TestRun] = [first] if first is not None else []
+    selected: TestRun | None = None
     with reporter.task(f"running the test suite {runs} times", total=runs):
         if first is not None:
             reporter.advance()
-        while len(results) < runs:
+        while len(results) + (selected is not None) < runs:
             if len(results) == runs - 1 and results[0].results:
-                results.append(selection_run(runtime, gold, results[0], timeout))
+                selected = selection_run(runtime, gold, results[0], timeout)
             else:
                 results.append(suite_run(runtime, gold, test_paths, timeout))
             reporter.advance()
@@ -70,6 +72,7 @@ def record_suite(
         raise GoldFailed(f"the test command collected no tests in {gold.image} ({why}): "
                          f"{decisive_lines(first.output_tail)[-600:]}")
     groups = classify(results)
+    unselectable = _demote(groups, selected)
     if not groups["tests"]:
         sample = next((r.message for r in first.results.values() if r.message), "")
         raise GoldFailed(
@@ -84,9 +87,23 @@ def record_suite(
     gold.left_out = {n: why_left_out(first.results[n].message) for n in [*gold.failing, *gold.skipped]
                      if n in first.results}
     gold.left_out.update(collection_errors(first.output_tail))  # whole modules: no ids to name
-    gold.left_out.update({n: UNSELECTABLE for n in [*gold.flaky, *gold.failing] if results[-1].results.get(n) and
-                          results[-1].results[n].outcome == "missing"})
+    gold.left_out.update(dict.fromkeys(unselectable, UNSELECTABLE))
+    results += [selected] if selected is not None else []
     gold.test_seconds = [round(r.seconds, 3) for r in results]
     gold.durations = {
-        n: round(sum(r.results[n].seconds for r in results) / len(results), 4) for n in gold.tests
+        n: round(sum(r.results[n].seconds for r in results if n in r.results) / len(results), 4)
+        for n in gold.tests
     }
+
+
+def _demote(groups: dict[str, list[str]], selected: TestRun | None) -> list[str]:
+    """Take out of ``groups["tests"]`` what did not pass when selected by id: ``missing``
+    ones (returned: pytest cannot select them) and the others (now flaky)."""
+    if selected is None:
+        return []
+    outcome = {n: r.outcome for n, r in selected.results.items()}
+    unselectable = [n for n in groups["tests"] if outcome.get(n, "missing") == "missing"]
+    flaky = [n for n in groups["tests"] if outcome.get(n, "missing") not in ("passed", "missing")]
+    groups["tests"] = [n for n in groups["tests"] if outcome.get(n) == "passed"]
+    groups["flaky"] += flaky
+    return unselectable

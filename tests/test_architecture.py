@@ -19,7 +19,7 @@ LEVELS: list[set[str]] = [
     {"layout", "runtime"},
     {"harness", "agents"},
     {"verify", "issue"},
-    {"gold", "invert", "export", "validate", "rollout", "curate"},
+    {"gold", "invert", "export", "validate", "rollout", "curate", "report"},
     {"dataset"},
     {"cli"},
     {"__main__"},

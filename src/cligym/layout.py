@@ -11,13 +11,11 @@ A stage writes only into its own output directory:
 - ``ExportDir`` (``cligym export``): one task directory per task, or tasks.jsonl; its
   ``ExportReport`` goes *beside* it, in ``OUT.export.json``, and ``cligym validate OUT``
   writes its ``ValidationReport`` to ``OUT.validate.json`` (by default). Nothing but tasks
-  may sit inside OUT: Harbor's local dataset keeps only the entries that are directories
-  with a task.toml (``Task.is_valid_dir``), but Terminal-Bench 1.0's ``Dataset`` takes
-  *every* entry of the directory as a task id, files and hidden ones included, so even a
-  dot-file there would become a broken task;
+  may sit inside OUT: Terminal-Bench 1.0's ``Dataset`` takes *every* entry of the
+  directory as a task id, so even a dot-file there would become a broken task;
 - ``TaskDir``: one exported Harbor or Terminal-Bench 1.0 task;
 - ``RolloutDir`` (``cligym rollout``): <task>/<attempt>/{trajectory,result}.json, summary.json;
-- ``CurateDir`` (``cligym curate``): sft.jsonl, summary.json.
+- ``CurateDir`` (``cligym curate``): sft.jsonl, summary.json; ``DatasetDir`` (``cligym dataset``).
 
 Record ids become path components here and nowhere else, and every one is checked first.
 """
@@ -157,13 +155,11 @@ class TaskDir:
         return self.tests / "test.sh"
 
     @property
-    def busybox(self) -> Path:
-        """The static busybox the verifier runs under (``tests/bin/busybox``)."""
+    def busybox(self) -> Path:  # the static busybox the verifier runs under
         return self.tests / "bin" / "busybox"
 
     @property
-    def verdict(self) -> Path:
-        """The verdict bundle: gold's test files, manifest and the verifier's data."""
+    def verdict(self) -> Path:  # the verdict bundle: gold's test files, manifest, the verifier's data
         return self.tests / "verdict"
 
     @property
@@ -281,9 +277,7 @@ class ExportDir:
 
 
 @dataclass(frozen=True)
-class RolloutDir:
-    """What ``cligym rollout`` writes."""
-
+class RolloutDir:  # what ``cligym rollout`` writes
     path: Path
 
     def attempt(self, task: str, attempt: int) -> Path:
@@ -306,15 +300,12 @@ class RolloutDir:
         return sorted(p for p in self.path.glob("*/*") if p.is_dir())
 
     @staticmethod
-    def records_in(folder: Path) -> tuple[Path, Path]:
-        """The trajectory and result files of one attempt folder (from ``attempt_dirs``)."""
+    def records_in(folder: Path) -> tuple[Path, Path]:  # trajectory and result of an attempt folder
         return folder / "trajectory.json", folder / "result.json"
 
 
 @dataclass(frozen=True)
-class CurateDir:
-    """What ``cligym curate`` writes."""
-
+class CurateDir:  # what ``cligym curate`` writes
     path: Path
 
     @property
@@ -327,9 +318,7 @@ class CurateDir:
 
 
 @dataclass(frozen=True)
-class DemoDir:
-    """What ``cligym demo`` writes: a gold dir, a run dir and a Harbor export, side by side."""
-
+class DemoDir:  # what ``cligym demo`` writes: gold, run, a Harbor export and a report, side by side
     path: Path
 
     @property
@@ -344,11 +333,15 @@ class DemoDir:
     def tasks(self) -> Path:
         return self.path / ExportDir.DEFAULT
 
+    @property
+    def report(self) -> Path:
+        return self.path / "report"
+
 
 @dataclass(frozen=True)
 class DatasetDir:
-    """What ``cligym dataset build`` writes: projects/<key>/{gold,run,export-*}, harbor/ (tasks
-    and dataset.toml), the JSONL rows, gold image bundle, ledger, plan and summary."""
+    """What ``cligym dataset build`` writes: projects/<key>/{gold,run,export-*}, harbor/, the
+    JSONL rows, gold image bundle, ledger, plan, summary and validation/<task>.json."""
 
     path: Path
 
@@ -394,7 +387,12 @@ class DatasetDir:
         return self.project(key) / f"export-{safe_id(fmt, 'format')}"
 
     def validation(self, task: str) -> Path:
-        return self.path / "validation" / f"{safe_id(task, 'task name')}.json"
+        return self.validations / f"{safe_id(task, 'task name')}.json"
+
+    @property
+    def validations(self) -> Path:
+        return self.path / "validation"
 
     def unit_file(self, key: str, suffix: str) -> Path:  # a worker's result (json) or log
         return self.path / "units" / f"{safe_id(key.replace('/', '__'), 'unit key')}.{suffix}"
+

@@ -19,6 +19,7 @@ from cligym.cli import (
     images,
     invert,
     operators,
+    report,
     rollout,
     validate,
     verify,
@@ -35,7 +36,7 @@ from cligym.errors import CligymError
 
 VERBS = (
     gold.gold, operators.operators, invert.invert, verify.verify, export.export, validate.validate,
-    rollout.rollout, curate.curate, clean.clean, demo.demo, version.version,
+    rollout.rollout, curate.curate, report.report, clean.clean, demo.demo, version.version,
 )
 for verb in VERBS:
     app.command()(verb)

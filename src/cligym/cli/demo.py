@@ -26,6 +26,7 @@ def _pipeline(output: Path, project: str, attempts: int, seed: int, quiet: bool)
     from cligym.gold import make_gold
     from cligym.invert import invert as run_invert
     from cligym.layout import DemoDir
+    from cligym.report import make_report
     from cligym.runtime import Runtime
     from cligym.validate import validate as run_validate
 
@@ -41,6 +42,7 @@ def _pipeline(output: Path, project: str, attempts: int, seed: int, quiet: bool)
         run_export(run_dir, "harbor", tasks_dir, force=True, runtime=runtime)
         report = run_validate(tasks_dir, runtime=runtime, reporter=progress,
                               label="validating the exported tasks (oracle and nop)")
+    make_report([gold_dir, run_dir, tasks_dir], demo_dir.report)
     return record, summary, report, tasks_dir
 
 
@@ -54,8 +56,12 @@ def demo(
     """Run the whole pipeline on a real PyPI project with built-in defaults.
 
     gold → invert (built-in operators, no LLM) → export (Harbor) → validate (oracle and
-    nop), then a one-screen summary. Running it again reuses and resumes what is there.
+    nop) → report (OUTPUT/report/index.html), then a one-screen summary. Running it again
+    reuses and resumes what is there.
     """
+    from cligym.layout import DemoDir
+    from cligym.report import ReportDir
+
     writable_output(output, what="demo directory")
     reap_dead_runs(as_json)
     record, summary, report, tasks_dir = _pipeline(output, project, attempts, seed, as_json)
@@ -66,6 +72,7 @@ def demo(
         "discard_reasons": summary.discard_reasons, "seconds_per_verified": summary.seconds_per_verified,
         "tasks_dir": str(tasks_dir), "validated": report.ok, "validation_failed": len(results) - report.ok,
         "oracle_rewards": [r.oracle.reward for r in results], "nop_rewards": [r.nop.reward for r in results],
+        "report": str(ReportDir(DemoDir(output).report).html),
     }
     if as_json:
         print_json(data)
@@ -82,6 +89,7 @@ def demo(
         rows.append(("oracle / nop", f"{sum(r.oracle.reward == 1 for r in results)}/{len(results)} oracle reward 1, "
                                      f"{sum(r.nop.reward == 0 for r in results)}/{len(results)} nop reward 0"))
         rows.append(("Harbor tasks", str(tasks_dir)))
+        rows.append(("report", data["report"]))
         print_pairs(f"cligym demo: {record.source.spec}", rows)
     if not report.all_ok:
         raise typer.Exit(1)

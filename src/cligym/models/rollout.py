@@ -31,6 +31,7 @@ class RolloutResult(BaseModel):
 class RolloutSummary(BaseModel):
     agent: str
     k: int
+    tasks_dir: str = ""  # the exported tasks rolled out (absolute; "" in summaries made before the field)
     tasks: int
     attempts: int
     successes: int

@@ -9,6 +9,7 @@ of :mod:`cligym.rollout.agents`.
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from math import comb
@@ -113,6 +114,7 @@ def rollout(
         for task in dirs:
             results[task.name] = _roll_task(runtime, task, runner, k, target, reporter)
     summary = summarize(agent, k, results)
+    summary.tasks_dir = os.path.abspath(tasks)
     save(summary, target.summary)
     return summary
 

@@ -1,0 +1,83 @@
+"""The report record: every number ``cligym report`` computes, the page's only source."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class PaperRow(BaseModel):
+    """One line of the dataset table: our value beside the paper's (None: not measured)."""
+
+    metric: str
+    ours: float | None
+    paper: float | None
+    note: str = ""
+
+
+class ProjectRow(BaseModel):
+    """One project (the paper's Table 9 shape, plus cost)."""
+
+    project: str
+    tests: int | None  # the gold suite's passing tests
+    attempts: int
+    tasks: int
+    yield_: float | None = Field(alias="yield")
+    mean_f2p: float | None
+    mean_p2p: float | None
+    seconds_per_task: float | None
+    bytes_per_task: float | None
+
+    model_config = {"populate_by_name": True}
+
+
+class TaskRow(BaseModel):
+    instance_id: str
+    project: str
+    category: str
+    operators: list[str]
+    difficulty: str = ""
+    f2p: int
+    p2p: int
+    fail_fraction: float
+    dockerfile_lines: int
+    instruction: str = ""  # a link, relative to the report's folder ("" when not exported)
+    dockerfile: str = ""
+
+
+class PassRates(BaseModel):
+    """pass@1 (the mean success over attempts) and pass@k (any attempt) over tasks."""
+
+    tasks: int
+    attempts: int
+    pass_at_1: float | None
+    pass_at_k: float | None
+
+
+class RolloutFigures(BaseModel):
+    overall: PassRates
+    per_category: dict[str, PassRates] = Field(default_factory=dict)
+    per_difficulty: dict[str, PassRates] = Field(default_factory=dict)
+    by_hint: dict[str, PassRates] = Field(default_factory=dict)  # "hint" / "no hint"
+    stop_reasons: dict[str, int] = Field(default_factory=dict)
+    steps: list[int] = Field(default_factory=list)  # per attempt
+    loop_rate_failures: float | None = None
+
+
+class Report(BaseModel):
+    inputs: list[str]
+    table: list[PaperRow]
+    projects: list[ProjectRow]
+    categories: dict[str, int]
+    operators: dict[str, int]
+    fail_fractions: list[float]
+    f2p_counts: list[int]
+    p2p_counts: list[int]
+    dockerfile_lines: list[int]
+    issue_words: dict[str, list[int]]  # "<style> hint" / "<style> no hint" -> words per task
+    funnel: dict[str, int]  # attempts, verified, exported, validated, rollouts, successful, kept
+    discard_reasons: dict[str, int]
+    agent_stop_reasons: dict[str, int]
+    rollouts: RolloutFigures | None = None
+    tokens: dict[str, float | None]
+    storage: dict[str, float | None]
+    tasks: list[TaskRow]

@@ -26,11 +26,11 @@ from cligym.models.validate import ModeResult, TaskValidation, ValidationReport
 from cligym.report import ReportDir, make_report
 
 
-def _gold(folder: Path, name: str, version: str, image_id: str, tests: int) -> None:
+def _gold(folder: Path, name: str, version: str, image_id: str, tests: int, size: int) -> None:
     save(GoldEnv(source=Source(kind="pypi", spec=f"{name}=={version}", name=name, version=version),
                  image=f"cligym/gold-{name}:{version}", image_id=image_id, python="/opt/venv/bin/python",
                  python_version="3.11.2", workdir="/testbed", test_command="python -m pytest", runs=3,
-                 tests=[f"tests/test_x.py::test_{i}" for i in range(tests)]), GoldDir(folder).gold)
+                 tests=[f"tests/test_x.py::test_{i}" for i in range(tests)], image_bytes=size), GoldDir(folder).gold)
 
 
 def _task(instance_id: str, repo: str, image_id: str, category: str, operators: list[str], f2p: int, p2p: int,
@@ -74,12 +74,12 @@ def _rollout(folder: Path, tasks_dir: Path, outcomes: dict[str, list[tuple[float
 
 @pytest.fixture
 def records(tmp_path) -> dict[str, Path]:
-    """Project alpha: gold of 10 tests, 4 attempts (2 tasks); beta: 5 tests, 2 attempts (1
-    task). alpha.a1 and beta.b1 exported with hints, validated (b1's oracle failed), rolled
+    """Project alpha: gold of 10 tests (a 6000-byte image), 4 attempts (2 tasks); beta: 5
+    tests (3000 bytes), 2 attempts (1 task). alpha.a1 and beta.b1 exported with hints, validated (b1's oracle failed), rolled
     out twice each (a1: one success), and the rollouts curated (1 kept, 1 loop among 3 failures)."""
     paths = {name: tmp_path / name for name in ("gold-a", "gold-b", "run-a", "run-b", "tasks", "roll", "cur")}
-    _gold(paths["gold-a"], "alpha", "1.0", "sha256:aaa", 10)
-    _gold(paths["gold-b"], "beta", "2.0", "sha256:bbb", 5)
+    _gold(paths["gold-a"], "alpha", "1.0", "sha256:aaa", 10, 6000)
+    _gold(paths["gold-b"], "beta", "2.0", "sha256:bbb", 5, 3000)
     a1 = _task("alpha.a1", "alpha==1.0", "sha256:aaa", "dynamic_linking", ["lib_symlink_dangling"], 2, 3, 1, .4, 1000)
     a2 = _task("alpha.a2", "alpha==1.0", "sha256:aaa", "import_system", ["cwd_shadow_module", "init_py_removed"],
                4, 1, 3, .8, 3000)
@@ -126,7 +126,8 @@ def test_figures_match_the_hand_computed_ones(records, tmp_path):
     assert table["Dockerfile lines"] == 3.0  # FROM + (1, 3, 2) lines
     assert table["issue words"] == 5.0  # the two exported instructions: 6 and 4 words
     assert table["LLM tokens per task"] == 40.0  # (100 + 20) / 3
-    assert table["storage bytes per task"] == 2000.0  # the task layers known: 1000 and 3000
+    # the gold images shared by 3 tasks, plus the mean of the task layers known (1000, 3000)
+    assert table["storage bytes per task"] == (6000 + 3000) / 3 + 2000
     alpha, beta = report.projects
     assert (alpha.project, alpha.tests, alpha.attempts, alpha.tasks, alpha.yield_) == ("alpha==1.0", 10, 4, 2, .5)
     assert (alpha.mean_f2p, alpha.mean_p2p, alpha.seconds_per_task, alpha.bytes_per_task) == (3.0, 2.0, 6.0, 2000.0)

@@ -104,7 +104,7 @@ def _table(sources: Sources, tasks: list[TaskInstance], exported: dict[str, Expo
 
 def storage_note(sources: Sources) -> str:
     return ("the dataset directory, gold image bundle included" if sources.datasets
-            else "each task's own image layer over its gold image")
+            else "gold images (where recorded) and each task's own layer")
 
 
 def _gold_of(golds: list[GoldEnv], run: Run) -> GoldEnv | None:
@@ -208,10 +208,19 @@ def _tokens(sources: Sources, tasks: list[TaskInstance]) -> dict[str, float | No
             "per_task": round(total / len(tasks), 1) if tasks else None, "paper_per_task": PAPER["LLM tokens per task"]}
 
 
+def _gold_bytes(sources: Sources, tasks: list[TaskInstance]) -> int:
+    """The gold images the tasks build FROM, where their size is recorded."""
+    used = {t.gold_image_id for t in tasks}
+    return sum(g.image_bytes or 0 for g in {g.image_id: g for g in sources.golds}.values() if g.image_id in used)
+
+
 def _storage(sources: Sources, tasks: list[TaskInstance]) -> dict[str, float | None]:
+    """Bytes per task as the paper counts them (images included): the dataset directory
+    when one is given, else the gold images plus every task's own layer."""
     dataset_bytes = sum(s.dataset_bytes for _, s in sources.datasets)
     extra = [t.extra_bytes for t in tasks if t.extra_bytes is not None]
-    per_task = (dataset_bytes / len(tasks) if dataset_bytes else _mean(extra)) if tasks else None
+    own = _gold_bytes(sources, tasks) / len(tasks) + mean(extra) if tasks and extra else None
+    per_task = (dataset_bytes / len(tasks) if dataset_bytes else own) if tasks else None
     return {"dataset_bytes": float(dataset_bytes) if sources.datasets else None,
             "mean_task_layer_bytes": _mean(extra), "bytes_per_task": round(per_task, 1) if per_task else per_task,
             "paper_bytes_per_task": round(PAPER["storage bytes per task"], 1)}

@@ -77,11 +77,23 @@ def test_unreachable_endpoint_is_raised(runtime, base_image):
 
 def test_a_refused_request_ends_the_run_as_model_error(runtime, base_image, scripted_server):
     server = scripted_server([reply(tool_calls=[tool_call("execute_bash", {"command": "true"})]),
-                              error(400, "this model's maximum context length is 8192 tokens")])
+                              error(400, "Invalid 'tools[0].function.name': string does not match pattern")])
     with runtime.session(base_image) as session:
         outcome = run_agent(_client(server), ToolExecutor(session), system="s", task="t", limits=AgentLimits())
-    assert outcome.stop_reason == "model_error" and "maximum context length" in outcome.error
+    assert outcome.stop_reason == "model_error" and "does not match pattern" in outcome.error
     assert outcome.steps == 1 and outcome.prompt_tokens == 10
+
+
+def test_a_context_overflow_is_condensed_then_stops_as_context_overflow(runtime, base_image, scripted_server):
+    """The server finds the conversation too long: older outputs are shortened and it is
+    asked once more; refused again, the run stops as context_overflow (not model_error)."""
+    too_long = "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens."
+    server = scripted_server([reply(tool_calls=[tool_call("execute_bash", {"command": "seq 3000"})]),
+                              error(400, too_long), error(400, too_long)])
+    with runtime.session(base_image) as session:
+        outcome = run_agent(_client(server), ToolExecutor(session), system="s", task="t", limits=AgentLimits())
+    assert outcome.stop_reason == "context_overflow" and "longer than the model's context" in outcome.error
+    assert outcome.steps == 1 and len(server.requests) == 3
 
 
 @pytest.mark.parametrize("entry", [hang(), hang(trickle=0.1)])

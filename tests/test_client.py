@@ -253,12 +253,12 @@ def test_unknown_model_and_wrong_path_are_not_found(scripted_server):
 
 
 def test_bad_request_is_not_retried(scripted_server):
-    server = scripted_server([error(400, "maximum context length is 8192 tokens"), reply("never")])
+    server = scripted_server([error(400, "'messages' must not be empty"), reply("never")])
     client = make_client(server)
     with pytest.raises(ModelError) as caught:
         client.chat(MESSAGES)
     text = one_line(caught.value)
-    assert "rejected the request" in text and "HTTP 400" in text and "maximum context length" in text
+    assert "rejected the request" in text and "HTTP 400" in text and "must not be empty" in text
     assert len(server.requests) == 1
 
 
@@ -323,7 +323,8 @@ def test_config_file_and_overrides(tmp_path, scripted_server, monkeypatch):
 
 def test_config_defaults():
     config = ModelConfig(model="m", base_url="http://127.0.0.1:1/v1")
-    assert config.api_key_env == "CLIGYM_API_KEY" and config.temperature is None
+    assert config.api_key_env == "CLIGYM_API_KEY" and config.temperature == 0.0  # the paper decodes greedily
+    assert config.max_tokens is None and config.seed is None and config.extra_body == {}
     assert config.max_retries >= 1 and config.timeout > 0
 
 

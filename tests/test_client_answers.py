@@ -217,7 +217,8 @@ def test_lenient_about_harmless_differences(scripted_server):
     client = make_client(server)
 
     first = client.chat(MESSAGES)
-    assert first.content == "part one, two" and first.usage.total_tokens == 0
+    # no usage: estimated from the text (and flagged), so token limits still work
+    assert first.content == "part one, two" and first.usage_estimated and first.usage.completion_tokens >= 3
     bash, custom = first.tool_calls
     assert (bash.id, bash.name, bash.arguments) == ("call_0_0", "execute_bash", {"command": "ls"})
     assert (custom.id, custom.name, custom.raw_arguments) == ("c2", "apply_patch", "*** patch")

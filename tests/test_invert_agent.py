@@ -151,11 +151,11 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
         reply("{broken", **Q),
         reply(tool_calls=[tool_call("execute_bash", {"command": CORRUPT})]),
         *[reply("Let me think about what else to do.") for _ in range(4)],
-        # attempt 4: the endpoint refuses one request (too long for its context): that agent
+        # attempt 4: the endpoint refuses one request (a request it cannot take): that agent
         # stops with model_error, nothing was broken, and the run goes on
         reply(_query(speed[:2], "Refused midway"), **Q),
         reply(_query(speed[:2], "Refused midway"), **Q),
-        error(400, "This model's maximum context length is 8192 tokens."),
+        error(400, "Invalid value for 'tool_choice': unsupported in this deployment"),
     ]
     server = scripted_server(script)
     run = tmp_path / "run"

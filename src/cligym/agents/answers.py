@@ -61,10 +61,19 @@ class ToolCall(BaseModel):
 
 
 class Reply(BaseModel):
-    content: str = ""
+    content: str = ""  # without the model's reasoning (``<think>`` blocks are moved out)
     tool_calls: list[ToolCall] = Field(default_factory=list)
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    #: the model's reasoning: a ``reasoning_content``/``reasoning`` field, or ``<think>`` text
+    reasoning: str = ""
+    #: the server sent no usage: ``usage`` is an estimate from the text's length
+    usage_estimated: bool = False
+
+    @property
+    def cut_off(self) -> bool:
+        """The reply stopped at the completion-token limit (finish_reason ``length``)."""
+        return self.finish_reason == "length"
 
     def as_message(self) -> dict[str, Any]:
         """The assistant message to append to the conversation."""
@@ -75,6 +84,19 @@ class Reply(BaseModel):
                 for c in self.tool_calls
             ]
         return message
+
+
+#: Characters per token for estimates (no tokenizer): about 4 for English text and code.
+CHARS_PER_TOKEN = 4
+
+
+def estimate_usage(messages: list[dict[str, Any]], reply: Reply) -> Usage:
+    """Token counts for a reply whose server sent none, from the text's length."""
+    prompt = len(json.dumps(messages, ensure_ascii=False))
+    completion = len(reply.content) + len(reply.reasoning) + sum(len(c.name) + len(c.raw_arguments)
+                                                                 for c in reply.tool_calls)
+    return Usage(prompt_tokens=max(1, -(-prompt // CHARS_PER_TOKEN)),
+                 completion_tokens=max(1, -(-completion // CHARS_PER_TOKEN)))
 
 
 def parse_tool_arguments(raw: str | None) -> tuple[dict[str, Any] | None, str | None]:
@@ -114,9 +136,41 @@ def read_completion(body: bytes, content_type: str = "", *, call_number: int = 0
     if not isinstance(calls, list):
         raise Unusable(f"JSON whose tool_calls is not a list ({_excerpt(json.dumps(calls))})")
     finish = choice.get("finish_reason")
-    return Reply(content=_content(message.get("content")),
-                 tool_calls=[_tool_call(call, f"call_{call_number}_{i}") for i, call in enumerate(calls)],
-                 finish_reason=finish if isinstance(finish, str) else None, usage=_usage(data.get("usage")))
+    content, thought = split_reasoning(_content(message.get("content")))
+    field = next((message[k] for k in REASONING_FIELDS if isinstance(message.get(k), str) and message[k]), "")
+    return Reply(content=content, reasoning="\n\n".join(t for t in (field.strip(), thought) if t),
+                 tool_calls=_unique_ids([_tool_call(call, f"call_{call_number}_{i}") for i, call in enumerate(calls)]),
+                 finish_reason=finish if isinstance(finish, str) else None, usage=_usage(data.get("usage")),
+                 usage_estimated=not isinstance(data.get("usage"), dict))
+
+
+#: Where servers put a reasoning model's thoughts: vLLM/SGLang/DeepSeek, and others.
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+_THINK = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
+
+
+def split_reasoning(content: str) -> tuple[str, str]:
+    """(the content without ``<think>...</think>`` blocks, their text). A server without a
+    reasoning parser leaves them in the content; an unclosed block runs to the end, and a
+    lone ``</think>`` (the opening tag was in the prompt template) ends reasoning that began
+    the content."""
+    thoughts = [m.strip() for m in _THINK.findall(content)]
+    rest = _THINK.sub("", content)
+    if "</think>" in rest.lower() and not thoughts:
+        head, _, rest = re.split(r"(</think>)", rest, maxsplit=1, flags=re.IGNORECASE)
+        thoughts = [head.strip()]
+    return rest.strip() if thoughts else content, "\n\n".join(t for t in thoughts if t)
+
+
+def _unique_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """Tool calls with distinct ids: a later call reusing an id (some servers number every
+    reply's calls from 0, or send one id twice) gets a suffix."""
+    seen: set[str] = set()
+    for n, call in enumerate(calls):
+        while call.id in seen:
+            call.id = f"{call.id}_{n}"
+        seen.add(call.id)
+    return calls
 
 
 def describe_text(text: str, content_type: str = "") -> tuple[str, bool]:

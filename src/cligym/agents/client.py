@@ -38,6 +38,7 @@ from cligym.agents.answers import (
     ToolCall,
     Unusable,
     Usage,
+    estimate_usage,
     parse_tool_arguments,
     read_completion,
 )
@@ -51,13 +52,29 @@ from cligym.agents.transport import (
     server_message,
     status_line,
 )
-from cligym.errors import BadInput, CligymError
+from cligym.agents.errors import (
+    ModelAuthError,
+    ModelBadAnswer,
+    ModelBroken,
+    ModelContextOverflow,
+    ModelDeadline,
+    ModelError,
+    ModelNotChatEndpoint,
+    ModelNotFound,
+    ModelRetriesExhausted,
+    ModelToolsUnsupported,
+    ModelUnreachable,
+    SERVER_FLAGS,
+    context_overflow,
+    tools_unsupported,
+)
+from cligym.errors import BadInput
 from cligym.models.io import read_toml
 
 __all__ = [
-    "ModelAuthError", "ModelBadAnswer", "ModelBroken", "ModelClient", "ModelConfig", "ModelDeadline", "ModelError",
-    "ModelNotChatEndpoint", "ModelNotFound", "ModelRetriesExhausted", "ModelUnreachable", "Reply", "ToolCall",
-    "Usage", "parse_tool_arguments",
+    "ModelAuthError", "ModelBadAnswer", "ModelBroken", "ModelClient", "ModelConfig", "ModelContextOverflow",
+    "ModelDeadline", "ModelError", "ModelNotChatEndpoint", "ModelNotFound", "ModelRetriesExhausted",
+    "ModelToolsUnsupported", "ModelUnreachable", "Reply", "ToolCall", "Usage", "parse_tool_arguments",
 ]
 
 log = logging.getLogger(__name__)
@@ -70,75 +87,6 @@ RETRY_STATUSES = frozenset({408, 429})
 MAX_BODY = 32 * 2**20
 #: Less time than this before the deadline is not worth an attempt.
 MIN_ATTEMPT = 0.1
-
-
-# --------------------------------------------------------------------------- errors
-
-
-class ModelError(CligymError):
-    """The model endpoint could not give a completion (base of the errors below).
-
-    A plain ModelError concerns one request (e.g. a 400 for a conversation longer than the
-    model's context): the run may go on. The subclasses with ``fatal`` set concern the
-    endpoint itself, so every later request would fail too: the run stops.
-    """
-
-    fatal = False
-
-
-class ModelUnreachable(ModelError):
-    """Nothing answers at the endpoint's address (after the retries)."""
-
-    fatal = True
-
-    exit_code = 3
-
-
-class ModelAuthError(ModelError):
-    """The endpoint refused the API key (HTTP 401 or 403)."""
-
-    fatal = True
-
-    exit_code = 2
-
-
-class ModelNotFound(ModelError):
-    """The endpoint does not know the model, or the base URL is wrong (HTTP 404)."""
-
-    fatal = True
-
-    exit_code = 2
-
-
-class ModelRetriesExhausted(ModelError):
-    """Rate limits, server errors, broken connections or timeouts outlasted every retry."""
-
-    fatal = True
-
-
-class ModelBadAnswer(ModelError):
-    """The endpoint answered, but not with a chat completion (an HTML page, text, invalid or
-    cut-off JSON, JSON of another shape), on every attempt of one call. Not fatal alone."""
-
-
-class ModelNotChatEndpoint(ModelBadAnswer):
-    """The endpoint has given no completion yet and answers with a web page (at once) or with
-    no chat completion on every attempt: the base URL is not an OpenAI-compatible API."""
-
-    fatal = True
-
-    exit_code = 2
-
-
-class ModelBroken(ModelError):
-    """``max_failed_calls`` calls in a row ended without a completion (garbage, timeouts,
-    refusals): the endpoint is broken, so the run stops instead of failing every attempt."""
-
-    fatal = True
-
-
-class ModelDeadline(ModelError):
-    """The caller's deadline came before a completion. Not fatal: the caller's time is up."""
 
 
 # --------------------------------------------------------------------------- config
@@ -154,7 +102,11 @@ class ModelConfig(BaseModel):
     api_key_env: str = DEFAULT_API_KEY_ENV
     timeout: float = Field(default=300.0, gt=0, description="seconds per attempt, for the whole answer")
     max_retries: int = Field(default=5, ge=0, description="retries after the first attempt")
-    temperature: float | None = Field(default=None, ge=0, description="None: the endpoint's default")
+    temperature: float | None = Field(default=0.0, ge=0, description="0 as in the paper; None: the endpoint's")
+    max_tokens: int | None = Field(default=None, gt=0, description="completion tokens per reply (None: the server's)")
+    seed: int | None = Field(default=None, description="sampling seed sent with every request")
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="more request fields, sent as they are "
+                                       "(e.g. top_k, chat_template_kwargs)")
     backoff_base: float = Field(default=1.0, ge=0, description="first back-off delay, doubled per retry")
     backoff_cap: float = Field(default=30.0, ge=0, description="longest back-off delay")
     retry_after_cap: float = Field(default=60.0, ge=0, description="longest wait a Retry-After may ask for")
@@ -209,8 +161,9 @@ class ModelClient:
         self.calls = 0
         self.attempts = 0
         self.retries = 0
-        #: calls in a row that ended without a completion (a completion resets it)
+        #: calls in a row that ended without a completion (a completion resets it), and their errors
         self.failed_in_a_row = 0
+        self.last_errors: list[str] = []
         self._sleep = sleep
         self._openai = openai.OpenAI(
             api_key=config.api_key(),
@@ -235,23 +188,43 @@ class ModelClient:
         """One completion, retried as the config says, before ``deadline`` (a
         ``time.monotonic()`` value; None: only the per-attempt ``timeout`` bounds a call)."""
         cfg = self.config
+        try:
+            reply = self._complete(self.request(messages, tools), deadline)
+        except ModelError as exc:
+            if exc.fatal or isinstance(exc, ModelContextOverflow):
+                raise  # this conversation's length, not the endpoint
+            self.failed_in_a_row += 1
+            self.last_errors = [*self.last_errors, str(exc)][-cfg.max_failed_calls:]
+            if self.failed_in_a_row >= cfg.max_failed_calls:
+                same = len(set(self.last_errors)) == 1
+                raise ModelBroken(f"{exc} ({'the same error ' if same else ''}{self.failed_in_a_row} calls in a "
+                                  "row without a completion: the run stops)") from None
+            raise
+        self.failed_in_a_row = 0
+        self.last_errors = []
+        return reply
+
+    def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The request body's fields (decoding controls from the config included)."""
+        cfg = self.config
         request: dict[str, Any] = {"model": cfg.model, "messages": messages}
         if tools:
             request["tools"] = tools
-        if cfg.temperature is not None:
-            request["temperature"] = cfg.temperature
-        try:
-            reply = self._complete(request, deadline)
-        except ModelError as exc:
-            if exc.fatal:
-                raise
-            self.failed_in_a_row += 1
-            if self.failed_in_a_row >= cfg.max_failed_calls:
-                raise ModelBroken(f"{exc} ({self.failed_in_a_row} calls in a row without a completion: "
-                                  "the endpoint looks broken)") from None
-            raise
-        self.failed_in_a_row = 0
-        return reply
+        for key in ("temperature", "max_tokens", "seed"):
+            if getattr(cfg, key) is not None:
+                request[key] = getattr(cfg, key)
+        if cfg.extra_body:
+            request["extra_body"] = dict(cfg.extra_body)
+        return request
+
+    def preflight(self, deadline: float | None = None) -> Reply:
+        """One small request with a tool, before a run's first attempt: a server that cannot
+        do tool calls stops the run here (``ModelToolsUnsupported``, naming the flags that
+        enable them), not after every attempt failed."""
+        tool = {"type": "function", "function": {"name": "ping", "description": "Answer a ping.",
+                                                 "parameters": {"type": "object", "properties": {}}}}
+        messages = [{"role": "user", "content": "Call the ping tool once."}]
+        return self.chat(messages, tools=[tool], deadline=deadline)
 
     def _complete(self, request: dict[str, Any], deadline: float | None) -> Reply:
         """Attempts until a completion, a final error, the last retry or the deadline."""
@@ -303,8 +276,8 @@ class ModelClient:
             raise _Failed(f"the connection broke ({connection_reason(exc)})", "broken") from None
         except openai.APIStatusError as exc:
             status = exc.status_code
-            if status not in RETRY_STATUSES and status < 500:
-                raise self._status_error(exc) from None
+            if status not in RETRY_STATUSES and (status < 500 or self._known_limit(exc, request)):
+                raise self._status_error(exc, request) from None
             raise _Failed(status_line(exc), "status",
                           delay=retry_after(exc.response.headers, cfg.retry_after_cap)) from None
         except openai.OpenAIError as exc:
@@ -313,6 +286,8 @@ class ModelClient:
             reply = read_completion(body, content_type, call_number=self.calls)
         except Unusable as exc:
             raise _Failed(exc.what, exc.kind) from None
+        if reply.usage_estimated:
+            reply.usage = estimate_usage(request["messages"], reply)
         self.calls += 1
         self.usage = self.usage + reply.usage
         return reply
@@ -338,10 +313,20 @@ class ModelClient:
         return ModelDeadline(f"no completion from the model endpoint at {self.config.base_url} within the "
                              f"time limit{tried}")
 
-    def _status_error(self, exc: openai.APIStatusError) -> ModelError:
+    @staticmethod
+    def _known_limit(exc: openai.APIStatusError, request: dict[str, Any]) -> bool:
+        """A 5xx that is no passing failure: the server cannot do tools (llama.cpp's 500)."""
+        return "tools" in request and tools_unsupported(server_message(exc))
+
+    def _status_error(self, exc: openai.APIStatusError, request: dict[str, Any]) -> ModelError:
         cfg, status = self.config, exc.status_code
         detail = server_message(exc)
         suffix = f" [HTTP {status}{': ' + detail if detail else ''}]"
+        if "tools" in request and tools_unsupported(detail):
+            return ModelToolsUnsupported(f"the model endpoint at {cfg.base_url} cannot do tool calls as it runs: "
+                                         f"{SERVER_FLAGS}{suffix}")
+        if context_overflow(detail):
+            return ModelContextOverflow(f"the conversation is longer than the model's context{suffix}")
         if status in (401, 403):
             unset = "" if cfg.key_is_set() else "; it is not set now"
             return ModelAuthError(f"the model endpoint refused the API key (set ${cfg.api_key_env}{unset}){suffix}")

@@ -9,13 +9,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from cligym.agents.client import ModelDeadline
+from cligym.agents.client import ModelContextOverflow, ModelDeadline
+from cligym.agents.context import condense
 from cligym.agents.tools import TOOLS, ToolExecutor, parse_arguments
 from cligym.errors import CligymError
 
-StopReason = Literal["finished", "max_steps", "max_seconds", "max_tokens", "model_error"]
+StopReason = Literal["finished", "max_steps", "max_seconds", "max_tokens", "model_error", "context_overflow"]
 
 NUDGE = "Use the tools to continue the work, or call finish when you are done."
+CUT_OFF = ("Your last reply was cut off at the completion-token limit. Reply more briefly: one tool call "
+           "at a time, and keep long text out of it.")
 
 
 class AgentLimits(BaseModel):
@@ -24,6 +27,8 @@ class AgentLimits(BaseModel):
     max_tokens: int = 2_000_000
     command_timeout: int = 120
     max_output: int = 10_000
+    #: the conversation's size (estimated tokens) above which older outputs are condensed
+    context_tokens: int = 100_000
 
 
 class AgentOutcome(BaseModel):
@@ -88,9 +93,11 @@ def run_agent(
         if prompt + completion >= limits.max_tokens:
             return outcome("max_tokens")
         try:
-            reply = client.chat(messages, tools=TOOLS, deadline=deadline)
+            reply = _call(client, messages, limits.context_tokens, deadline)
         except ModelDeadline as exc:
             return outcome("max_seconds", str(exc))
+        except ModelContextOverflow as exc:
+            return outcome("context_overflow", str(exc))
         except CligymError as exc:
             if getattr(exc, "fatal", False):
                 raise  # the endpoint itself is gone (unreachable, key refused...): stop the run
@@ -116,13 +123,39 @@ def run_agent(
             messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
         if recorder is not None:
             recorder.agent(reply.content or "", tool_calls=calls, observations=observations,
-                           prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens)
+                           prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens,
+                           reasoning_content=reply.reasoning, metrics_extra=_flags(reply))
         if finished:
             return outcome("finished")
-        if not reply.tool_calls:
-            messages.append({"role": "user", "content": NUDGE})
+        if not reply.tool_calls or reply.cut_off:
+            note = CUT_OFF if reply.cut_off else NUDGE
+            messages.append({"role": "user", "content": note})
             if recorder is not None:
-                recorder.user(NUDGE)
+                recorder.user(note)
+
+
+def _call(client, messages: list[dict[str, Any]], budget: int, deadline: float):
+    """One model call on a conversation kept within ``budget`` (estimated tokens); when the
+    server still finds it too long, older outputs are condensed to half and it is asked
+    again once. ``ModelContextOverflow`` when even that does not fit."""
+    if not condense(messages, budget):
+        raise ModelContextOverflow(f"the conversation does not fit {budget} tokens even with older outputs "
+                                   "shortened")
+    try:
+        return client.chat(messages, tools=TOOLS, deadline=deadline)
+    except ModelContextOverflow:
+        half = budget // 2
+        if not condense(messages, half):
+            raise
+        return client.chat(messages, tools=TOOLS, deadline=deadline)
+
+
+def _flags(reply) -> dict[str, Any] | None:
+    """What the step's metrics should say about the reply beyond its counts."""
+    flags = {"usage_estimated": True} if reply.usage_estimated else {}
+    if reply.finish_reason == "length":
+        flags["finish_reason"] = "length"
+    return flags or None
 
 
 def describe_call(name: str, arguments: dict[str, Any]) -> str:

@@ -76,6 +76,7 @@ class TrajectoryRecorder:
         completion_tokens: int | None = None,
         *,
         reasoning_content: str | None = None,
+        metrics_extra: dict[str, Any] | None = None,
     ) -> Step:
         """One model turn: its text, the tool calls it made and what each call returned.
 
@@ -96,12 +97,13 @@ class TrajectoryRecorder:
             results.append(ObservationResult(source_call_id=None if call_id is None else str(call_id),
                                              content="" if text is None else str(text)))
         metrics = None
-        if prompt_tokens is not None or completion_tokens is not None:
-            metrics = Metrics(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        if prompt_tokens is not None or completion_tokens is not None or metrics_extra:
+            metrics = Metrics(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                              extra=dict(metrics_extra) if metrics_extra else None)
         return self._add(
             source="agent",
             message=str(message or ""),
-            reasoning_content=reasoning_content,
+            reasoning_content=reasoning_content or None,
             tool_calls=calls or None,
             observation=Observation(results=results) if results else None,
             metrics=metrics,

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from cligym.agents.answers import split_reasoning
 from cligym.errors import CligymError
 from cligym.models.gold import GoldEnv
 from cligym.models.task import DegradationQuery
@@ -112,32 +113,36 @@ def query_prompt(gold: GoldEnv, directions: list[str], tests: list[str], memory:
     )
 
 
-def first_json_object(text: str) -> dict[str, Any]:
-    """The first JSON object in ``text`` that has a "title" (prose, reasoning or code fences
-    around it are skipped, braces in them too); else the first object at all."""
+def answer_json_object(text: str) -> dict[str, Any]:
+    """The answer's JSON object: the last complete one in ``text`` that has a "title" (a
+    model may draft one and then correct it; prose, code fences and ``<think>`` reasoning
+    around it are skipped, braces in them too); else the last object at all."""
+    text = split_reasoning(text)[0]
     decoder = json.JSONDecoder()
     found: list[dict[str, Any]] = []
     error = "the answer holds no JSON object"
+    position = 0
     for match in re.finditer(r"\{", text):
+        if match.start() < position:
+            continue  # inside an object already read
         try:
-            value, _ = decoder.raw_decode(text, match.start())
+            value, position = decoder.raw_decode(text, match.start())
         except json.JSONDecodeError as exc:
             if not found and exc.pos > match.start() + 1:
                 error = f"the JSON object does not parse ({exc.msg} at position {exc.pos})"
             continue
         if isinstance(value, dict):
-            if "title" in value:
-                return value
             found.append(value)
-    if found:
-        return found[0]
+    titled = [value for value in found if "title" in value]
+    if titled or found:
+        return (titled or found)[-1]
     raise QueryError(error)
 
 
 def parse_query(text: str, sample: list[str]) -> DegradationQuery:
     """The JSON object in ``text`` as a query whose tests are ids of ``sample`` (≤ 50, in
     suite order). A file path among the tests stands for the sample's tests in that file."""
-    data = first_json_object(text or "")
+    data = answer_json_object(text or "")
     wanted = data.get("selected_tests")
     if isinstance(wanted, str):
         wanted = [wanted]

@@ -1,0 +1,39 @@
+"""Keeping a conversation within the model's context: older tool observations are
+condensed (the system prompt, the task and the recent turns stay whole), with a note to
+the model saying so. Sizes are estimated from the text (no tokenizer)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cligym.agents.answers import CHARS_PER_TOKEN
+
+#: Messages at the end that are never condensed (the last few turns and their results).
+KEEP_RECENT = 6
+#: How much of a condensed observation stays (its head: commands print what matters first).
+KEPT_CHARS = 200
+#: What replaces the rest of a condensed observation: the model learns what happened.
+NOTE = ("[cligym: {n} more characters of this output were left out to fit the model's context; "
+        "run the command again if you need them]")
+
+
+def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    return len(json.dumps(messages, ensure_ascii=False)) // CHARS_PER_TOKEN + 1
+
+
+def condense(messages: list[dict[str, Any]], budget: int) -> bool:
+    """Shorten the oldest tool observations (in place, oldest first) until the
+    conversation's estimate fits ``budget`` tokens; True when it fits. The first two
+    messages (system, task) and the last ``KEEP_RECENT`` stay whole. Messages are never
+    removed or inserted: a tool result must follow the call it answers."""
+    if estimate_tokens(messages) <= budget:
+        return True
+    for i in range(2, max(2, len(messages) - KEEP_RECENT)):
+        message = messages[i]
+        text = message.get("content")
+        if message.get("role") == "tool" and isinstance(text, str) and len(text) > KEPT_CHARS + len(NOTE):
+            message["content"] = text[:KEPT_CHARS] + "\n" + NOTE.format(n=len(text) - KEPT_CHARS)
+            if estimate_tokens(messages) <= budget:
+                return True
+    return estimate_tokens(messages) <= budget

@@ -21,6 +21,18 @@ per request:
 - a callable ``entry(messages) -> any entry above``: decides from the request's messages
   (e.g. reacts to tool observations). A plain str anywhere means ``reply(str)``.
 
+Quirks of real servers, set on the server (none consume a script entry): ``tool_parser=False``
+answers a request with tools as vLLM started without ``--enable-auto-tool-choice
+--tool-call-parser`` does (400 and its message); ``jinja=False`` as llama.cpp's server
+without ``--jinja`` (500); ``context_limit=N`` refuses a request whose messages exceed N
+tokens (estimated as 4 characters a token) with vLLM's 400; ``usage=False`` sends
+completions without ``usage``. Per reply: ``reasoning=`` adds ``reasoning_content`` (or the
+field ``reasoning_field`` names), as a server with a reasoning parser does.
+
+The client's preflight (one request whose only tool is ``ping``) is answered with a call of
+``ping`` after the quirks are applied, without consuming a script entry; it is counted in
+``.preflights``, not kept in ``.requests``.
+
 When the script is exhausted it answers ``"(script exhausted)"``. Every request body is kept
 in ``.requests`` (parsed JSON; headers in ``.headers``), requests without ``model`` and
 ``messages`` get a 400, and with ``api_key=`` set a request without ``Bearer <api_key>`` gets
@@ -63,6 +75,8 @@ class ScriptedReply:
     completion_tokens: int = 5
     finish_reason: str | None = None
     delay: float = 0.0
+    reasoning: str | None = None
+    reasoning_field: str = "reasoning_content"
 
 
 @dataclass
@@ -99,7 +113,8 @@ def tool_call(name: str, arguments: dict[str, Any] | str | None = None, id: str 
 
 def reply(content: str | None = None, tool_calls: Iterable[ToolCallSpec | tuple | dict] = (), *,
           prompt_tokens: int = 10, completion_tokens: int = 5, finish_reason: str | None = None,
-          delay: float = 0.0) -> ScriptedReply:
+          delay: float = 0.0, reasoning: str | None = None, reasoning_field: str = "reasoning_content",
+          ) -> ScriptedReply:
     """An assistant answer. ``tool_calls`` items: ``tool_call(...)``, ``(name, args)`` or
     ``{"name": ..., "arguments": ..., "id": ...}``."""
     calls = []
@@ -111,7 +126,8 @@ def reply(content: str | None = None, tool_calls: Iterable[ToolCallSpec | tuple 
         else:
             calls.append(tool_call(*item))
     return ScriptedReply(content=content, tool_calls=calls, prompt_tokens=prompt_tokens,
-                         completion_tokens=completion_tokens, finish_reason=finish_reason, delay=delay)
+                         completion_tokens=completion_tokens, finish_reason=finish_reason, delay=delay,
+                         reasoning=reasoning, reasoning_field=reasoning_field)
 
 
 def error(status: int, message: str | None = None, *, retry_after: str | float | None = None,
@@ -165,8 +181,10 @@ class ScriptedServer:
     """A background OpenAI-compatible server replaying ``script``; see the module docstring."""
 
     def __init__(self, script: Iterable[Entry] = (), api_key: str | None = None, *,
-                 models: Iterable[str] = ("test-model",)) -> None:
+                 models: Iterable[str] = ("test-model",), tool_parser: bool = True, jinja: bool = True,
+                 context_limit: int | None = None, usage: bool = True) -> None:
         self.script: list[Entry] = list(script)
+        self.tool_parser, self.jinja, self.context_limit, self.usage = tool_parser, jinja, context_limit, usage
         self.api_key = api_key
         self.models = list(models)
         #: bodies of every request received (parsed JSON, or the raw text when not JSON)
@@ -175,6 +193,8 @@ class ScriptedServer:
         self.headers: list[dict[str, str]] = []
         #: (path, status) of every answer, in order (recorded as the answer starts)
         self.answers: list[tuple[str, int]] = []
+        #: the client's preflight requests answered (see ``is_preflight``)
+        self.preflights = 0
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._served = 0
@@ -236,8 +256,37 @@ class ScriptedServer:
             self._closing.wait(seconds)
 
 
-def _completion(model: str, entry: ScriptedReply, number: int) -> dict[str, Any]:
+#: What vLLM and llama.cpp's server answer to a request with tools when they were started
+#: without tool-call support.
+VLLM_NO_TOOL_PARSER = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+LLAMACPP_NO_JINJA = "tools param requires --jinja flag"
+
+
+def refusal(server: ScriptedServer, body: dict[str, Any]) -> tuple[int, str] | None:
+    """The status and message a server with ``server``'s quirks answers ``body`` with, if any."""
+    if body.get("tools") and not server.tool_parser:
+        return 400, VLLM_NO_TOOL_PARSER
+    if body.get("tools") and not server.jinja:
+        return 500, LLAMACPP_NO_JINJA
+    if server.context_limit is not None:
+        tokens = len(json.dumps(body["messages"], ensure_ascii=False)) // 4
+        if tokens > server.context_limit:
+            return 400, (f"This model's maximum context length is {server.context_limit} tokens. However, you "
+                         f"requested {tokens} tokens in the messages, Please reduce the length of the messages.")
+    return None
+
+
+def is_preflight(body: dict[str, Any]) -> bool:
+    """The model client's first request of a run: one message and the one tool ``ping``."""
+    tools = body.get("tools") or []
+    return (len(body.get("messages") or []) == 1 and len(tools) == 1
+            and (tools[0].get("function") or {}).get("name") == "ping")
+
+
+def _completion(model: str, entry: ScriptedReply, number: int, usage: bool = True) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": entry.content}
+    if entry.reasoning is not None:
+        message[entry.reasoning_field] = entry.reasoning
     if entry.tool_calls:
         message["tool_calls"] = [
             {"id": call.id or f"call_{number}_{i}", "type": "function",
@@ -245,7 +294,7 @@ def _completion(model: str, entry: ScriptedReply, number: int) -> dict[str, Any]
             for i, call in enumerate(entry.tool_calls)
         ]
     finish = entry.finish_reason or ("tool_calls" if entry.tool_calls else "stop")
-    return {
+    body = {
         "id": f"chatcmpl-scripted-{number}",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -254,6 +303,9 @@ def _completion(model: str, entry: ScriptedReply, number: int) -> dict[str, Any]
         "usage": {"prompt_tokens": entry.prompt_tokens, "completion_tokens": entry.completion_tokens,
                   "total_tokens": entry.prompt_tokens + entry.completion_tokens},
     }
+    if not usage:
+        del body["usage"]
+    return body
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
@@ -336,13 +388,24 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 body: Any = json.loads(raw or b"null")
             except (json.JSONDecodeError, UnicodeDecodeError):
                 body = raw.decode(errors="replace")
-            server._record(body, {k.lower(): v for k, v in self.headers.items()})
+            preflight = isinstance(body, dict) and is_preflight(body)
+            if not preflight:
+                server._record(body, {k.lower(): v for k, v in self.headers.items()})
             if server.api_key is not None and self.headers.get("Authorization") != f"Bearer {server.api_key}":
                 self._send(401, _error_body(401, "Incorrect API key provided."))
                 return
             if not isinstance(body, dict) or not isinstance(body.get("model"), str) or not body["model"] \
                     or not isinstance(body.get("messages"), list):
                 self._send(400, _error_body(400, "a chat completion request needs 'model' and 'messages'"))
+                return
+            refused = refusal(server, body)
+            if refused is not None:
+                self._send(refused[0], _error_body(*refused))
+                return
+            if preflight:
+                with server._lock:
+                    server.preflights += 1
+                self._send(200, _completion(body["model"], reply(tool_calls=[tool_call("ping")]), 0, server.usage))
                 return
             entry = server._next_entry()
             number = len(server.requests)
@@ -359,7 +422,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                            headers)
             elif isinstance(entry, ScriptedReply):
                 server._wait(entry.delay)
-                self._send(200, _completion(body["model"], entry, number))
+                self._send(200, _completion(body["model"], entry, number, server.usage))
             elif isinstance(entry, ScriptedRaw):
                 self._send_raw(entry)
             elif isinstance(entry, ScriptedHang):

@@ -224,7 +224,9 @@ class ModelClient:
         tool = {"type": "function", "function": {"name": "ping", "description": "Answer a ping.",
                                                  "parameters": {"type": "object", "properties": {}}}}
         messages = [{"role": "user", "content": "Call the ping tool once."}]
-        return self.chat(messages, tools=[tool], deadline=deadline)
+        reply = self.chat(messages, tools=[tool], deadline=deadline)
+        self.calls -= 1  # not one of the run's completions: a web page answering next still means no API
+        return reply
 
     def _complete(self, request: dict[str, Any], deadline: float | None) -> Reply:
         """Attempts until a completion, a final error, the last retry or the deadline."""

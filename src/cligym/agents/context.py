@@ -23,17 +23,18 @@ def estimate_tokens(messages: list[dict[str, Any]]) -> int:
 
 
 def condense(messages: list[dict[str, Any]], budget: int) -> bool:
-    """Shorten the oldest tool observations (in place, oldest first) until the
-    conversation's estimate fits ``budget`` tokens; True when it fits. The first two
-    messages (system, task) and the last ``KEEP_RECENT`` stay whole. Messages are never
-    removed or inserted: a tool result must follow the call it answers."""
+    """Shorten tool observations (in place) until the conversation's estimate fits
+    ``budget`` tokens; True when it fits. The oldest go first; the last ``KEEP_RECENT``
+    messages only when that is not enough. The system prompt and the task stay whole, and
+    messages are never removed or inserted: a tool result must follow the call it answers."""
     if estimate_tokens(messages) <= budget:
         return True
-    for i in range(2, max(2, len(messages) - KEEP_RECENT)):
+    recent = max(2, len(messages) - KEEP_RECENT)
+    for i in [*range(2, recent), *range(recent, len(messages))]:
         message = messages[i]
         text = message.get("content")
         if message.get("role") == "tool" and isinstance(text, str) and len(text) > KEPT_CHARS + len(NOTE):
             message["content"] = text[:KEPT_CHARS] + "\n" + NOTE.format(n=len(text) - KEPT_CHARS)
             if estimate_tokens(messages) <= budget:
                 return True
-    return estimate_tokens(messages) <= budget
+    return False

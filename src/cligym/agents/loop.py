@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from cligym.agents.client import ModelContextOverflow, ModelDeadline
-from cligym.agents.context import condense
+from cligym.agents.context import condense, estimate_tokens
 from cligym.agents.tools import TOOLS, ToolExecutor, parse_arguments
 from cligym.errors import CligymError
 
@@ -136,16 +136,15 @@ def run_agent(
 
 def _call(client, messages: list[dict[str, Any]], budget: int, deadline: float):
     """One model call on a conversation kept within ``budget`` (estimated tokens); when the
-    server still finds it too long, older outputs are condensed to half and it is asked
-    again once. ``ModelContextOverflow`` when even that does not fit."""
+    server still finds it too long, outputs are condensed to half the conversation's size
+    and it is asked again once. ``ModelContextOverflow`` when even that does not fit."""
     if not condense(messages, budget):
-        raise ModelContextOverflow(f"the conversation does not fit {budget} tokens even with older outputs "
+        raise ModelContextOverflow(f"the conversation does not fit {budget} tokens even with tool outputs "
                                    "shortened")
     try:
         return client.chat(messages, tools=TOOLS, deadline=deadline)
     except ModelContextOverflow:
-        half = budget // 2
-        if not condense(messages, half):
+        if not condense(messages, estimate_tokens(messages) // 2):
             raise
         return client.chat(messages, tools=TOOLS, deadline=deadline)
 

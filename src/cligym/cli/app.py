@@ -46,6 +46,10 @@ ModelConfigFile = Annotated[Optional[Path], typer.Option(help="TOML file with mo
 MaxSteps = Annotated[int, typer.Option(help="Agent step limit per attempt.")]
 MaxSeconds = Annotated[float, typer.Option(help="Agent wall-time limit per attempt.")]
 MaxTokens = Annotated[int, typer.Option(help="Agent token limit per attempt.")]
+Temperature = Annotated[Optional[float], typer.Option(help="Sampling temperature (default 0, as in the paper).")]
+MaxCompletionTokens = Annotated[Optional[int], typer.Option(help="Completion tokens per model reply (default: "
+                                                                 "the server's).")]
+ModelSeed = Annotated[Optional[int], typer.Option(help="Sampling seed sent with every model request.")]
 
 
 def reporter(quiet: bool):
@@ -55,15 +59,25 @@ def reporter(quiet: bool):
     return Reporter() if quiet else RichReporter(err)
 
 
-def model_client(model: str | None, base_url: str | None, config: Path | None, api_key_env: str | None):
-    """The model client the options describe (BadInput-like exit 2 when they describe none)."""
-    from cligym.agents.client import ModelClient, ModelConfig
+def model_client(model: str | None, base_url: str | None, config: Path | None, api_key_env: str | None, *,
+                 temperature: float | None = None, max_tokens: int | None = None, seed: int | None = None):
+    """The model client the options describe (exit 2 when they describe none), after one
+    request with a tool: a server that cannot do tool calls stops here, naming its flags."""
+    from cligym.agents.client import ModelClient, ModelConfig, ModelError
 
-    overrides = {k: v for k, v in {"model": model, "base_url": base_url, "api_key_env": api_key_env}.items() if v}
+    given = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "temperature": temperature,
+             "max_tokens": max_tokens, "seed": seed}
+    overrides = {k: v for k, v in given.items() if v is not None and v != ""}
     cfg = ModelConfig.load(config, **overrides) if config else ModelConfig(**overrides) if overrides else None
     if cfg is None or not cfg.model or not cfg.base_url:
         raise CligymError("an LLM agent needs --model and --base-url (or --model-config FILE)", exit_code=2)
-    return ModelClient(cfg)
+    client = ModelClient(cfg)
+    try:
+        client.preflight()
+    except ModelError as exc:
+        raise CligymError(f"the model endpoint failed its first request (one with a tool): {exc}",
+                          exit_code=exc.exit_code if exc.fatal else 2) from None
+    return client
 
 
 # -- printing ----------------------------------------------------------------------------

@@ -14,10 +14,13 @@ from cligym.cli.app import (
     BaseUrl,
     MaxSeconds,
     MaxSteps,
+    MaxCompletionTokens,
     MaxTokens,
     ModelConfigFile,
     ModelName,
+    ModelSeed,
     Quiet,
+    Temperature,
     counts,
     model_client,
     print_json,
@@ -38,11 +41,13 @@ def _with_operators(gold_dir: Path, output: Path, progress, *, attempts, seed, o
 
 
 def _with_llm(gold_dir: Path, output: Path, progress, *, attempts, seed, sample, model, base_url, api_key_env,
-              model_config, refine_rate, max_steps, max_seconds, max_tokens, **_):
+              model_config, refine_rate, max_steps, max_seconds, max_tokens, temperature, max_completion_tokens,
+              model_seed, **_):
     from cligym.agents.loop import AgentLimits
     from cligym.invert import invert_with_agent
 
-    client = model_client(model, base_url, model_config, api_key_env)
+    client = model_client(model, base_url, model_config, api_key_env, temperature=temperature,
+                          max_tokens=max_completion_tokens, seed=model_seed)
     limits = AgentLimits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)
     return invert_with_agent(gold_dir, output, client, attempts=attempts, seed=seed, sample_size=sample,
                              refine_rate=refine_rate, limits=limits, reporter=progress)
@@ -71,6 +76,9 @@ def invert(
     max_steps: MaxSteps = 40,
     max_seconds: MaxSeconds = 900,
     max_tokens: MaxTokens = 2_000_000,
+    temperature: Temperature = None,
+    max_completion_tokens: MaxCompletionTokens = None,
+    model_seed: ModelSeed = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Quiet = False,
 ) -> None:

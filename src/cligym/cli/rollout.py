@@ -13,10 +13,13 @@ from cligym.cli.app import (
     JsonSummary,
     MaxSeconds,
     MaxSteps,
+    MaxCompletionTokens,
     MaxTokens,
     ModelConfigFile,
     ModelName,
+    ModelSeed,
     Quiet,
+    Temperature,
     model_client,
     print_json,
     print_table,
@@ -39,6 +42,9 @@ def rollout(
     max_steps: MaxSteps = 50,
     max_seconds: MaxSeconds = 1800,
     max_tokens: MaxTokens = 2_000_000,
+    temperature: Temperature = None,
+    max_completion_tokens: MaxCompletionTokens = None,
+    model_seed: ModelSeed = None,
     as_json: JsonSummary = False,
     quiet: Quiet = False,
 ) -> None:
@@ -51,7 +57,8 @@ def rollout(
     from cligym.rollout.stage import rollout as run_rollout
 
     needs_model = get_agent(agent).needs_model
-    client = model_client(model, base_url, model_config, api_key_env) if needs_model else None
+    client = model_client(model, base_url, model_config, api_key_env, temperature=temperature,
+                          max_tokens=max_completion_tokens, seed=model_seed) if needs_model else None
     writable_output(output, what="rollout directory")
     reap_dead_runs(quiet)
     limits = AgentLimits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)

@@ -1,6 +1,7 @@
 """The LLM path end to end with scripted models (prints numbers; asserts nothing).
 
-    .venv/bin/python benchmarks/bench_agent_pipeline.py [-n 12] [-k 2] [--json] [--keep DIR]
+    .venv/bin/python benchmarks/bench_agent_pipeline.py [-n 12] [-k 2] [--workers N] [--latency S]
+        [--json] [--keep DIR]
 
 No model API is reachable here, so both models are scripted policies behind the test
 suite's OpenAI-compatible server on 127.0.0.1; everything else is real: the gold image of
@@ -14,7 +15,12 @@ each request (prompt) and answer (completion), the usual rough size of a token.
   a change recorded without its key step, a change that leaves a copy of the original).
 - The repair policies per attempt: a thorough solver (looks around for 20+ steps, then
   repairs), a quick solver (3 steps), a cheater (as thorough, but reads the shell history
-  before repairing) and a looper (repeats one command, never repairs).
+  before repairing) and a looper (repeats one command, never repairs); which one a task's
+  attempt gets depends on the task and the attempt only, so any ``--workers`` gives the
+  same rollouts.
+- ``--latency S``: every model reply takes S seconds, as a real server's does;
+  ``--workers N`` rolls out N tasks at once (the rollout's wall time is the number to
+  compare; with ``--keep`` a second call reuses the gold, run and export).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import argparse
 import json
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -70,9 +77,13 @@ def _size(value) -> int:
     return max(1, len(value if isinstance(value, str) else json.dumps(value)) // 4)
 
 
+LATENCY = [0.0]  # seconds every scripted reply takes (--latency)
+
+
 def _answer(messages, content=None, calls=()):
     text = (content or "") + json.dumps([[c.name, c.arguments] for c in calls])
-    return reply(content, tool_calls=calls, prompt_tokens=_size(messages), completion_tokens=_size(text))
+    return reply(content, tool_calls=calls, prompt_tokens=_size(messages), completion_tokens=_size(text),
+                 delay=LATENCY[0])
 
 
 class DegradingPolicy:
@@ -115,24 +126,34 @@ class RepairPolicy:
             "ls -la /opt/venv/bin", "python3 -c 'import markupsafe; print(markupsafe.__file__)'",
             "ls /opt/venv/lib/python3.11/site-packages | head -40", "df -h / | tail -1", "id", "uname -r"]
 
+    KINDS = ("thorough", "quick", "cheater", "looper")
+
     def __init__(self, fixes: dict[str, str]) -> None:
-        self.fixes, self.attempts, self.kind = fixes, 0, "thorough"
+        self.fixes = fixes
+        self.order = sorted(fixes)  # a task's place decides its first attempt's behaviour
+        self.started: dict[str, int] = {}  # task -> attempts begun (a task's attempts run one after another)
+        self.kind: dict[str, str] = {}
+        self.lock = threading.Lock()
 
     def __call__(self, messages):
         step = sum(1 for m in messages if m["role"] == "assistant")
-        if step == 0:
-            self.kind = ("thorough", "quick", "cheater", "looper")[self.attempts % 4]
-            self.attempts += 1
-        fix = self.fixes[messages[1]["content"]]
+        task = messages[1]["content"]
+        with self.lock:
+            if step == 0:
+                attempt = self.started.get(task, 0)
+                self.started[task] = attempt + 1
+                self.kind[task] = self.KINDS[(self.order.index(task) + attempt) % len(self.KINDS)]
+            kind = self.kind[task]
+        fix = self.fixes[task]
         plan = {
             "thorough": self.LOOK + [fix, "cd /testbed && python -m pytest -q 2>&1 | tail -1"],
             "quick": ["cd /testbed && python -m pytest -q -x 2>&1 | tail -3", fix],
             "cheater": self.LOOK + ["cat /root/.bash_history", fix],
             "looper": ["ls /testbed"] * 6,
-        }[self.kind]
+        }[kind]
         if step < len(plan):
             return _answer(messages, None, [tool_call("execute_bash", {"command": plan[step]})])
-        return _answer(messages, "Done.", [tool_call("finish", {"summary": self.kind})])
+        return _answer(messages, "Done.", [tool_call("finish", {"summary": kind})])
 
 
 def main() -> None:
@@ -140,9 +161,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=len(DEGRADATIONS), help="inversion attempts")
     parser.add_argument("-k", type=int, default=2, help="repair attempts per task")
+    parser.add_argument("--workers", type=int, default=1, help="tasks rolled out at once")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds each model reply takes")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", type=Path, help="keep the directories here")
     args = parser.parse_args()
+    LATENCY[0] = args.latency
 
     runtime = Runtime()
     with tempfile.TemporaryDirectory() as tmp:
@@ -162,18 +186,20 @@ def main() -> None:
                                    "tokens_per_attempt", "tokens_per_verified", "seconds_per_verified",
                                    "agent_stop_reasons")})
         tasks = root / "tasks"
-        export(root / "run", "harbor", tasks, runtime=runtime)
+        export(root / "run", "harbor", tasks, runtime=runtime, force=True)
         fixes = {(d / "instruction.md").read_text(): (d / "solution" / "solve.sh").read_text() for d in tasks.iterdir()}
         with ScriptedServer([RepairPolicy(fixes)] * 10_000) as server:
             client = ModelClient(ModelConfig(model="scripted-repairer", base_url=server.base_url))
             started = time.monotonic()
-            rolled = rollout(tasks, root / "rollouts", agent="llm", k=args.k, client=client,
+            rollouts = root / f"rollouts-w{args.workers}"
+            rolled = rollout(tasks, rollouts, agent="llm", k=args.k, client=client, workers=args.workers,
                              limits=AgentLimits(max_steps=30, max_seconds=300), runtime=runtime)
             numbers["rollout_wall_seconds"] = round(time.monotonic() - started, 1)
+            numbers.update(rollout_workers=args.workers, reply_latency=args.latency)
         numbers.update(rollout_tasks=rolled.tasks, rollout_attempts=rolled.attempts, rollout_successes=rolled.successes,
                        rollout_pass_at_1=rolled.pass_at_1, **{f"rollout_pass_at_{args.k}": rolled.pass_at_k},
                        rollout_tokens=rolled.prompt_tokens + rolled.completion_tokens)
-        curated = curate(root / "rollouts", root / "sft")
+        curated = curate(rollouts, root / f"sft-w{args.workers}")
         numbers.update({f"curate_{key}": value for key, value in curated.model_dump().items()
                         if key in ("trajectories", "successful", "failed", "kept", "dropped", "cheating_detected",
                                    "loops_failures", "loop_rate_failures", "loops_all")})

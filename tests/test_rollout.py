@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,19 @@ def test_oracle_and_nop_rollouts(harbor_tasks, runtime, tmp_path):
     assert nop.pass_at_1 == 0.0
     again = rollout(harbor_tasks, tmp_path / "oracle", agent="oracle", k=1, runtime=runtime)
     assert again.attempts == oracle.attempts  # finished attempts are not redone
+
+
+def test_concurrent_rollouts_give_the_same_results(harbor_tasks, runtime, tmp_path):
+    """Tasks rolled out three at once (oracle, k=2) give the per-task results of one at a
+    time, and leave no container of this process behind."""
+    some = tmp_path / "tasks"
+    for task in sorted(p for p in harbor_tasks.iterdir() if p.is_dir())[:3]:
+        shutil.copytree(task, some / task.name)
+    before = set(runtime.labelled_containers(mine=True))
+    one = rollout(some, tmp_path / "one", agent="oracle", k=2, runtime=runtime, workers=1)
+    three = rollout(some, tmp_path / "three", agent="oracle", k=2, runtime=runtime, workers=3)
+    assert three.per_task == one.per_task and three.attempts == one.attempts == 2 * one.tasks
+    assert set(runtime.labelled_containers(mine=True)) == before
 
 
 def test_llm_repair_rollout_reaches_reward_one(harbor_tasks, runtime, tmp_path, scripted_server):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -164,6 +165,7 @@ class ModelClient:
         #: calls in a row that ended without a completion (a completion resets it), and their errors
         self.failed_in_a_row = 0
         self.last_errors: list[str] = []
+        self._lock = threading.Lock()
         self._sleep = sleep
         self._openai = openai.OpenAI(
             api_key=config.api_key(),
@@ -225,7 +227,8 @@ class ModelClient:
                                                  "parameters": {"type": "object", "properties": {}}}}
         messages = [{"role": "user", "content": "Call the ping tool once."}]
         reply = self.chat(messages, tools=[tool], deadline=deadline)
-        self.calls -= 1  # not one of the run's completions: a web page answering next still means no API
+        with self._lock:
+            self.calls -= 1  # not one of the run's completions: a web page answering next still means no API
         return reply
 
     def _complete(self, request: dict[str, Any], deadline: float | None) -> Reply:
@@ -290,8 +293,9 @@ class ModelClient:
             raise _Failed(exc.what, exc.kind) from None
         if reply.usage_estimated:
             reply.usage = estimate_usage(request["messages"], reply)
-        self.calls += 1
-        self.usage = self.usage + reply.usage
+        with self._lock:  # several agents may share one client (concurrent rollouts)
+            self.calls += 1
+            self.usage = self.usage + reply.usage
         return reply
 
     # --- helpers

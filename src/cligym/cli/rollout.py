@@ -42,6 +42,7 @@ def rollout(
     max_steps: MaxSteps = 50,
     max_seconds: MaxSeconds = 1800,
     max_tokens: MaxTokens = 2_000_000,
+    workers: Annotated[int, typer.Option(help="Tasks rolled out at once (a model server takes many requests).")] = 1,
     temperature: Temperature = None,
     max_completion_tokens: MaxCompletionTokens = None,
     model_seed: ModelSeed = None,
@@ -63,7 +64,8 @@ def rollout(
     reap_dead_runs(quiet)
     limits = AgentLimits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)
     with reporter(quiet or as_json) as progress:
-        summary = run_rollout(tasks_dir, output, agent=agent, k=k, client=client, limits=limits, reporter=progress)
+        summary = run_rollout(tasks_dir, output, agent=agent, k=k, client=client, limits=limits, reporter=progress,
+                              workers=workers)
     if as_json:
         print_json(summary)
         return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 import uuid
 from math import comb
 from pathlib import Path
@@ -99,8 +100,11 @@ def rollout(
     limits: AgentLimits | None = None,
     runtime: Runtime | None = None,
     reporter: Reporter | None = None,
+    workers: int = 1,
 ) -> RolloutSummary:
-    """``k`` attempts of ``agent`` on every Harbor task in ``tasks``; the summary is saved."""
+    """``k`` attempts of ``agent`` on every Harbor task in ``tasks``; the summary is saved.
+    ``workers`` tasks run at once (each in its own containers; a task's attempts one after
+    another), which is what a model server serving many requests at once is for."""
     agent_class = get_agent(agent)
     if k < 1:
         raise BadInput("-k must be at least 1")
@@ -110,13 +114,32 @@ def rollout(
     reporter = reporter or Reporter()
     target = RolloutDir(Path(out))
     results: dict[str, list[RolloutResult]] = {}
-    with reporter.task(f"rollouts ({agent}, k={k})", total=len(dirs) * k):
-        for task in dirs:
-            results[task.name] = _roll_task(runtime, task, runner, k, target, reporter)
+    if workers < 1:
+        raise BadInput("--workers must be at least 1")
+    with reporter.task(f"rollouts ({agent}, k={k}, {workers} at once)", total=len(dirs) * k):
+        if workers == 1:
+            for task in dirs:
+                results[task.name] = _roll_task(runtime, task, runner, k, target, reporter)
+        else:
+            results = _roll_concurrently(runtime, dirs, runner, k, target, reporter, workers)
     summary = summarize(agent, k, results)
     summary.tasks_dir = os.path.abspath(tasks)
     save(summary, target.summary)
     return summary
+
+
+def _roll_concurrently(runtime: Runtime, dirs: list[TaskDir], runner: RolloutAgent, k: int, out: RolloutDir,
+                       reporter: Reporter, workers: int) -> dict[str, list[RolloutResult]]:
+    """``_roll_task`` for ``workers`` tasks at a time. On an error or a signal the tasks not
+    started are dropped and the running ones end (their containers are removed as they do);
+    finished attempts are saved, so the same command resumes."""
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rollout") as pool:
+        futures = {task.name: pool.submit(_roll_task, runtime, task, runner, k, out, reporter) for task in dirs}
+        try:
+            return {name: future.result() for name, future in futures.items()}
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
 
 
 def summarize(agent: str, k: int, results: dict[str, list[RolloutResult]]) -> RolloutSummary:

@@ -9,7 +9,7 @@ import pytest
 from cligym.agents.client import ModelClient, ModelConfig, ModelToolsUnsupported
 from cligym.agents.loop import CUT_OFF, AgentLimits, run_agent
 from cligym.agents.tools import ToolExecutor
-from cligym.agents.trajectory import TrajectoryRecorder
+from cligym.agents.trajectory import TrajectoryRecorder, to_chat_messages
 from cligym.invert.query import parse_query
 from tests.llm_server import LLAMACPP_NO_JINJA, VLLM_NO_TOOL_PARSER, reply, tool_call
 
@@ -97,8 +97,11 @@ def test_duplicate_tool_call_ids_and_reasoning_reach_the_trajectory(runtime, bas
         outcome = run_agent(_client(server), ToolExecutor(session), system="s", task="t", limits=AgentLimits(),
                             recorder=recorder)
     assert outcome.finished
-    step = [s for s in recorder.finish().steps if s.source == "agent"][0]
+    trajectory = recorder.finish()
+    step = [s for s in trajectory.steps if s.source == "agent"][0]
     assert len({c.tool_call_id for c in step.tool_calls}) == 2 and step.reasoning_content == "both now"
+    sft = [m for m in to_chat_messages(trajectory) if m["role"] == "assistant"][0]  # what curate writes
+    assert sft["reasoning_content"] == "both now" and sft["content"] == "two at once"
     sent = [m["tool_call_id"] for m in server.requests[1]["messages"] if m["role"] == "tool"]
     assert len(set(sent)) == 2
 

@@ -166,7 +166,8 @@ def test_sft_jsonl_loads_with_datasets(rollout_dir, tmp_path, monkeypatch):
 
     ds = datasets.load_dataset("json", data_files=str(out / "sft.jsonl"), split="train", cache_dir=str(tmp_path / "hf"))
     assert ds.num_rows == 2
-    assert {"messages", "task_id", "attempt", "reward"} <= set(ds.column_names)
+    assert {"messages", "tools", "task_id", "attempt", "reward"} <= set(ds.column_names)
+    assert {t["function"]["name"] for t in ds[0]["tools"]} >= {"execute_bash", "finish"}  # the schema trained on
     assert sorted(ds["task_id"]) == ["markupsafe-env-001", "markupsafe-env-002"]
     for row in ds:
         roles = [m["role"] for m in row["messages"]]

@@ -156,7 +156,8 @@ def _arguments_json(arguments: dict[str, Any]) -> str:
 
 def to_chat_messages(trajectory: Trajectory) -> list[dict[str, Any]]:
     """The trajectory as OpenAI chat messages: system / user / assistant (with ``tool_calls``
-    in OpenAI's format, arguments as a JSON string) and one ``tool`` message per tool call.
+    in OpenAI's format, arguments as a JSON string, and the model's ``reasoning_content``
+    when it had any) and one ``tool`` message per tool call.
 
     Every tool call gets a tool message (empty if no result was recorded), in call order, as
     chat templates expect. Results that name no tool call become user messages (results
@@ -174,6 +175,8 @@ def to_chat_messages(trajectory: Trajectory) -> list[dict[str, Any]]:
                     messages.append({"role": "user", "content": _text(result.content)})
             continue
         message: dict[str, Any] = {"role": "assistant", "content": _text(step.message)}
+        if step.reasoning_content:
+            message["reasoning_content"] = step.reasoning_content  # as reasoning models' chat templates take it
         calls = step.tool_calls or []
         if calls:
             message["tool_calls"] = [

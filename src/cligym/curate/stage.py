@@ -24,6 +24,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from cligym.agents.tools import TOOLS
 from cligym.agents.trajectory import to_chat_messages
 from cligym.curate.filters import (
     CHEAT_RULES,
@@ -95,8 +96,9 @@ def curate(rollout_dir: Path, out_dir: Path, min_steps: int = 20, loop_repeat: i
                         min_steps=min_steps, loop_repeat=loop_repeat)
         verdicts.append(verdict)
         if verdict.decision == "kept":
-            rows.append(json.dumps({"messages": to_chat_messages(trajectory), "task_id": result.task_id,
-                                    "attempt": result.attempt, "reward": result.reward}, ensure_ascii=False))
+            rows.append(json.dumps({"messages": to_chat_messages(trajectory), "tools": TOOLS,
+                                    "task_id": result.task_id, "attempt": result.attempt, "reward": result.reward},
+                                   ensure_ascii=False))
 
     decisions = Counter(v.decision for v in verdicts)
     failed = [v for v in verdicts if v.reward != 1]

@@ -144,6 +144,27 @@ def read_completion(body: bytes, content_type: str = "", *, call_number: int = 0
                  usage_estimated=not isinstance(data.get("usage"), dict))
 
 
+def last_json_object(text: str, key: str | None = None) -> dict[str, Any] | None:
+    """The last complete JSON object in ``text`` outside ``<think>`` reasoning (with ``key``:
+    the last one holding it, else the last at all); None when there is none. A model may
+    draft an answer and then correct it: the later object is the answer."""
+    text = split_reasoning(text)[0]
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    position = 0
+    for match in re.finditer(r"\{", text):
+        if match.start() < position:
+            continue  # inside an object already read
+        try:
+            value, position = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    keyed = [value for value in found if key is not None and key in value]
+    return (keyed or found or [None])[-1]
+
+
 #: Where servers put a reasoning model's thoughts: vLLM/SGLang/DeepSeek, and others.
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 _THINK = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)

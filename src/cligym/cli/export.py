@@ -6,11 +6,12 @@ Before exporting, the issue stage writes the issue texts of tasks that have none
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
-from cligym.cli.app import out, print_json
+from cligym.cli.app import ApiKeyEnv, BaseUrl, ModelConfigFile, ModelName, model_client, out, print_json
+from cligym.errors import BadInput
 from cligym.export.registry import formats_help, get_exporter
 from cligym.layout import ExportDir
 
@@ -20,7 +21,16 @@ def export(
     fmt: Annotated[str, typer.Option("--format", "-f", help=formats_help())] = "harbor",
     output: Annotated[Path, typer.Option("-o", "--output", help="Where the tasks go (must be empty unless --force).")] = ExportDir.DEFAULT,
     hint: Annotated[bool, typer.Option("--hint/--no-hint", help="Put the hint paragraph in the instruction.")] = False,
-    style: Annotated[str, typer.Option(help="Issue text guidance: strong, balanced or weak.")] = "strong",
+    style: Annotated[Optional[str], typer.Option(
+        help="Issue text guidance: strong, balanced, weak, or seeded (each task's own, chosen by --seed; the "
+             "default with --issue-writer llm, else strong).")] = None,
+    issue_writer: Annotated[str, typer.Option(help="Who writes issue texts: template (offline) or llm (one "
+                                                   "style per task, checked like a template's).")] = "template",
+    seed: Annotated[int, typer.Option(help="--issue-writer llm: the seed that picks each task's style.")] = 0,
+    model: ModelName = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    model_config: ModelConfigFile = None,
     force: Annotated[bool, typer.Option(help="Replace a non-empty output directory.")] = False,
     offline_only: Annotated[bool, typer.Option(
         "--offline-only/--with-network",
@@ -34,7 +44,16 @@ def export(
     from cligym.runtime import Runtime
 
     exporter = get_exporter(fmt)
+    if issue_writer not in ("template", "llm"):
+        raise BadInput(f"unknown issue writer {issue_writer!r}; choose template or llm")
+    if issue_writer == "llm":
+        from cligym.issue.llm import write_llm_issues
+
+        written, refused = write_llm_issues(run_dir, model_client(model, base_url, model_config, api_key_env),
+                                            seed)
+        out.print(f"issue texts: {written} written by the model, {refused} refused twice (template kept)")
     write_missing_issues(run_dir)
+    style = style or ("seeded" if issue_writer == "llm" else "strong")
     runtime = Runtime() if exporter.builds_from_gold else None
     report = run_export(run_dir, fmt, output, hint=hint, style=style, force=force, offline_only=offline_only,
                         runtime=runtime)

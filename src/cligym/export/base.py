@@ -18,7 +18,7 @@ Item = tuple[TaskInstance, TaskIssues]
 
 
 def problem_statement(issues: TaskIssues, style: str, hint: bool) -> str:
-    text = issues.texts[style]
+    text = issues.text(style)
     return text.with_hint if hint else text.without_hint
 
 

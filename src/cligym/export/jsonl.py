@@ -12,7 +12,7 @@ from cligym.models.task import TaskInstance
 
 
 def row(task: TaskInstance, issues: TaskIssues, style: str) -> dict:
-    text = issues.texts[style]
+    text = issues.text(style)
     return {
         "instance_id": task.instance_id,
         "repo": task.repo,

@@ -128,8 +128,8 @@ def export(
     With a runtime, the gold images the tasks build FROM must be in the engine (formats
     that build only)."""
     exporter = get_exporter(fmt)
-    if style not in STYLES:
-        raise BadInput(f"unknown style {style!r}; choose strong, balanced or weak")
+    if style not in (*STYLES, "seeded"):
+        raise BadInput(f"unknown style {style!r}; choose strong, balanced, weak or seeded")
     refuse_records(Path(out), Path(run_dir))
     tasks = load_tasks(run_dir)
     for task in tasks:  # every record's id is checked, also of tasks left out below

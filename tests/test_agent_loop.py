@@ -143,3 +143,29 @@ def test_an_engine_refusal_is_an_error_observation(runtime, base_image):
         text = ToolExecutor(session).run("str_replace_editor", {"command": "create", "path": "/etc/passwd/x",
                                                                  "file_text": "x"})
     assert text.startswith("error: str_replace_editor failed") and "not a directory" in text
+
+
+def test_editor_create_refuses_existing_files_and_undo_edit_goes_back(runtime, base_image):
+    with runtime.session(base_image) as session:
+        tools = ToolExecutor(session)
+
+        def edit(**args):
+            return tools.run("str_replace_editor", args)
+
+        assert edit(command="create", path="/tmp/e/a.txt", file_text="one\n") == "created /tmp/e/a.txt"
+        assert "already exists" in edit(command="create", path="/tmp/e/a.txt", file_text="lost\n")
+        assert "already exists" in edit(command="create", path="/etc/hostname", file_text="x")
+        edit(command="str_replace", path="/tmp/e/a.txt", old_str="one", new_str="two")
+        edit(command="insert", path="/tmp/e/a.txt", insert_line=0, new_str="zero")
+        assert session.get_file("/tmp/e/a.txt") == b"zero\ntwo\n"
+        assert edit(command="undo_edit", path="/tmp/e/a.txt").startswith("undid")
+        assert session.get_file("/tmp/e/a.txt") == b"two\n"
+        edit(command="undo_edit", path="/tmp/e/a.txt")
+        assert session.get_file("/tmp/e/a.txt") == b"one\n"
+        assert "removed" in edit(command="undo_edit", path="/tmp/e/a.txt")
+        assert session.get_file("/tmp/e/a.txt") is None
+        assert edit(command="undo_edit", path="/tmp/e/a.txt").startswith("error: no edit")
+        session.exec(["sh", "-c", "mkdir -p /tmp/d/sub/deeper /tmp/d/.hidden && touch /tmp/d/f /tmp/d/.dot "
+                                  "/tmp/d/sub/g /tmp/d/sub/deeper/h"])
+        listed = edit(command="view", path="/tmp/d").split()
+        assert listed == ["/tmp/d", "/tmp/d/f", "/tmp/d/sub", "/tmp/d/sub/deeper", "/tmp/d/sub/g"]

@@ -3,7 +3,9 @@
 - ``execute_bash``: a shell whose working directory and exported environment variables
   persist between calls (kept in a small state directory in the container), with a
   per-command timeout and output cut to a limit with a note.
-- ``str_replace_editor``: view, create, str_replace and insert on files in the container.
+- ``str_replace_editor``: view (a file's numbered lines, or a directory two levels deep
+  without hidden entries), create (a new file only), str_replace, insert and undo_edit (the
+  last edit of a file, by this executor) in the container.
 - ``think``: a note to self; changes nothing.
 - ``finish``: the agent says it is done.
 
@@ -46,13 +48,15 @@ TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "str_replace_editor",
-            "description": "View, create or edit a file: command is view, create, str_replace or insert.",
+            "description": "View a file or a directory (two levels, hidden entries left out), create a new file, "
+            "edit one (str_replace, insert) or undo the last edit of a file (undo_edit).",
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert"]},
+                    "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert", "undo_edit"]},
                     "path": {"type": "string", "description": "Absolute path in the container."},
-                    "file_text": {"type": "string", "description": "create: the whole content."},
+                    "file_text": {"type": "string", "description": "create: the whole content (the file must "
+                                                                   "not exist yet)."},
                     "old_str": {"type": "string", "description": "str_replace: text that occurs exactly once."},
                     "new_str": {"type": "string", "description": "str_replace / insert: the new text."},
                     "insert_line": {"type": "integer", "description": "insert: after this line (0 = top)."},
@@ -96,6 +100,8 @@ class ToolExecutor:
         self.workdir = workdir
         self.command_timeout = command_timeout
         self.max_output = max_output
+        #: per path, what each editor write replaced (content, mode; None: no file), for undo_edit
+        self.history: dict[str, list[tuple[bytes | None, int]]] = {}
 
     def run(self, name: str, arguments: dict[str, Any]) -> str:
         """The observation for one call; every problem becomes an error text, never a raise,
@@ -145,44 +151,70 @@ class ToolExecutor:
         command, path = args["command"], str(args["path"])
         if not path.startswith("/"):
             return "error: path must be absolute"
+        if command == "view":
+            return self._view(path, args.get("view_range"))
+        if command == "undo_edit":
+            return self._undo(path)
+        if command not in ("create", "str_replace", "insert"):
+            return f"error: unknown editor command {command!r}; use view, create, str_replace, insert or undo_edit"
+        data = self.session.get_file(path)
         if command == "create":
+            if data is not None or self.session.exec(["test", "-e", path], timeout=60).ok:
+                return f"error: {path} already exists; change it with str_replace or insert"
             parent = path.rsplit("/", 1)[0] or "/"
             self.session.exec(["mkdir", "-p", parent], timeout=60)
-            self.session.put_files({path: (str(args.get("file_text", "")), self._mode(path, 0o644))})
-            return f"created {path}"
-        if command == "view":
-            listing = self.session.exec(["sh", "-c", f"test -d {shlex.quote(path)} && ls -la {shlex.quote(path)}"])
-            if listing.ok:
-                return cut(listing.output, self.max_output)
-        data = self.session.get_file(path)
+            return self._write(path, str(args.get("file_text", "")), None, f"created {path}")
         if data is None:
             return f"error: {path} does not exist or is not a regular file"
         text = data.decode("utf-8", errors="replace")
-        if command == "view":
-            lines = text.splitlines()
-            first, last = 1, len(lines)
-            if isinstance(args.get("view_range"), list) and len(args["view_range"]) == 2:
-                first, last = int(args["view_range"][0]), int(args["view_range"][1])
-                last = len(lines) if last == -1 else last
-            numbered = "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(max(1, first), min(last, len(lines)) + 1))
-            return cut(numbered, self.max_output)
         if command == "str_replace":
             old, new = str(args["old_str"]), str(args.get("new_str", ""))
             count = text.count(old)
             if count != 1:
                 return f"error: old_str occurs {count} times in {path}; it must occur exactly once"
-            self.session.put_files({path: (text.replace(old, new), self._mode(path, 0o644))})
-            return f"edited {path}"
-        if command == "insert":
-            line = int(args["insert_line"])
-            lines = text.splitlines(keepends=True)
-            if not 0 <= line <= len(lines):
-                return f"error: insert_line must be between 0 and {len(lines)}"
-            new = str(args.get("new_str", ""))
-            lines.insert(line, new if new.endswith("\n") else new + "\n")
-            self.session.put_files({path: ("".join(lines), self._mode(path, 0o644))})
-            return f"inserted into {path} after line {line}"
-        return f"error: unknown editor command {command!r}"
+            return self._write(path, text.replace(old, new), data, f"edited {path}")
+        line = int(args["insert_line"])
+        lines = text.splitlines(keepends=True)
+        if not 0 <= line <= len(lines):
+            return f"error: insert_line must be between 0 and {len(lines)}"
+        new = str(args.get("new_str", ""))
+        lines.insert(line, new if new.endswith("\n") else new + "\n")
+        return self._write(path, "".join(lines), data, f"inserted into {path} after line {line}")
+
+    def _write(self, path: str, text: str, before: bytes | None, done: str) -> str:
+        """Write ``text`` to ``path``, remembering what was there (None: nothing) for undo_edit."""
+        mode = self._mode(path, 0o644)
+        self.session.put_files({path: (text, mode)})
+        self.history.setdefault(path, []).append((before, mode))
+        return done
+
+    def _undo(self, path: str) -> str:
+        if not self.history.get(path):
+            return f"error: no edit of {path} to undo"
+        before, mode = self.history[path].pop()
+        if before is None:
+            self.session.exec(["rm", "-f", path], timeout=60)
+            return f"undid the creation of {path} (removed it)"
+        self.session.put_files({path: (before, mode)})
+        return f"undid the last edit of {path}"
+
+    def _view(self, path: str, view_range: Any) -> str:
+        """A directory: its entries two levels deep, hidden ones left out; a file: numbered lines."""
+        quoted = shlex.quote(path)
+        listing = self.session.exec(["sh", "-c", f"test -d {quoted} && find {quoted} -maxdepth 2 -not -name '.*' "
+                                                 f"-not -path '*/.*' | sort"], timeout=60)
+        if listing.ok:
+            return cut(listing.output, self.max_output)
+        data = self.session.get_file(path)
+        if data is None:
+            return f"error: {path} does not exist or is not a regular file"
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        first, last = 1, len(lines)
+        if isinstance(view_range, list) and len(view_range) == 2:
+            first, last = int(view_range[0]), int(view_range[1])
+            last = len(lines) if last == -1 else last
+        numbered = "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(max(1, first), min(last, len(lines)) + 1))
+        return cut(numbered, self.max_output)
 
     def _mode(self, path: str, default: int) -> int:
         """The file's current permission bits (kept across edits), or ``default``."""

@@ -186,7 +186,7 @@ def main() -> None:
                                    "tokens_per_attempt", "tokens_per_verified", "seconds_per_verified",
                                    "agent_stop_reasons")})
         tasks = root / "tasks"
-        export(root / "run", "harbor", tasks, runtime=runtime, force=True)
+        export(root / "run", "harbor", tasks, runtime=runtime, force=True, offline_only=False)
         fixes = {(d / "instruction.md").read_text(): (d / "solution" / "solve.sh").read_text() for d in tasks.iterdir()}
         with ScriptedServer([RepairPolicy(fixes)] * 10_000) as server:
             client = ModelClient(ModelConfig(model="scripted-repairer", base_url=server.base_url))

@@ -144,13 +144,18 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
         # attempt 2: no usable query, even after the correction request -> bad_query
         reply("I would rather chat.", **Q),
         reply("Still no JSON.", **Q),
-        # attempt 3: the refinement is unusable (the draft is kept); the agent breaks things,
-        # writes no Dockerfile and never finishes: only talk until the step limit (5)
+        # attempt 3: the refinement is unusable (the draft is kept); the agent breaks things
+        # and only talks until the step limit (5), without its Dockerfile; the tests fail, so
+        # it gets a last turn, in which it writes the Dockerfile -> verified
         reply(_query(speed[:3], "Unfinished business"), **Q),
         reply("not json", **Q),
         reply("{broken", **Q),
         reply(tool_calls=[tool_call("execute_bash", {"command": CORRUPT})]),
         *[reply("Let me think about what else to do.") for _ in range(4)],
+        reply(tool_calls=[tool_call("execute_bash", {"command": "mkdir -p /cligym-out && echo \"RUN "
+                                                                + CORRUPT.replace("JUNK", "XXXX")
+                                                                + "\" > /cligym-out/Dockerfile"})]),
+        reply(tool_calls=[tool_call("finish", {"summary": "recorded late"})]),
         # attempt 4: the endpoint refuses one request (a request it cannot take): that agent
         # stops with model_error, nothing was broken, and the run goes on
         reply(_query(speed[:2], "Refused midway"), **Q),
@@ -165,9 +170,9 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     summary = json.loads(proc.stdout)
     assert server.remaining == 0  # the whole script was used, nothing more was asked
 
-    assert summary["attempts"] == 5 and summary["verified"] == 1
-    assert summary["discard_reasons"] == {"not_reproducible": 1, "bad_query": 1, "no_dockerfile": 1, "no_failure": 1}
-    assert summary["reproduction_checked"] == 2 and summary["reproduced"] == 1 and summary["reproduction_rate"] == 0.5
+    assert summary["attempts"] == 5 and summary["verified"] == 2
+    assert summary["discard_reasons"] == {"not_reproducible": 1, "bad_query": 1, "no_failure": 1}
+    assert summary["reproduction_checked"] == 3 and summary["reproduced"] == 2
     assert summary["agent_stop_reasons"] == {"finished": 2, "max_steps": 1, "model_error": 1}
     # tokens: every answer the server gave, counted once (the refused request gave none)
     queries = sum(1 for r in server.requests if r["messages"][0]["content"] == QUERY_SYSTEM)
@@ -175,7 +180,7 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     answered = len(server.requests) - queries - 1
     assert summary["prompt_tokens"] == 1000 * queries + 10 * answered
     assert summary["completion_tokens"] == 200 * queries + 5 * answered
-    assert summary["tokens_per_verified"] == summary["prompt_tokens"] + summary["completion_tokens"]
+    assert summary["tokens_per_verified"] == (summary["prompt_tokens"] + summary["completion_tokens"]) / 2
 
     candidates = [json.loads((run / "candidates" / f"{i:04d}.json").read_text()) for i in range(5)]
     first = candidates[0]
@@ -187,6 +192,8 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     assert candidates[1]["reproduced"] is False and "fewer" in candidates[1]["reason"]
     assert candidates[2]["discard_kind"] == "bad_query" and candidates[2]["agent"] is None
     assert candidates[3]["refined"] is False and candidates[3]["agent"]["stop_reason"] == "max_steps"
+    assert candidates[3]["agent"]["last_turn"] is True and candidates[3]["status"] == "verified"
+    assert candidates[0]["agent"]["last_turn"] is False
     assert candidates[3]["query"]["title"] == "Unfinished business"
     assert candidates[4]["agent"]["stop_reason"] == "model_error" and candidates[4]["agent"]["steps"] == 0
 
@@ -210,7 +217,7 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     assert _cli("export", str(run), "-o", str(tmp_path / "tasks"), "--with-network").returncode == 0
     validated = _cli("validate", str(tmp_path / "tasks"), "--json", "-q")
     results = json.loads(validated.stdout)
-    assert [(r["oracle"]["reward"], r["nop"]["reward"]) for r in results] == [(1.0, 0.0)]
+    assert [(r["oracle"]["reward"], r["nop"]["reward"]) for r in results] == [(1.0, 0.0)] * 2
 
     # a second call resumes: finished attempts are not redone; one whose record is missing is,
     # with the memory pool of the attempts before it, and a task an interrupted try of it left
@@ -231,7 +238,7 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     again = _cli("invert", str(path), "-o", str(run), "--agent", "llm", "--model", "scripted", "--base-url",
                  server.base_url, "-n", "5", "--refine-rate", "1", "--max-steps", "5", "--json")
     assert again.returncode == 0, again.stderr[-2000:]
-    assert json.loads(again.stdout)["verified"] == 1 and len(server.requests) == asked + 2
+    assert json.loads(again.stdout)["verified"] == 2 and len(server.requests) == asked + 2
     assert not orphan.exists() and (run / "tasks" / first["instance_id"]).is_dir()
 
 

@@ -63,8 +63,11 @@ def run_agent(
     task: str,
     limits: AgentLimits,
     recorder=None,
+    history: list[dict[str, Any]] | None = None,
 ) -> AgentOutcome:
-    """Drive ``client`` on ``task`` with the tools of ``executor``; record every step.
+    """Drive ``client`` on ``task`` with the tools of ``executor``; record every step. With
+    ``history`` (a list), the conversation is kept in it: an empty one is filled, a filled
+    one goes on with ``task`` as the next user message.
 
     Every model call gets the run's deadline (``limits.max_seconds`` from the start), so a
     hanging endpoint ends the run with stop reason ``max_seconds`` shortly after it, not
@@ -72,9 +75,12 @@ def run_agent(
     fatal one (the endpoint unreachable, the key refused, retries exhausted, garbage answers
     again and again) is raised, and so is EngineUnavailable from a tool call (the
     container's engine is gone)."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": task}]
+    messages = history if history is not None else []
+    opening = [] if messages else [{"role": "system", "content": system}]
+    messages += [*opening, {"role": "user", "content": task}]  # a given history goes on with ``task``
     if recorder is not None:
-        recorder.system(system)
+        if opening:
+            recorder.system(system)
         recorder.user(task)
     started = time.monotonic()
     deadline = started + limits.max_seconds
@@ -106,32 +112,40 @@ def run_agent(
         prompt += reply.usage.prompt_tokens
         completion += reply.usage.completion_tokens
         messages.append(_assistant_message(reply))
-        calls, observations, finished = [], [], False
-        for call in reply.tool_calls:
-            arguments, error = (call.arguments, call.error) if call.error is None else (None, call.error)
-            if arguments is None and error is None:
-                arguments, error = parse_arguments(call.raw_arguments)
-            if error is not None:
-                text = error if error.startswith("error:") else f"error: {error}"
-            else:
-                text = executor.run(call.name, arguments or {})
-                if call.name == "finish":
-                    finished = True
-                    summary = str((arguments or {}).get("summary", ""))
-            calls.append((call.id, call.name, arguments if arguments is not None else {"_raw": call.raw_arguments}))
-            observations.append((call.id, text))
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+        calls, observations, finished = _execute(reply, executor, messages)
+        if finished is not None:
+            summary = finished
         if recorder is not None:
             recorder.agent(reply.content or "", tool_calls=calls, observations=observations,
                            prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens,
                            reasoning_content=reply.reasoning, metrics_extra=_flags(reply))
-        if finished:
+        if finished is not None:
             return outcome("finished")
         if not reply.tool_calls or reply.cut_off:
             note = CUT_OFF if reply.cut_off else NUDGE
             messages.append({"role": "user", "content": note})
             if recorder is not None:
                 recorder.user(note)
+
+
+def _execute(reply, executor: ToolExecutor, messages: list[dict[str, Any]]):
+    """Run a reply's tool calls, appending each result to ``messages``: (the calls and the
+    observations to record, the finish summary or None when finish was not called)."""
+    calls, observations, finished = [], [], None
+    for call in reply.tool_calls:
+        arguments, error = (call.arguments, call.error) if call.error is None else (None, call.error)
+        if arguments is None and error is None:
+            arguments, error = parse_arguments(call.raw_arguments)
+        if error is not None:
+            text = error if error.startswith("error:") else f"error: {error}"
+        else:
+            text = executor.run(call.name, arguments or {})
+            if call.name == "finish":
+                finished = str((arguments or {}).get("summary", ""))
+        calls.append((call.id, call.name, arguments if arguments is not None else {"_raw": call.raw_arguments}))
+        observations.append((call.id, text))
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+    return calls, observations, finished
 
 
 def _call(client, messages: list[dict[str, Any]], budget: int, deadline: float):

@@ -56,6 +56,15 @@ disposable Linux container with no network; nothing in it matters outside this e
 Carry out the assignment you are given with the tools, check the result by running the
 tests, then record what you changed as Dockerfile lines and call finish."""
 
+#: The last turn of an agent a limit stopped before it recorded its changes, while the
+#: selected tests fail: its breakage may be good, and only the Dockerfile is missing.
+LAST_TURN = """\
+You have reached the limit of this exercise, and {failing} of the selected tests now fail.
+Do not change anything more. Write the Dockerfile lines (RUN instructions) that redo every
+change you made to {dockerfile} now, with one execute_bash call, then call finish."""
+#: What that last turn may use.
+LAST_TURN_LIMITS = {"max_steps": 3, "max_seconds": 120.0}
+
 TASK_TEMPLATE = """\
 Assignment: {title}
 
@@ -142,14 +151,16 @@ class AgentDegrader:
                 workdir=gold.workdir, test_command=gold.test_command,
                 tests="\n".join(f"- {t}" for t in query.selected_tests), dockerfile=DOCKERFILE_PATH,
             )
+            history: list = []
             outcome = run_agent(self.client, executor, system=INVERT_SYSTEM, task=task, limits=limits,
-                                recorder=recorder)
+                                recorder=recorder, history=history)
             tokens[0] += outcome.prompt_tokens
             tokens[1] += outcome.completion_tokens
+            last = self._last_turn(session, executor, recorder, history, query, outcome, tokens, gold)
             trajectory = ctx.run.trajectory(attempt)
             recorder.save(ctx.run.path / trajectory, {"stop_reason": outcome.stop_reason, "error": outcome.error})
             fields["agent"] = AgentRun(stop_reason=outcome.stop_reason, steps=outcome.steps, seconds=outcome.seconds,
-                                       summary=outcome.summary[:1000], trajectory=trajectory)
+                                       summary=outcome.summary[:1000], trajectory=trajectory, last_turn=last)
             seconds["agent"] = time.monotonic() - started
             written = session.get_file(DOCKERFILE_PATH)
             # what the harness put there is not part of the broken state
@@ -158,6 +169,24 @@ class AgentDegrader:
             first = run_tests_in_session(session, gold.workdir, gold.test_command, query.selected_tests)
             seconds["run"] = time.monotonic() - started
         return first, written
+
+    def _last_turn(self, session, executor, recorder, history: list, query: DegradationQuery, outcome,
+                   tokens: list[int], gold) -> bool:
+        """Ask an agent a limit stopped for its Dockerfile once more, when it wrote none and
+        the selected tests fail; True when it was asked."""
+        if outcome.stop_reason not in ("max_steps", "max_seconds", "max_tokens") or \
+                session.get_file(DOCKERFILE_PATH) is not None:
+            return False
+        check = run_tests_in_session(session, gold.workdir, gold.test_command, query.selected_tests)
+        failing = sum(1 for t in query.selected_tests if t in check.results and check.results[t].outcome != "passed")
+        if not failing:
+            return False
+        limits = self.limits.model_copy(update=LAST_TURN_LIMITS)
+        extra = run_agent(self.client, executor, system=INVERT_SYSTEM, recorder=recorder, history=history,
+                          task=LAST_TURN.format(failing=failing, dockerfile=DOCKERFILE_PATH), limits=limits)
+        tokens[0] += extra.prompt_tokens
+        tokens[1] += extra.completion_tokens
+        return True
 
     def _proposal(self, ctx: RunContext, query: DegradationQuery, first, written: bytes | None, fields: dict,
                   tokens: list[int]) -> Proposal:

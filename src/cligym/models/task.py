@@ -59,6 +59,8 @@ class AgentRun(BaseModel):
     seconds: float
     summary: str = ""
     trajectory: str = ""  # path of its ATIF file, relative to the run directory
+    #: a limit stopped it before it wrote its Dockerfile while the tests failed: it was asked once more
+    last_turn: bool = False
 
 
 class Candidate(BaseModel):

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from cligym.agents.answers import split_reasoning
+from cligym.agents.answers import last_json_object, split_reasoning
 from cligym.errors import CligymError
 from cligym.models.gold import GoldEnv
 from cligym.models.task import DegradationQuery
@@ -117,26 +117,17 @@ def answer_json_object(text: str) -> dict[str, Any]:
     """The answer's JSON object: the last complete one in ``text`` that has a "title" (a
     model may draft one and then correct it; prose, code fences and ``<think>`` reasoning
     around it are skipped, braces in them too); else the last object at all."""
-    text = split_reasoning(text)[0]
-    decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
-    error = "the answer holds no JSON object"
-    position = 0
-    for match in re.finditer(r"\{", text):
-        if match.start() < position:
-            continue  # inside an object already read
-        try:
-            value, position = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError as exc:
-            if not found and exc.pos > match.start() + 1:
-                error = f"the JSON object does not parse ({exc.msg} at position {exc.pos})"
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-    titled = [value for value in found if "title" in value]
-    if titled or found:
-        return (titled or found)[-1]
-    raise QueryError(error)
+    found = last_json_object(text, "title")
+    if found is not None:
+        return found
+    start = split_reasoning(text)[0].find("{")
+    if start < 0:
+        raise QueryError("the answer holds no JSON object")
+    try:
+        json.loads(split_reasoning(text)[0][start:])
+    except json.JSONDecodeError as exc:
+        raise QueryError(f"the JSON object does not parse ({exc.msg} at position {exc.pos + start})") from None
+    raise QueryError("the answer holds no JSON object")
 
 
 def parse_query(text: str, sample: list[str]) -> DegradationQuery:

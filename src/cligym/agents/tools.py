@@ -1,8 +1,8 @@
 """The tools an agent gets inside a task container, and their executor.
 
-- ``execute_bash``: a shell whose working directory and exported environment variables
-  persist between calls (kept in a small state directory in the container), with a
-  per-command timeout and output cut to a limit with a note.
+- ``execute_bash``: a persistent bash session (:mod:`cligym.agents.shell`: working
+  directory, variables, functions and background jobs persist between calls), with a
+  per-command timeout (Ctrl-C) and output cut to a limit with a note.
 - ``str_replace_editor``: view (a file's numbered lines, or a directory two levels deep
   without hidden entries), create (a new file only), str_replace, insert and undo_edit (the
   last edit of a file, by this executor) in the container.
@@ -20,20 +20,20 @@ import json
 import shlex
 from typing import Any
 
+from cligym.agents.shell import OneShotShell, ShellUnavailable, TmuxShell, cut
 from cligym.errors import CligymError, EngineUnavailable
 from cligym.runtime import Session
 
-STATE_DIR = "/tmp/.cligym-agent"
-#: Longer commands are copied into the container as a script instead of passed as argv.
-MAX_INLINE = 64 * 1024
 
 TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {
             "name": "execute_bash",
-            "description": "Run a bash command in the task container. The working directory and exported "
-            "environment variables persist between calls. Output is cut when it is long.",
+            "description": "Run a bash command in a persistent shell session in the task container: the "
+            "working directory, variables, functions and background jobs persist between calls. A command "
+            "past its timeout is interrupted with Ctrl-C. Long output is cut in the middle. Commands get no "
+            "input: do not start interactive programs.",
             "parameters": {
                 "type": "object",
                 "properties": {
@@ -85,13 +85,6 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
-def cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    head, tail = text[: limit // 2], text[-limit // 2 :]
-    return f"{head}\n[... output cut: {len(text) - limit} characters omitted ...]\n{tail}"
-
-
 class ToolExecutor:
     """Executes tool calls in one container session."""
 
@@ -100,6 +93,7 @@ class ToolExecutor:
         self.workdir = workdir
         self.command_timeout = command_timeout
         self.max_output = max_output
+        self.shell: TmuxShell | OneShotShell | None = None
         #: per path, what each editor write replaced (content, mode; None: no file), for undo_edit
         self.history: dict[str, list[tuple[bytes | None, int]]] = {}
 
@@ -129,23 +123,34 @@ class ToolExecutor:
         seconds = self.command_timeout
         if isinstance(timeout, (int, float)) and timeout > 0:
             seconds = min(int(timeout), 3600)
-        state = shlex.quote(STATE_DIR)
-        script = (
-            f"mkdir -p {state}; [ -f {state}/env ] && . {state}/env >/dev/null 2>&1; "
-            f"cd \"$(cat {state}/cwd 2>/dev/null || echo {shlex.quote(self.workdir)})\" 2>/dev/null; "
-            f"trap 'pwd > {state}/cwd; export -p > {state}/env' EXIT\n{command}\n"
-        )
-        if len(script.encode()) > MAX_INLINE:
-            # one argument may not exceed the kernel's limit (128 KiB): long commands go as a file
-            self.session.exec(["mkdir", "-p", STATE_DIR], timeout=60)
-            self.session.put_files({f"{STATE_DIR}/command.sh": (script, 0o600)})
-            result = self.session.exec(["bash", f"{STATE_DIR}/command.sh"], timeout=seconds)
-        else:
-            result = self.session.exec(["bash", "-c", script], timeout=seconds)
-        output = cut(result.output, self.max_output)
-        if result.timed_out:
-            return f"{output}\n[command timed out after {seconds} s and was killed]"
-        return f"{output}\n[exit code {result.exit_code}]" if result.exit_code else output
+        note = ""
+        if self.shell is None:
+            self.shell = TmuxShell(self.session, self.workdir, self.max_output)
+            try:
+                self.shell.start()
+            except ShellUnavailable as exc:
+                self.shell, note = self._one_shot(exc)
+        try:
+            text = self.shell.run(command, seconds)
+        except ShellUnavailable as exc:  # tmux broke mid-run (its binary or libraries)
+            self.shell, note = self._one_shot(exc)
+            text = self.shell.run(command, seconds)
+        return f"{note}\n{text}" if note else text
+
+    def _one_shot(self, reason: ShellUnavailable) -> tuple[OneShotShell, str]:
+        detail = str(reason)[:200]
+        return OneShotShell(self.session, self.workdir, self.max_output), (
+            f"[note: no persistent shell could be kept in this container ({detail}); each command now runs in a "
+            "fresh bash that keeps only the working directory and exported variables]")
+
+    def close(self) -> None:
+        """Stop the shell with everything it started and remove its files from the container."""
+        if self.shell is not None:
+            shell, self.shell = self.shell, None
+            try:
+                shell.close()
+            except CligymError:  # best effort: the container is removed next anyway
+                pass
 
     def edit(self, args: dict[str, Any]) -> str:
         command, path = args["command"], str(args["path"])

@@ -32,7 +32,7 @@ from pathlib import Path
 from cligym import __version__
 from cligym.agents.client import ModelError
 from cligym.agents.loop import AgentLimits, run_agent
-from cligym.agents.tools import STATE_DIR, ToolExecutor
+from cligym.agents.tools import ToolExecutor
 from cligym.agents.trajectory import TrajectoryRecorder
 from cligym.errors import BadInput, CligymError
 from cligym.harness.testrun import run_tests_in_session
@@ -163,8 +163,9 @@ class AgentDegrader:
                                        summary=outcome.summary[:1000], trajectory=trajectory, last_turn=last)
             seconds["agent"] = time.monotonic() - started
             written = session.get_file(DOCKERFILE_PATH)
-            # what the harness put there is not part of the broken state
-            session.exec(["rm", "-rf", STATE_DIR, DOCKERFILE_PATH.rsplit("/", 1)[0]], timeout=60)
+            # what the harness put there (the shell, its files, the Dockerfile) is not part of the broken state
+            executor.close()
+            session.exec(["rm", "-rf", DOCKERFILE_PATH.rsplit("/", 1)[0]], timeout=60)
             started = time.monotonic()
             first = run_tests_in_session(session, gold.workdir, gold.test_command, query.selected_tests)
             seconds["run"] = time.monotonic() - started

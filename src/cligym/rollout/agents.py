@@ -98,8 +98,11 @@ class LlmAgent(RolloutAgent):
                                 max_output=self.limits.max_output)
         # a fatal model error (unreachable, key refused, retries exhausted) is raised here:
         # the rollout stops with its one line and writes nothing for this attempt
-        result = run_agent(self.client, executor, system=REPAIR_SYSTEM, task=instruction, limits=self.limits,
-                           recorder=recorder)
+        try:
+            result = run_agent(self.client, executor, system=REPAIR_SYSTEM, task=instruction, limits=self.limits,
+                               recorder=recorder)
+        finally:  # the verifier sees the files the agent left, not its shell or what runs in it
+            executor.close()
         return Outcome(stop_reason=result.stop_reason, steps=result.steps, prompt_tokens=result.prompt_tokens,
                        completion_tokens=result.completion_tokens)
 

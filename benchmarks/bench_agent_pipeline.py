@@ -10,17 +10,19 @@ runs, leak scans and derived solutions, the Harbor export, the repair rollouts a
 curation. Token counts are what the server reports: about a quarter of the characters of
 each request (prompt) and answer (completion), the usual rough size of a token.
 
-- The degrading policy cycles through six real degradations (corrupted extension header,
-  a removed module, a lost execute bit on the interpreter, an import hook in a .pth file,
-  a change recorded without its key step, a change that leaves a copy of the original).
+- The degrading policy (``tests/scripted_agents.py``) picks one of six real degradations
+  per attempt from the tests the query request lists (corrupted extension header, a
+  removed module, a lost execute bit on the interpreter, an import hook in a .pth file, a
+  change recorded without its key step, a change that leaves a copy of the original).
 - The repair policies per attempt: a thorough solver (looks around for 20+ steps, then
   repairs), a quick solver (3 steps), a cheater (as thorough, but reads the shell history
   before repairing) and a looper (repeats one command, never repairs); which one a task's
   attempt gets depends on the task and the attempt only, so any ``--workers`` gives the
   same rollouts.
 - ``--latency S``: every model reply takes S seconds, as a real server's does;
-  ``--workers N`` rolls out N tasks at once (the rollout's wall time is the number to
-  compare; with ``--keep`` a second call reuses the gold, run and export).
+  ``--workers N`` makes N inversion attempts at once and rolls out N tasks at once (the
+  wall times are the numbers to compare; with ``--keep`` a second call reuses the gold,
+  and each ``--workers`` value has its own run, export and rollouts).
 """
 
 from __future__ import annotations
@@ -43,76 +45,14 @@ from cligym.agents.loop import AgentLimits  # noqa: E402
 from cligym.curate.stage import curate  # noqa: E402
 from cligym.export.stage import export  # noqa: E402
 from cligym.gold import make_gold  # noqa: E402
-from cligym.invert.agentic import DOCKERFILE_PATH, invert_with_agent  # noqa: E402
-from cligym.invert.query import QUERY_SYSTEM  # noqa: E402
+from cligym.invert.agentic import invert_with_agent  # noqa: E402
 from cligym.models.io import save  # noqa: E402
 from cligym.rollout.stage import rollout  # noqa: E402
 from cligym.runtime import Runtime  # noqa: E402
-from tests.llm_server import ScriptedServer, reply, tool_call  # noqa: E402
-
-SITE = "/opt/venv/lib/python3.11/site-packages"
-PKG = f"{SITE}/markupsafe"
-SO = f"{PKG}/_speedups.cpython-311-x86_64-linux-gnu.so"
-# (title, category, which tests, commands run, Dockerfile written)
-DEGRADATIONS = [
-    ("Damaged speedups header", "dynamic linking", "_speedups",
-     [f"printf 'JUNK' | dd of={SO} bs=1 count=4 conv=notrunc status=none"],
-     f"RUN printf 'JUNK' | dd of={SO} bs=1 count=4 conv=notrunc status=none"),
-    ("Pure-Python fallback gone", "packaging", "all",
-     [f"rm -f {PKG}/_native.py"], f"RUN rm -f {PKG}/_native.py"),
-    ("Interpreter lost its execute bit", "permissions", "all",
-     ["chmod a-x /usr/bin/python3.11"], "RUN chmod a-x /usr/bin/python3.11"),
-    ("Import hook hides the extension", "import system", "_speedups",
-     [f"echo \"import sys; sys.modules['markupsafe._speedups'] = None\" > {SITE}/zz_compat.pth"],
-     f"RUN echo \"import sys; sys.modules['markupsafe._speedups'] = None\" > {SITE}/zz_compat.pth"),
-    ("Half-recorded cleanup", "packaging", "all",
-     ["touch /etc/motd", f"rm -f {PKG}/_native.py"], "RUN touch /etc/motd"),
-    ("Careless edit with a kept copy", "source code", "all",
-     [f"cp {PKG}/__init__.py /var/tmp/.init.keep", f"echo 'raise ImportError(\"half-upgraded\")' >> {PKG}/__init__.py"],
-     f"RUN cp {PKG}/__init__.py /var/tmp/.init.keep && echo 'raise ImportError(\"half-upgraded\")' >> {PKG}/__init__.py"),
-]
-
-
-def _size(value) -> int:
-    return max(1, len(value if isinstance(value, str) else json.dumps(value)) // 4)
-
+from tests.llm_server import ScriptedServer, tool_call  # noqa: E402
+from tests.scripted_agents import DegradingPolicy, answer  # noqa: E402
 
 LATENCY = [0.0]  # seconds every scripted reply takes (--latency)
-
-
-def _answer(messages, content=None, calls=()):
-    text = (content or "") + json.dumps([[c.name, c.arguments] for c in calls])
-    return reply(content, tool_calls=calls, prompt_tokens=_size(messages), completion_tokens=_size(text),
-                 delay=LATENCY[0])
-
-
-class DegradingPolicy:
-    """Answers query requests with the next degradation's task and agent requests with its steps."""
-
-    def __init__(self) -> None:
-        self.count = -1
-
-    def __call__(self, messages):
-        if messages[0]["content"] == QUERY_SYSTEM:
-            if messages[-1]["content"].startswith("Here is a draft assignment"):
-                return _answer(messages, messages[-2]["content"])  # the refinement keeps the draft
-            self.count += 1
-            title, category, which, _, _ = DEGRADATIONS[self.count % len(DEGRADATIONS)]
-            listed = [line for line in messages[-1]["content"].splitlines() if line.startswith("tests/")]
-            chosen = [t for t in listed if which == "all" or which in t][:12]
-            return _answer(messages, json.dumps({
-                "title": f"{title} #{self.count}", "category": category, "selected_tests": chosen,
-                "description": f"{title}: make the change, then run the chosen tests to confirm they fail.",
-                "expected_error": "ImportError", "recovery_strategy": "Put the affected files back as installed."}))
-        _, _, _, commands, dockerfile = DEGRADATIONS[self.count % len(DEGRADATIONS)]
-        step = sum(1 for m in messages if m["role"] == "assistant")
-        plan = [tool_call("execute_bash", {"command": c}) for c in commands] + [
-            tool_call("execute_bash", {"command": "python -m pytest -q -x tests 2>&1 | tail -2"}),
-            tool_call("execute_bash", {"command": f"mkdir -p {DOCKERFILE_PATH.rsplit('/', 1)[0]} && "
-                                                  f"cat > {DOCKERFILE_PATH} <<'EOF'\n{dockerfile}\nEOF"}),
-            tool_call("finish", {"summary": "done"}),
-        ]
-        return _answer(messages, None, [plan[min(step, len(plan) - 1)]])
 
 
 class RepairPolicy:
@@ -152,8 +92,8 @@ class RepairPolicy:
             "looper": ["ls /testbed"] * 6,
         }[kind]
         if step < len(plan):
-            return _answer(messages, None, [tool_call("execute_bash", {"command": plan[step]})])
-        return _answer(messages, "Done.", [tool_call("finish", {"summary": kind})])
+            return answer(messages, None, [tool_call("execute_bash", {"command": plan[step]})], delay=LATENCY[0])
+        return answer(messages, "Done.", [tool_call("finish", {"summary": kind})], delay=LATENCY[0])
 
 
 def main() -> None:
@@ -161,7 +101,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=len(DEGRADATIONS), help="inversion attempts")
     parser.add_argument("-k", type=int, default=2, help="repair attempts per task")
-    parser.add_argument("--workers", type=int, default=1, help="tasks rolled out at once")
+    parser.add_argument("--workers", type=int, default=1, help="inversion attempts and rollouts at once")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds each model reply takes")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", type=Path, help="keep the directories here")
@@ -174,19 +114,21 @@ def main() -> None:
         gold = make_gold("markupsafe==3.0.2", root / "gold", runtime=runtime)
         save(gold, root / "gold" / "gold.json")
         numbers: dict = {}
-        with ScriptedServer([DegradingPolicy()] * 10_000) as server:
+        with ScriptedServer([DegradingPolicy(delay=args.latency)] * 10_000) as server:
             client = ModelClient(ModelConfig(model="scripted-degrader", base_url=server.base_url))
             started = time.monotonic()
-            summary = invert_with_agent(root / "gold", root / "run", client, attempts=args.n, refine_rate=0.5,
-                                        limits=AgentLimits(max_steps=10, max_seconds=300), runtime=runtime)
+            run = root / f"run-w{args.workers}"
+            summary = invert_with_agent(root / "gold", run, client, attempts=args.n, refine_rate=0.5,
+                                        limits=AgentLimits(max_steps=10, max_seconds=300), runtime=runtime,
+                                        workers=args.workers)
             numbers["invert_wall_seconds"] = round(time.monotonic() - started, 1)
         numbers.update({f"invert_{key}": value for key, value in summary.model_dump(by_alias=True).items()
                         if key in ("attempts", "verified", "yield", "discard_reasons", "reproduction_checked",
                                    "reproduced", "reproduction_rate", "prompt_tokens", "completion_tokens",
                                    "tokens_per_attempt", "tokens_per_verified", "seconds_per_verified",
                                    "agent_stop_reasons")})
-        tasks = root / "tasks"
-        export(root / "run", "harbor", tasks, runtime=runtime, force=True, offline_only=False)
+        tasks = root / f"tasks-w{args.workers}"
+        export(run, "harbor", tasks, runtime=runtime, force=True, offline_only=False)
         fixes = {(d / "instruction.md").read_text(): (d / "solution" / "solve.sh").read_text() for d in tasks.iterdir()}
         with ScriptedServer([RepairPolicy(fixes)] * 10_000) as server:
             client = ModelClient(ModelConfig(model="scripted-repairer", base_url=server.base_url))

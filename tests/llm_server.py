@@ -29,6 +29,8 @@ tokens (estimated as 4 characters a token) with vLLM's 400; ``usage=False`` send
 completions without ``usage``. Per reply: ``reasoning=`` adds ``reasoning_content`` (or the
 field ``reasoning_field`` names), as a server with a reasoning parser does.
 
+``.peak`` is the most requests the server was answering at once (concurrency reaches it).
+
 The client's preflight (one request whose only tool is ``ping``) is answered with a call of
 ``ping`` after the quirks are applied, without consuming a script entry; it is counted in
 ``.preflights``, not kept in ``.requests``.
@@ -195,6 +197,9 @@ class ScriptedServer:
         self.answers: list[tuple[str, int]] = []
         #: the client's preflight requests answered (see ``is_preflight``)
         self.preflights = 0
+        #: POST requests being answered now, and the most there were at once
+        self.in_flight = 0
+        self.peak = 0
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._served = 0
@@ -378,6 +383,16 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, _error_body(404, f"no route GET {self.path}"))
 
         def do_POST(self) -> None:  # noqa: N802
+            with server._lock:
+                server.in_flight += 1
+                server.peak = max(server.peak, server.in_flight)
+            try:
+                self._post()
+            finally:
+                with server._lock:
+                    server.in_flight -= 1
+
+        def _post(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             path = self.path.split("?", 1)[0].rstrip("/")

@@ -4,6 +4,7 @@ limit (steps, wall time, tokens) stops it. Every step is recorded for ATIF."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any, Literal
 
@@ -14,7 +15,8 @@ from cligym.agents.context import condense, estimate_tokens
 from cligym.agents.tools import TOOLS, ToolExecutor, parse_arguments
 from cligym.errors import CligymError
 
-StopReason = Literal["finished", "max_steps", "max_seconds", "max_tokens", "model_error", "context_overflow"]
+StopReason = Literal["finished", "max_steps", "max_seconds", "max_tokens", "model_error", "context_overflow",
+                     "stopped"]
 
 NUDGE = "Use the tools to continue the work, or call finish when you are done."
 CUT_OFF = ("Your last reply was cut off at the completion-token limit. Reply more briefly: one tool call "
@@ -64,10 +66,12 @@ def run_agent(
     limits: AgentLimits,
     recorder=None,
     history: list[dict[str, Any]] | None = None,
+    stop: threading.Event | None = None,
 ) -> AgentOutcome:
     """Drive ``client`` on ``task`` with the tools of ``executor``; record every step. With
     ``history`` (a list), the conversation is kept in it: an empty one is filled, a filled
-    one goes on with ``task`` as the next user message.
+    one goes on with ``task`` as the next user message. When ``stop`` is set (the run is
+    stopping), the run ends before its next step with stop reason ``stopped``.
 
     Every model call gets the run's deadline (``limits.max_seconds`` from the start), so a
     hanging endpoint ends the run with stop reason ``max_seconds`` shortly after it, not
@@ -92,6 +96,8 @@ def run_agent(
                             seconds=round(time.monotonic() - started, 3), summary=summary, error=error)
 
     while True:
+        if stop is not None and stop.is_set():
+            return outcome("stopped")
         if steps >= limits.max_steps:
             return outcome("max_steps")
         if time.monotonic() - started >= limits.max_seconds:

@@ -29,12 +29,15 @@ from cligym.cli.app import (
     reporter,
     writable_output,
 )
-from cligym.errors import CligymError
+from cligym.errors import BadInput, CligymError
 
 
-def _with_operators(gold_dir: Path, output: Path, progress, *, attempts, seed, operator, sample, max_operators, **_):
+def _with_operators(gold_dir: Path, output: Path, progress, *, attempts, seed, operator, sample, max_operators,
+                    workers, **_):
     from cligym.invert import invert as run_invert
 
+    if workers != 1:  # each attempt learns from the ones before it
+        raise BadInput("--workers is for --agent llm; run many projects at once with 'cligym dataset --workers'")
     names = [n.strip() for n in operator.split(",") if n.strip()] if operator else None
     return run_invert(gold_dir, output, attempts=attempts, seed=seed, operators=names, sample_size=sample,
                       max_operators=max_operators, reporter=progress)
@@ -42,7 +45,7 @@ def _with_operators(gold_dir: Path, output: Path, progress, *, attempts, seed, o
 
 def _with_llm(gold_dir: Path, output: Path, progress, *, attempts, seed, sample, model, base_url, api_key_env,
               model_config, refine_rate, max_steps, max_seconds, max_tokens, temperature, max_completion_tokens,
-              model_seed, **_):
+              model_seed, workers, **_):
     from cligym.agents.loop import AgentLimits
     from cligym.invert import invert_with_agent
 
@@ -50,7 +53,7 @@ def _with_llm(gold_dir: Path, output: Path, progress, *, attempts, seed, sample,
                           max_tokens=max_completion_tokens, seed=model_seed)
     limits = AgentLimits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)
     return invert_with_agent(gold_dir, output, client, attempts=attempts, seed=seed, sample_size=sample,
-                             refine_rate=refine_rate, limits=limits, reporter=progress)
+                             refine_rate=refine_rate, limits=limits, reporter=progress, workers=workers)
 
 
 #: Who degrades (``--agent``): the entry point of the invert stage each one calls.
@@ -79,6 +82,8 @@ def invert(
     temperature: Temperature = None,
     max_completion_tokens: MaxCompletionTokens = None,
     model_seed: ModelSeed = None,
+    workers: Annotated[int, typer.Option(help="--agent llm: attempts run at once (the model server serves "
+                                                "them concurrently).")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Quiet = False,
 ) -> None:

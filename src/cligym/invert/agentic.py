@@ -25,6 +25,7 @@ agent (stop reason ``model_error``) or discards its query; the run goes on.
 from __future__ import annotations
 
 import random
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -36,8 +37,9 @@ from cligym.agents.tools import ToolExecutor
 from cligym.agents.trajectory import TrajectoryRecorder
 from cligym.errors import BadInput, CligymError
 from cligym.harness.testrun import run_tests_in_session
-from cligym.invert.context import RunContext, classify, open_run, sample_tests
+from cligym.invert.context import RunContext, Stopped, classify, open_run, sample_tests
 from cligym.invert.dockerfile import parse_dockerfile, touches_tests
+from cligym.invert.parallel import run_attempts_parallel
 from cligym.invert.pipeline import Proposal, run_attempts
 from cligym.invert.query import QueryError, generate_query, sample_directions
 from cligym.models.run import Summary
@@ -100,13 +102,20 @@ class AgentDegrader:
 
     seed_prefix = "cligym-agent"
 
-    def __init__(self, client, limits: AgentLimits, refine_rate: float, model: str | None) -> None:
+    def __init__(self, client, limits: AgentLimits, refine_rate: float, model: str | None, *, lag: int = 1,
+                 stop: threading.Event | None = None) -> None:
         self.client, self.limits, self.refine_rate, self.model = client, limits, refine_rate, model
-        self.memory: list[str] = []  # every title the run has made so far
+        self.titles: dict[int, str] = {}  # each finished attempt's title
+        #: attempt i's memory pool: the titles of attempts up to i - lag (lag: attempts at once)
+        self.lag = lag
+        self.stop = stop or threading.Event()
 
     def seen(self, candidate: Candidate) -> None:
         if candidate.query:
-            self.memory.append(candidate.query.title)
+            self.titles[candidate.attempt] = candidate.query.title
+
+    def memory(self, attempt: int) -> list[str]:
+        return [self.titles[a] for a in sorted(self.titles) if a <= attempt - self.lag]
 
     def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
         """Never called: agent proposals do not ask for another try (``retry`` is false)."""
@@ -120,21 +129,27 @@ class AgentDegrader:
         fields: dict = dict(origin="agent", seconds=seconds)
         started = time.monotonic()
         try:
-            query, refined = generate_query(self.client, ctx.gold, directions, sample, self.memory, refine=refine,
-                                            tokens=tokens, deadline=started + self.limits.max_seconds)
+            query, refined = generate_query(self.client, ctx.gold, directions, sample, self.memory(attempt),
+                                            refine=refine, tokens=tokens, deadline=started + self.limits.max_seconds)
         except (QueryError, ModelError) as exc:
             if getattr(exc, "fatal", False):
                 raise  # the endpoint itself failed: stop the run
+            if self.stop.is_set():
+                raise Stopped(attempt) from exc
             seconds["query"] = time.monotonic() - started
             return _given_up(fields, tokens, [], "bad_query", str(exc))
         seconds["query"] = time.monotonic() - started
         fields.update(query=query, refined=refined)
+        if self.stop.is_set():
+            raise Stopped(attempt)
         try:
             first, written = self._degrade(ctx, attempt, query, fields, tokens)
         except CligymError as exc:
-            if getattr(exc, "fatal", False):
+            if getattr(exc, "fatal", False) or self.stop.is_set():
                 raise
             return _given_up(fields, tokens, query.selected_tests, "error", f"the agent's container failed: {exc}")
+        if self.stop.is_set():
+            raise Stopped(attempt)
         return self._proposal(ctx, query, first, written, fields, tokens)
 
     def _degrade(self, ctx: RunContext, attempt: int, query: DegradationQuery, fields: dict, tokens: list[int]):
@@ -153,7 +168,7 @@ class AgentDegrader:
             )
             history: list = []
             outcome = run_agent(self.client, executor, system=INVERT_SYSTEM, task=task, limits=limits,
-                                recorder=recorder, history=history)
+                                recorder=recorder, history=history, stop=self.stop)
             tokens[0] += outcome.prompt_tokens
             tokens[1] += outcome.completion_tokens
             last = self._last_turn(session, executor, recorder, history, query, outcome, tokens, gold)
@@ -237,19 +252,29 @@ def invert_with_agent(
     limits: AgentLimits | None = None,
     runtime: Runtime | None = None,
     reporter: Reporter | None = None,
+    workers: int = 1,
 ) -> Summary:
-    """Invert a gold environment with an LLM agent; returns the run's summary."""
+    """Invert a gold environment with an LLM agent; returns the run's summary. ``workers``
+    attempts run at once (``cligym.invert.parallel``); the same seed makes the same
+    per-attempt choices whatever their number."""
     reporter = reporter or Reporter()
     if not 0.0 <= refine_rate <= 1.0:
         raise BadInput("--refine-rate must be between 0 and 1")
     if client is None:
         raise BadInput("--agent llm needs a model (--model and --base-url)")
+    if workers < 1:
+        raise BadInput("--workers must be at least 1")
     limits = limits or AgentLimits(max_steps=40, max_seconds=900)
     model = getattr(getattr(client, "config", None), "model", None)
     ctx = open_run(gold_dir, run_dir, runtime, reporter, attempts, seed=seed, operators=[],
                    sample_size=sample_size, max_operators=1, agent="llm", model=model, refine_rate=refine_rate)
+    at_once = f", {workers} attempts at once" if workers > 1 else ""
     with ctx.runtime.session(ctx.gold.image) as session, reporter.task(
-        f"inverting {ctx.gold.source.spec} with {model or 'the model'}", total=attempts
+        f"inverting {ctx.gold.source.spec} with {model or 'the model'}{at_once}", total=attempts
     ):
         ctx.gold_session = session
-        return run_attempts(ctx, AgentDegrader(client, limits, refine_rate, model), attempts)
+        if workers == 1:
+            return run_attempts(ctx, AgentDegrader(client, limits, refine_rate, model), attempts)
+        stop = threading.Event()
+        degrader = AgentDegrader(client, limits, refine_rate, model, lag=workers, stop=stop)
+        return run_attempts_parallel(ctx, degrader, attempts, workers, stop)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +40,52 @@ class RunContext:
     reporter: Reporter = field(default_factory=Reporter)
     #: a long-lived container of the gold image, for reading gold files (set by the run)
     gold_session: Session | None = None
+    #: set when attempts run several at a time: they check their deltas in attempt order
+    order: CheckOrder | None = None
+
+
+class Stopped(Exception):
+    """The run is stopping: the attempt was cut short; it is not saved, and is made again
+    when the run is resumed."""
+
+
+class CheckOrder:
+    """Attempts made several at a time check their states as they would one at a time: an
+    attempt starts checking its delta (``claim``) only once every earlier attempt has
+    reached that point or ended, and, when an earlier attempt is checking the same delta,
+    only after it is done with it, so which of two attempts with one delta becomes the task
+    and which the duplicate is the same as in a run of one attempt at a time."""
+
+    def __init__(self, attempts: list[int], stop: threading.Event) -> None:
+        self.before_check = set(attempts)  # attempts neither checking nor ended yet
+        self.holders: dict[str, int] = {}  # delta digest -> the attempt checking it
+        self.changed = threading.Condition()
+        self.stop = stop
+
+    def _wait(self, ready) -> None:
+        while not ready():
+            if self.stop.is_set():
+                raise Stopped()
+            self.changed.wait(timeout=1.0)
+
+    def claim(self, digest: str, attempt: int) -> None:
+        with self.changed:
+            self._wait(lambda: all(a >= attempt for a in self.before_check))
+            self.before_check.discard(attempt)
+            self.changed.notify_all()
+            self._wait(lambda: self.holders.get(digest, attempt) == attempt)
+            self.holders[digest] = attempt
+
+    def release(self, digest: str, attempt: int) -> None:
+        with self.changed:
+            if self.holders.get(digest) == attempt:
+                del self.holders[digest]
+            self.changed.notify_all()
+
+    def ended(self, attempt: int) -> None:
+        with self.changed:
+            self.before_check.discard(attempt)
+            self.changed.notify_all()
 
 
 def open_run(gold_dir: Path, run_dir: Path, runtime: Runtime | None, reporter: Reporter, attempts: int,

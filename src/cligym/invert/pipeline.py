@@ -41,7 +41,7 @@ from cligym.errors import BuildFailed, CligymError
 from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_bytes
 from cligym.harness.testrun import hang_timeout, run_tests
 from cligym.invert import minimal
-from cligym.invert.context import RunContext, classify, error_excerpts
+from cligym.invert.context import RunContext, Stopped, classify, error_excerpts
 from cligym.invert.summary import summarize
 from cligym.issue import check_issues, write_issues
 from cligym.models.fs import LeakReport
@@ -234,14 +234,26 @@ def _attempt_state(state: _Attempt) -> Candidate:
     ctx, proposal = state.ctx, state.proposal
     if proposal.observed is not None:
         _classify(state, proposal.observed)
-    gold = ctx.gold
+    gold, attempt = ctx.gold, state.fields["attempt"]
     digest = delta_digest(gold, proposal.dockerfile)
-    instance_id = f"{gold.source.name}.{proposal.name}.{digest}"
+    if ctx.order is not None:  # attempts at once: check as one at a time would
+        ctx.order.claim(digest, attempt)
+    try:
+        return _check_new(state, digest)
+    finally:
+        if ctx.order is not None:
+            ctx.order.release(digest, attempt)
+
+
+def _check_new(state: _Attempt, digest: str) -> Candidate:
+    """``_check`` unless an earlier attempt made a task of the same delta."""
+    ctx, proposal = state.ctx, state.proposal
+    instance_id = f"{ctx.gold.source.name}.{proposal.name}.{digest}"
     if ctx.run.instance(instance_id).exists() and load(TaskInstance, ctx.run.instance(instance_id)).attempt != state.fields["attempt"]:
         if proposal.retry:
             raise _Miss()  # nothing new to learn from building it again: try another
         return state.discarded("duplicate", "the same delta as an earlier attempt")
-    tag = broken_tag(gold, digest)
+    tag = broken_tag(ctx.gold, digest)
     try:
         return _check(state, tag, instance_id)
     except CligymError as exc:

@@ -14,6 +14,7 @@ import base64
 import posixpath
 import shlex
 import textwrap
+import uuid
 
 from cligym.errors import CligymError
 from cligym.models.fs import LeakReport, Manifest
@@ -21,8 +22,9 @@ from cligym.runtime import Session
 
 #: The largest gold archive a solution may embed (a script must stay a script).
 MAX_ARCHIVE_BYTES = 16 * 1024 * 1024
-LIST_PATH = "/tmp/.cligym-restore.list"
-ARCHIVE_PATH = "/tmp/.cligym-restore.tgz"
+#: The gold container's scratch files of one archive (a fresh name each: attempts made at
+#: once share the gold container).
+SCRATCH = "/tmp/.cligym-restore-{}"
 
 
 def topmost(paths: list[str]) -> list[str]:
@@ -37,16 +39,17 @@ def topmost(paths: list[str]) -> list[str]:
 def gold_archive(gold_session: Session, paths: list[str]) -> bytes:
     """A tar.gz (names relative to /) of ``paths`` as they are in the gold image."""
     listing = "".join(p.lstrip("/") + "\0" for p in sorted(set(paths)))
-    gold_session.put_files({LIST_PATH: (listing, 0o600)})
-    made = gold_session.exec(
-        ["tar", "-C", "/", "-czf", ARCHIVE_PATH, "--no-recursion", "--null", "-T", LIST_PATH], timeout=600
-    )
+    scratch = SCRATCH.format(uuid.uuid4().hex[:12])
+    listed, archive = f"{scratch}.list", f"{scratch}.tgz"
+    gold_session.put_files({listed: (listing, 0o600)})
+    made = gold_session.exec(["tar", "-C", "/", "-czf", archive, "--no-recursion", "--null", "-T", listed],
+                             timeout=600)
     try:
         if not made.ok:
             raise CligymError(f"could not archive the gold files: {made.output.strip()[-200:]}")
-        data = gold_session.get_file(ARCHIVE_PATH)
+        data = gold_session.get_file(archive)
     finally:
-        gold_session.exec(["rm", "-f", LIST_PATH, ARCHIVE_PATH], timeout=60)
+        gold_session.exec(["rm", "-f", listed, archive], timeout=60)
     if data is None:
         raise CligymError("the gold archive vanished")
     return data

@@ -1,0 +1,96 @@
+"""Attempts several at a time, for a degrader whose attempts wait on a model server (the
+LLM agent): a real endpoint serves many requests at once.
+
+Each attempt still draws its choices from its own seed (the pipeline's rule), so the same
+seed makes the same per-attempt choices whatever ``workers`` is. What an attempt learns
+from earlier ones is fixed too: attempt *i* starts only once attempt *i - workers* is
+finished and sees the attempts up to that one (``Degrader.seen`` is called in attempt
+order), never a set that depends on which threads happened to be faster; with one worker
+that is every earlier attempt, as in the sequential run.
+
+Finished attempts are saved as they finish, so an interrupted run (a signal, a fatal model
+or engine error, ``kill -9``) resumes with the same command: attempts that had not finished
+are made again. On an error or a signal the running attempts are told to stop (the agent
+ends at its next step) and are not saved; their containers are removed as they end.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from cligym.invert.context import CheckOrder, RunContext, Stopped
+from cligym.invert.pipeline import Degrader, forget_orphans, make_attempt
+from cligym.invert.summary import summarize
+from cligym.models.io import load, save
+from cligym.models.run import Summary
+from cligym.models.task import Candidate
+
+
+class _Order:
+    """Which attempts are finished, and telling the degrader of them in attempt order."""
+
+    def __init__(self, degrader: Degrader, attempts: int) -> None:
+        self.degrader = degrader
+        self.finished: dict[int, Candidate] = {}
+        self.told = 0  # attempts 0 .. told-1 have been passed to ``degrader.seen``
+        self.attempts = attempts
+        self.changed = threading.Condition()
+
+    def finish(self, attempt: int, candidate: Candidate) -> None:
+        with self.changed:
+            self.finished[attempt] = candidate
+            while self.told in self.finished:
+                self.degrader.seen(self.finished[self.told])
+                self.told += 1
+            self.changed.notify_all()
+
+    def wait_told(self, count: int, stop: threading.Event) -> bool:
+        """Wait until the first ``count`` attempts are told; False when stopped first."""
+        with self.changed:
+            while self.told < count and not stop.is_set():
+                self.changed.wait(timeout=1.0)
+            return not stop.is_set()
+
+
+def run_attempts_parallel(ctx: RunContext, degrader: Degrader, attempts: int, workers: int,
+                          stop: threading.Event) -> Summary:
+    """``run_attempts`` with up to ``workers`` attempts at once (see the module text).
+    ``stop`` is set when the run stops early; the degrader should watch it and raise
+    ``Stopped`` from an attempt it cut short."""
+    forget_orphans(ctx)
+    order = _Order(degrader, attempts)
+    for attempt in range(attempts):
+        if ctx.run.candidate(attempt).exists():
+            order.finish(attempt, load(Candidate, ctx.run.candidate(attempt)))
+            ctx.reporter.advance()
+    todo = [a for a in range(attempts) if a not in order.finished]
+    ctx.order = CheckOrder(todo, stop)
+
+    def one(attempt: int) -> None:
+        try:
+            if not order.wait_told(attempt - workers + 1, stop):
+                return
+            candidate = make_attempt(ctx, degrader, attempt)
+        except Stopped:
+            return  # made again when the run is resumed
+        finally:
+            ctx.order.ended(attempt)
+        if stop.is_set():
+            return
+        save(candidate, ctx.run.candidate(attempt))
+        order.finish(attempt, candidate)
+        ctx.reporter.advance()
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attempt") as pool:
+        futures = [pool.submit(one, attempt) for attempt in todo]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    summary = summarize(ctx.run, ctx.gold, attempts)
+    save(summary, ctx.run.summary)
+    return summary

@@ -111,6 +111,8 @@ def test_a_build_killed_with_sigkill_goes_on_to_the_same_dataset(uninterrupted, 
         assert project.state == "done" and project.attempts <= 2
 
 
+# slow (~2 min): the SIGKILL and Ray cases below keep the build's determinism in the default run
+@pytest.mark.slow
 def test_one_worker_makes_the_same_tasks_as_two(uninterrupted, tmp_path):
     out = tmp_path / "out"
     done = subprocess.run(build_cmd(projects_file(tmp_path), out, workers=1), capture_output=True, text=True,

@@ -87,6 +87,8 @@ def _remove_leftovers(runtime, pid: int) -> None:
     runtime.remove_images(images)
 
 
+# slow (~2 min): the kill -9 case above and the dataset's SIGKILL case keep resuming in the default run
+@pytest.mark.slow
 def test_sigterm_mid_invert_cleans_up_and_the_rerun_finishes_the_same_run(runtime, gold_dir, tmp_path):
     attempts, seed = 4, 1
     reference = invert(gold_dir, tmp_path / "reference", attempts=attempts, seed=seed, runtime=runtime)

@@ -50,7 +50,7 @@ from cligym.models.io import save  # noqa: E402
 from cligym.rollout.stage import rollout  # noqa: E402
 from cligym.runtime import Runtime  # noqa: E402
 from tests.llm_server import ScriptedServer, tool_call  # noqa: E402
-from tests.scripted_agents import DegradingPolicy, answer  # noqa: E402
+from tests.scripted_agents import DEGRADATIONS, DegradingPolicy, answer  # noqa: E402
 
 LATENCY = [0.0]  # seconds every scripted reply takes (--latency)
 

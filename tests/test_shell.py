@@ -44,6 +44,16 @@ def test_shell_state_persists_and_timeouts_interrupt(runtime, base_image):
         assert "the shell exited" in _bash(tools, "exit 3")
         assert _bash(tools, "echo [$Y]; pwd") == "[]\n/"
 
+        # a command that removes the shell's own files (its socket among them): the output is
+        # lost, the shell and its state are not
+        _bash(tools, "Z=still")
+        assert "output was lost" in _bash(tools, "rm -rf /tmp/.[a-z]*; echo cleaned")
+        assert _bash(tools, "echo $Z") == "still"
+        _bash(tools, "rm /tmp/.cligym-agent/tmux.sock; W=w")  # only the server's socket
+        assert _bash(tools, "echo $Z$W") == "stillw"
+        assert "the shell exited" in _bash(tools, "kill -9 $$")
+        assert _bash(tools, "echo [$Z]") == "[]"
+
 
 def test_closing_the_shell_leaves_no_process_or_file(runtime, base_image):
     with runtime.session(base_image) as session:

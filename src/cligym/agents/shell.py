@@ -17,7 +17,9 @@ command runs in a fresh bash that keeps only the working directory and exported 
 from __future__ import annotations
 
 import shlex
+import time
 
+from cligym.errors import CligymError, EngineUnavailable
 from cligym.runtime import Session
 
 STATE_DIR = "/tmp/.cligym-agent"
@@ -29,9 +31,10 @@ GRACE = 5
 MAX_INLINE = 64 * 1024
 #: the pane's shell: no start-up files, no history file, tmux's own variables left out
 SHELL = "unset TERM TMUX TMUX_PANE; HISTFILE= exec bash --noprofile --norc"
-#: wait for a non-empty RC file ($1); exit 97 when the shell ($2) is gone (or a zombie) first
+#: wait for a non-empty RC file ($1); exit 97 when the shell ($2) is gone (or a zombie)
+#: first, 98 when the state directory was removed
 WAIT = ('while [ ! -s "$1" ]; do read -r l < "/proc/$2/stat" 2>/dev/null || exit 97; r=${l##*) }; '
-        '[ "${r%% *}" = Z ] && exit 97; sleep 0.05; done')
+        f'[ "${{r%% *}}" = Z ] && exit 97; [ -d {STATE_DIR} ] || exit 98; sleep 0.05; done')
 #: the exit code ($4) on the first line, then OUT ($1) cut to $2 bytes from each end ($3: the limit)
 READ = ('head -n 1 "$4" 2>/dev/null || echo; n=$(wc -c < "$1" 2>/dev/null || echo 0); '
         'if [ "$n" -gt "$3" ]; then head -c "$2" "$1"; printf "\\n[... output cut: %s bytes omitted ...]\\n" '
@@ -67,7 +70,8 @@ class TmuxShell:
         self.workdir = workdir
         self.max_output = max_output
         self.count = 0
-        self.pid = 0
+        self.pid = 0  # the shell's
+        self.server = 0  # the tmux server's
         #: why tmux cannot be used any more ("" while it can)
         self.broken = ""
 
@@ -78,10 +82,17 @@ class TmuxShell:
         """Start the shell; ShellUnavailable when tmux cannot."""
         self.session.exec(["mkdir", "-p", STATE_DIR], timeout=60)
         started = self.tmux("new-session", "-d", "-s", PANE, "-x", "200", "-y", "50", "-c", self.workdir, SHELL)
-        shown = self.tmux("display-message", "-p", "-t", PANE, "#{pane_pid}") if started.ok else started
-        if not shown.ok or not shown.output.strip().isdigit():
+        shown = self.tmux("display-message", "-p", "-t", PANE, "#{pane_pid} #{pid}") if started.ok else started
+        pids = shown.output.split()
+        if not shown.ok or len(pids) != 2 or not all(p.isdigit() for p in pids):
             raise ShellUnavailable((shown.output.strip().splitlines() or [f"tmux exit code {shown.exit_code}"])[-1])
-        self.pid = int(shown.output.strip())
+        self.pid, self.server = int(pids[0]), int(pids[1])
+
+    def reattach(self) -> None:
+        """Make the state directory and the server's socket again (a command removed them):
+        tmux makes its socket anew on SIGUSR1; the shell keeps its state."""
+        self.session.exec(["sh", "-c", f"mkdir -p {STATE_DIR} && kill -USR1 {self.server}"], timeout=60)
+        time.sleep(0.2)
 
     def run(self, command: str, seconds: int) -> str:
         """The observation for ``command``; ShellUnavailable (before it ran) when tmux
@@ -91,14 +102,14 @@ class TmuxShell:
         self.count += 1
         base = f"{STATE_DIR}/{self.count}"
         script, out, rc = f"{base}.sh", f"{base}.out", f"{base}.rc"
-        self.session.put_files({script: (command + "\n", 0o600)})
-        self.type(f"source {script} > {out} 2>&1 < /dev/null; echo $? > {rc}")
+        sent = self.send(script, command, f"source {script} > {out} 2>&1 < /dev/null; echo $? > {rc}")
         waited = self.session.exec(["sh", "-c", WAIT, "wait", rc, str(self.pid)], timeout=seconds)
         try:
             note = self.recover(waited, rc, seconds)
         except ShellUnavailable as exc:  # the command ran; later ones go to a fresh bash each
             self.broken = str(exc)
             note = f"[the shell could not be started again ({self.broken[:200]})]"
+        note = "\n".join(n for n in (sent, note) if n)
         half = max(1, self.max_output // 2)
         read = self.session.exec(["sh", "-c", READ, "read", out, str(half), str(2 * half), rc], timeout=60)
         self.session.exec(["rm", "-f", script, out, rc], timeout=60)
@@ -106,8 +117,41 @@ class TmuxShell:
         code = int(first) if first.strip().isdigit() and not note else None
         return _observation(output, code, note)
 
+    def send(self, script: str, command: str, line: str) -> str:
+        """Copy ``command`` in as ``script`` and type ``line``: "", or a note when the shell
+        had to be started anew first (killed, or its files under /tmp removed). Raises
+        ShellUnavailable (the command did not run) when even a new one cannot start."""
+        try:
+            self.session.put_files({script: (command + "\n", 0o600)})
+            self.type(line)
+            return ""
+        except EngineUnavailable:
+            raise
+        except (ShellUnavailable, CligymError):
+            pass
+        try:  # the shell may be fine, only its files gone
+            self.reattach()
+            self.session.put_files({script: (command + "\n", 0o600)})
+            self.type(line)
+            return ""
+        except (ShellUnavailable, CligymError) as exc:
+            if isinstance(exc, EngineUnavailable):
+                raise
+        self.restart()
+        self.session.put_files({script: (command + "\n", 0o600)})
+        self.type(line)
+        return (f"[the shell was gone (killed, or its files removed); a new one was started in {self.workdir}: "
+                "shell variables, functions, background jobs and the working directory were reset]")
+
     def recover(self, waited, rc: str, seconds: int) -> str:
-        """After waiting for a command: a note when it timed out or its shell exited."""
+        """After waiting for a command: a note when it timed out, its shell exited or it
+        removed the shell's files."""
+        if waited.exit_code == 98:  # its RC file cannot be written: type one to learn when it ends
+            self.reattach()
+            self.type(f"echo removed > {rc}")
+            waited = self.session.exec(["sh", "-c", WAIT, "wait", rc, str(self.pid)], timeout=seconds)
+            if not waited.timed_out and waited.exit_code != 97:
+                return "[the command removed the shell's own files under /tmp, so its output was lost]"
         if waited.timed_out:
             return self.interrupt(rc, seconds)
         if waited.exit_code == 97:

@@ -270,6 +270,10 @@ def test_bad_agent_arguments(gold_dir, tmp_path):
     assert no_model.returncode == 2 and "--model" in no_model.stderr
     unknown = _cli("invert", str(path), "-o", str(tmp_path / "r"), "--agent", "robot")
     assert unknown.returncode == 2 and "unknown agent" in unknown.stderr
+    # the operator path's attempts learn from each other in order: no --workers there
+    workers = _cli("invert", str(path), "-o", str(tmp_path / "r"), "--workers", "2")
+    assert workers.returncode == 2 and "--workers is for --agent llm" in workers.stderr
+    assert len(workers.stderr.strip().splitlines()) == 1
     from cligym.invert.agentic import invert_with_agent
 
     with pytest.raises(BadInput, match="refine-rate"):

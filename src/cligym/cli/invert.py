@@ -32,12 +32,9 @@ from cligym.cli.app import (
 from cligym.errors import BadInput, CligymError
 
 
-def _with_operators(gold_dir: Path, output: Path, progress, *, attempts, seed, operator, sample, max_operators,
-                    workers, **_):
+def _with_operators(gold_dir: Path, output: Path, progress, *, attempts, seed, operator, sample, max_operators, **_):
     from cligym.invert import invert as run_invert
 
-    if workers != 1:  # each attempt learns from the ones before it
-        raise BadInput("--workers is for --agent llm; run many projects at once with 'cligym dataset --workers'")
     names = [n.strip() for n in operator.split(",") if n.strip()] if operator else None
     return run_invert(gold_dir, output, attempts=attempts, seed=seed, operators=names, sample_size=sample,
                       max_operators=max_operators, reporter=progress)
@@ -99,6 +96,8 @@ def invert(
     degrade = DEGRADERS.get(agent)
     if degrade is None:
         raise CligymError(f"unknown agent {agent!r}; choose {' or '.join(DEGRADERS)}", exit_code=2)
+    if agent == "operators" and workers != 1:  # each attempt learns from the ones before it
+        raise BadInput("--workers is for --agent llm; run many projects at once with 'cligym dataset --workers'")
     writable_output(output, what="run directory")
     reap_dead_runs(quiet)
     with reporter(quiet or as_json) as progress:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import docker.models.containers
 import pytest
 
 from cligym.agents.tools import ToolExecutor
@@ -175,6 +176,25 @@ def test_session_whose_container_was_removed_behind_its_back(runtime, base_image
                 call()
             assert_cligym(info.value)
     # leaving the block removed nothing and raised nothing
+
+
+def test_an_interrupt_while_a_container_is_created_leaves_no_container(base_image, monkeypatch):
+    """A signal's KeyboardInterrupt that lands after the engine made the container but before
+    its id came back (here: in the SDK's look-up right after the create request) must not
+    leave the container behind: nothing else knows it."""
+    runtime = Runtime()
+    try:
+        def interrupted(*args, **kwargs):
+            raise KeyboardInterrupt("SIGTERM")
+
+        monkeypatch.setattr(docker.models.containers.ContainerCollection, "get", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            with runtime.session(base_image):
+                pass
+        monkeypatch.undo()
+        assert runtime.labelled_containers(mine=True) == []
+    finally:
+        runtime.close()
 
 
 def test_paths_that_do_not_exist_are_none_and_refusals_are_errors(runtime, base_image):

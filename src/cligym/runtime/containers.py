@@ -178,6 +178,18 @@ class Containers:
             )
         except docker.errors.ImageNotFound as exc:
             raise EngineError(f"image {image} is not present in the Docker engine") from exc
+        except BaseException:
+            # e.g. a signal's KeyboardInterrupt after the engine made it but before its id came
+            # back: nobody else could remove it
+            self._remove_named(name)
+            raise
+
+    def _remove_named(self, name: str) -> None:
+        """Remove the container called ``name`` if there is one; never raises."""
+        try:
+            self._api.remove_container(name, force=True)
+        except Exception:  # noqa: BLE001 - gone, never made, or the engine away: nothing to do
+            pass
 
     @engine_call("cannot remove container {container_id:.12}")
     def _remove_container(self, container_id: str) -> None:

@@ -90,13 +90,21 @@ class Reply(BaseModel):
 CHARS_PER_TOKEN = 4
 
 
+def chars_to_tokens(chars: int) -> int:
+    """A token count estimated from a text's length (at least 1)."""
+    return max(1, -(-chars // CHARS_PER_TOKEN))
+
+
+def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    """A conversation's size in tokens, estimated from its JSON's length."""
+    return chars_to_tokens(len(json.dumps(messages, ensure_ascii=False)))
+
+
 def estimate_usage(messages: list[dict[str, Any]], reply: Reply) -> Usage:
     """Token counts for a reply whose server sent none, from the text's length."""
-    prompt = len(json.dumps(messages, ensure_ascii=False))
     completion = len(reply.content) + len(reply.reasoning) + sum(len(c.name) + len(c.raw_arguments)
                                                                  for c in reply.tool_calls)
-    return Usage(prompt_tokens=max(1, -(-prompt // CHARS_PER_TOKEN)),
-                 completion_tokens=max(1, -(-completion // CHARS_PER_TOKEN)))
+    return Usage(prompt_tokens=estimate_tokens(messages), completion_tokens=chars_to_tokens(completion))
 
 
 def parse_tool_arguments(raw: str | None) -> tuple[dict[str, Any] | None, str | None]:

@@ -162,9 +162,8 @@ class ModelClient:
         self.calls = 0
         self.attempts = 0
         self.retries = 0
-        #: calls in a row that ended without a completion (a completion resets it), and their errors
-        self.failed_in_a_row = 0
-        self.last_errors: list[str] = []
+        #: the errors of the calls in a row that ended without a completion (a completion resets it)
+        self.failures: list[str] = []
         self._lock = threading.Lock()
         self._sleep = sleep
         self._openai = openai.OpenAI(
@@ -195,16 +194,18 @@ class ModelClient:
         except ModelError as exc:
             if exc.fatal or isinstance(exc, ModelContextOverflow):
                 raise  # this conversation's length, not the endpoint
-            self.failed_in_a_row += 1
-            self.last_errors = [*self.last_errors, str(exc)][-cfg.max_failed_calls:]
+            self.failures.append(str(exc))
             if self.failed_in_a_row >= cfg.max_failed_calls:
-                same = len(set(self.last_errors)) == 1
+                same = len(set(self.failures[-cfg.max_failed_calls:])) == 1
                 raise ModelBroken(f"{exc} ({'the same error ' if same else ''}{self.failed_in_a_row} calls in a "
                                   "row without a completion: the run stops)") from None
             raise
-        self.failed_in_a_row = 0
-        self.last_errors = []
+        self.failures = []
         return reply
+
+    @property
+    def failed_in_a_row(self) -> int:
+        return len(self.failures)
 
     def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The request body's fields (decoding controls from the config included)."""

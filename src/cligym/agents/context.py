@@ -4,10 +4,9 @@ the model saying so. Sizes are estimated from the text (no tokenizer)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from cligym.agents.answers import CHARS_PER_TOKEN
+from cligym.agents.answers import estimate_tokens
 
 #: Messages at the end that are never condensed (the last few turns and their results).
 KEEP_RECENT = 6
@@ -16,10 +15,6 @@ KEPT_CHARS = 200
 #: What replaces the rest of a condensed observation: the model learns what happened.
 NOTE = ("[cligym: {n} more characters of this output were left out to fit the model's context; "
         "run the command again if you need them]")
-
-
-def estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    return len(json.dumps(messages, ensure_ascii=False)) // CHARS_PER_TOKEN + 1
 
 
 def condense(messages: list[dict[str, Any]], budget: int) -> bool:

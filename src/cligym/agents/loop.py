@@ -10,8 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from cligym.agents.answers import estimate_tokens
 from cligym.agents.client import ModelContextOverflow, ModelDeadline
-from cligym.agents.context import condense, estimate_tokens
+from cligym.agents.context import condense
 from cligym.agents.tools import TOOLS, ToolExecutor, parse_arguments
 from cligym.errors import CligymError
 

@@ -35,10 +35,11 @@ SHELL = "unset TERM TMUX TMUX_PANE; HISTFILE= exec bash --noprofile --norc"
 #: first, 98 when the state directory was removed
 WAIT = ('while [ ! -s "$1" ]; do read -r l < "/proc/$2/stat" 2>/dev/null || exit 97; r=${l##*) }; '
         f'[ "${{r%% *}}" = Z ] && exit 97; [ -d {STATE_DIR} ] || exit 98; sleep 0.05; done')
-#: the exit code ($4) on the first line, then OUT ($1) cut to $2 bytes from each end ($3: the limit)
+#: the exit code ($4) on the first line, then OUT ($1) cut to $2 bytes from each end ($3: the
+#: limit); then OUT, RC and the command's script ($5) are removed
 READ = ('head -n 1 "$4" 2>/dev/null || echo; n=$(wc -c < "$1" 2>/dev/null || echo 0); '
         'if [ "$n" -gt "$3" ]; then head -c "$2" "$1"; printf "\\n[... output cut: %s bytes omitted ...]\\n" '
-        '$((n - 2 * $2)); tail -c "$2" "$1"; else cat "$1" 2>/dev/null; fi')
+        '$((n - 2 * $2)); tail -c "$2" "$1"; else cat "$1" 2>/dev/null; fi; rm -f "$1" "$4" "$5"')
 #: kill every process of the session whose leader is $1 (the shell and all it started)
 KILL_SESSION = ('for d in /proc/[0-9]*; do read -r l < "$d/stat" 2>/dev/null || continue; r=${l##*) }; '
                 'set -- $r; [ "$4" = "$0" ] && kill -KILL "${d#/proc/}" 2>/dev/null; done; true')
@@ -111,8 +112,7 @@ class TmuxShell:
             note = f"[the shell could not be started again ({self.broken[:200]})]"
         note = "\n".join(n for n in (sent, note) if n)
         half = max(1, self.max_output // 2)
-        read = self.session.exec(["sh", "-c", READ, "read", out, str(half), str(2 * half), rc], timeout=60)
-        self.session.exec(["rm", "-f", script, out, rc], timeout=60)
+        read = self.session.exec(["sh", "-c", READ, "read", out, str(half), str(2 * half), rc, script], timeout=60)
         first, _, output = read.output.partition("\n")
         code = int(first) if first.strip().isdigit() and not note else None
         return _observation(output, code, note)

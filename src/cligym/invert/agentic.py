@@ -194,7 +194,7 @@ class AgentDegrader:
                 session.get_file(DOCKERFILE_PATH) is not None:
             return False
         check = run_tests_in_session(session, gold.workdir, gold.test_command, query.selected_tests)
-        failing = sum(1 for t in query.selected_tests if t in check.results and check.results[t].outcome != "passed")
+        failing = len(classify(check, query.selected_tests)[0])
         if not failing:
             return False
         limits = self.limits.model_copy(update=LAST_TURN_LIMITS)

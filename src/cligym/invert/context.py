@@ -49,6 +49,14 @@ class Stopped(Exception):
     when the run is resumed."""
 
 
+def wait_until(changed: threading.Condition, ready, stop: threading.Event) -> None:
+    """Wait, holding ``changed``, until ``ready()``; Stopped when ``stop`` is set first."""
+    while not ready():
+        if stop.is_set():
+            raise Stopped()
+        changed.wait(timeout=1.0)
+
+
 class CheckOrder:
     """Attempts made several at a time check their states as they would one at a time: an
     attempt starts checking its delta (``claim``) only once every earlier attempt has
@@ -62,18 +70,12 @@ class CheckOrder:
         self.changed = threading.Condition()
         self.stop = stop
 
-    def _wait(self, ready) -> None:
-        while not ready():
-            if self.stop.is_set():
-                raise Stopped()
-            self.changed.wait(timeout=1.0)
-
     def claim(self, digest: str, attempt: int) -> None:
         with self.changed:
-            self._wait(lambda: all(a >= attempt for a in self.before_check))
+            wait_until(self.changed, lambda: all(a >= attempt for a in self.before_check), self.stop)
             self.before_check.discard(attempt)
             self.changed.notify_all()
-            self._wait(lambda: self.holders.get(digest, attempt) == attempt)
+            wait_until(self.changed, lambda: self.holders.get(digest, attempt) == attempt, self.stop)
             self.holders[digest] = attempt
 
     def release(self, digest: str, attempt: int) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from cligym.invert.context import CheckOrder, RunContext, Stopped
+from cligym.invert.context import CheckOrder, RunContext, Stopped, wait_until
 from cligym.invert.pipeline import Degrader, forget_orphans, make_attempt
 from cligym.invert.summary import summarize
 from cligym.models.io import load, save
@@ -30,11 +30,10 @@ from cligym.models.task import Candidate
 class _Order:
     """Which attempts are finished, and telling the degrader of them in attempt order."""
 
-    def __init__(self, degrader: Degrader, attempts: int) -> None:
+    def __init__(self, degrader: Degrader) -> None:
         self.degrader = degrader
         self.finished: dict[int, Candidate] = {}
         self.told = 0  # attempts 0 .. told-1 have been passed to ``degrader.seen``
-        self.attempts = attempts
         self.changed = threading.Condition()
 
     def finish(self, attempt: int, candidate: Candidate) -> None:
@@ -45,12 +44,10 @@ class _Order:
                 self.told += 1
             self.changed.notify_all()
 
-    def wait_told(self, count: int, stop: threading.Event) -> bool:
-        """Wait until the first ``count`` attempts are told; False when stopped first."""
+    def wait_told(self, count: int, stop: threading.Event) -> None:
+        """Wait until the first ``count`` attempts are told; Stopped when stopped first."""
         with self.changed:
-            while self.told < count and not stop.is_set():
-                self.changed.wait(timeout=1.0)
-            return not stop.is_set()
+            wait_until(self.changed, lambda: self.told >= count, stop)
 
 
 def run_attempts_parallel(ctx: RunContext, degrader: Degrader, attempts: int, workers: int,
@@ -59,7 +56,7 @@ def run_attempts_parallel(ctx: RunContext, degrader: Degrader, attempts: int, wo
     ``stop`` is set when the run stops early; the degrader should watch it and raise
     ``Stopped`` from an attempt it cut short."""
     forget_orphans(ctx)
-    order = _Order(degrader, attempts)
+    order = _Order(degrader)
     for attempt in range(attempts):
         if ctx.run.candidate(attempt).exists():
             order.finish(attempt, load(Candidate, ctx.run.candidate(attempt)))
@@ -69,8 +66,7 @@ def run_attempts_parallel(ctx: RunContext, degrader: Degrader, attempts: int, wo
 
     def one(attempt: int) -> None:
         try:
-            if not order.wait_told(attempt - workers + 1, stop):
-                return
+            order.wait_told(attempt - workers + 1, stop)
             candidate = make_attempt(ctx, degrader, attempt)
         except Stopped:
             return  # made again when the run is resumed

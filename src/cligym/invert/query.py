@@ -117,14 +117,15 @@ def answer_json_object(text: str) -> dict[str, Any]:
     """The answer's JSON object: the last complete one in ``text`` that has a "title" (a
     model may draft one and then correct it; prose, code fences and ``<think>`` reasoning
     around it are skipped, braces in them too); else the last object at all."""
-    found = last_json_object(text, "title")
+    answer = split_reasoning(text)[0]
+    found = last_json_object(answer, "title")
     if found is not None:
         return found
-    start = split_reasoning(text)[0].find("{")
+    start = answer.find("{")
     if start < 0:
         raise QueryError("the answer holds no JSON object")
     try:
-        json.loads(split_reasoning(text)[0][start:])
+        json.loads(answer[start:])
     except json.JSONDecodeError as exc:
         raise QueryError(f"the JSON object does not parse ({exc.msg} at position {exc.pos + start})") from None
     raise QueryError("the answer holds no JSON object")

@@ -395,4 +395,3 @@ class DatasetDir:
 
     def unit_file(self, key: str, suffix: str) -> Path:  # a worker's result (json) or log
         return self.path / "units" / f"{safe_id(key.replace('/', '__'), 'unit key')}.{suffix}"
-

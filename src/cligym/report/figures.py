@@ -41,9 +41,10 @@ def compute(sources: Sources, out: Path) -> Report:
     exported = {t.name: t for e in sources.exports for t in e.tasks}
     candidates = [c for run in sources.runs for c in run.candidates]
     rollouts = [r for ro in sources.rollouts for r in ro.results]
+    tokens, storage = _tokens(sources, tasks), _storage(sources, tasks)
     return Report(
         inputs=sources.inputs,
-        table=_table(sources, tasks, exported),
+        table=_table(sources, tasks, exported, tokens, storage),
         projects=_projects(sources),
         categories=dict(Counter(t.category for t in tasks).most_common()),
         operators=dict(Counter(op for t in tasks for op in t.operators).most_common()),
@@ -55,9 +56,9 @@ def compute(sources: Sources, out: Path) -> Report:
         funnel=_funnel(sources, tasks, rollouts),
         discard_reasons=dict(Counter(c.discard_kind or "other" for c in candidates if c.status == "discarded")),
         agent_stop_reasons=dict(Counter(c.agent.stop_reason for c in candidates if c.agent)),
-        rollouts=_rollouts(sources, tasks, exported) if rollouts else None,
-        tokens=_tokens(sources, tasks),
-        storage=_storage(sources, tasks),
+        rollouts=_rollouts(sources, rollouts, tasks, exported) if rollouts else None,
+        tokens=tokens,
+        storage=storage,
         tasks=[_row(t, exported.get(t.instance_id), out) for t in tasks],
     )
 
@@ -83,9 +84,9 @@ def _instruction_words(task: TaskInstance, exported: ExportedTask | None, runs: 
     return None
 
 
-def _table(sources: Sources, tasks: list[TaskInstance], exported: dict[str, ExportedTask]) -> list[PaperRow]:
+def _table(sources: Sources, tasks: list[TaskInstance], exported: dict[str, ExportedTask],
+           tokens: dict[str, float | None], storage: dict[str, float | None]) -> list[PaperRow]:
     issue = [w for t in tasks if (w := _instruction_words(t, exported.get(t.instance_id), sources.runs)) is not None]
-    tokens, storage = _tokens(sources, tasks), _storage(sources, tasks)
     ours = {
         "instances": float(len(tasks)),
         "images": float(len({t.gold_image_id for t in tasks})),
@@ -179,8 +180,8 @@ def _grouped(results: list[RolloutResult], key) -> dict[str, PassRates]:
     return {name: pass_rates(group) for name, group in sorted(groups.items())}
 
 
-def _rollouts(sources: Sources, tasks: list[TaskInstance], exported: dict[str, ExportedTask]) -> RolloutFigures:
-    results = [r for ro in sources.rollouts for r in ro.results]
+def _rollouts(sources: Sources, results: list[RolloutResult], tasks: list[TaskInstance],
+              exported: dict[str, ExportedTask]) -> RolloutFigures:
     category = {t.instance_id: t.category for t in tasks} | {n: e.category for n, e in exported.items() if e.category}
     hint_of: dict[str, str] = {}
     for rollout in sources.rollouts:

@@ -13,14 +13,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import docker
 import docker.errors
 import requests.exceptions
 
 from cligym.config import DEFAULT_RUN_TIMEOUT, LABEL
-from cligym.errors import EngineError
+from cligym.errors import CligymError, EngineError
 from cligym.runtime.common import (
     OWNER,
     Files,
@@ -180,16 +180,10 @@ class Containers:
             raise EngineError(f"image {image} is not present in the Docker engine") from exc
         except BaseException:
             # e.g. a signal's KeyboardInterrupt after the engine made it but before its id came
-            # back: nobody else could remove it
-            self._remove_named(name)
+            # back: nobody else could remove it (the engine takes its name for an id)
+            with suppress(CligymError):
+                self._remove_container(name)
             raise
-
-    def _remove_named(self, name: str) -> None:
-        """Remove the container called ``name`` if there is one; never raises."""
-        try:
-            self._api.remove_container(name, force=True)
-        except Exception:  # noqa: BLE001 - gone, never made, or the engine away: nothing to do
-            pass
 
     @engine_call("cannot remove container {container_id:.12}")
     def _remove_container(self, container_id: str) -> None:

@@ -163,11 +163,6 @@ class TaskDir:
         return self.tests / "verdict"
 
     @property
-    def verdict_sh(self) -> Path:
-        """Terminal-Bench 1.0's verifier script, which ``run-tests.sh`` hands over to."""
-        return self.tests / "verdict.sh"
-
-    @property
     def solution(self) -> Path:
         return self.path / "solution"
 

@@ -75,6 +75,6 @@ class HarborExporter(TaskDirExporter):
         write(out.instruction, instruction)
         write(out.harbor_dockerfile, dockerfile(task))
         write_bundle(bundle, pristine, out)
-        write(out.test_sh, harbor_test_sh(bundle), 0o755)
+        write(out.test_sh, harbor_test_sh(), 0o755)
         write(out.solve_sh, task.solution, 0o755)
         return out

@@ -17,7 +17,7 @@ import json
 
 from cligym.export.base import TaskDirExporter
 from cligym.export.common import difficulty, dockerfile, write
-from cligym.harness.verdict import tb_run_tests, tb_verdict_sh, write_bundle
+from cligym.harness.verdict import tb_run_tests, write_bundle
 from cligym.layout import TaskDir
 from cligym.models.task import TaskInstance, run_order
 from cligym.models.verdict import VerdictBundle
@@ -71,8 +71,7 @@ class TbExporter(TaskDirExporter):
         write(out.tb_dockerfile, dockerfile(task))
         write(out.compose, COMPOSE)
         write_bundle(bundle, pristine, out)
-        write(out.verdict_sh, tb_verdict_sh(bundle, TB_LOGS), 0o755)
-        write(out.run_tests_sh, tb_run_tests(), 0o755)
+        write(out.run_tests_sh, tb_run_tests(TB_LOGS), 0o755)
         write(out.solution_sh, task.solution, 0o755)
         write(out.selected_tests, "\n".join(run_order(task)) + "\n")
         return out

@@ -1,34 +1,27 @@
 """The verdict bundle: what a task's verifier trusts, taken from gold, shipped in ``tests/``.
 
 A verifier that runs the task's tests with whatever the agent left in the image can be
-talked into a reward: a conftest hook that marks every test passed, a ``python`` that
-exits 0, a background process writing 1 into the reward file, an edited test, a
-``pytest.ini`` that deselects the failing tests. So at export time (and at invert time, to
+talked into a reward: a conftest hook, a ``python`` that exits 0, a patched package the
+tests import, a new module the standard library looks for, a planted ``.pyc``, a hidden
+``.pth``, a process writing the reward file. So at export time (and at invert time, to
 throw out states the verifier would repair by itself) this module reads from a container
-of the gold image, with network none:
+of the gold image, with network none, what decides how the tests run:
 
-- pristine copies of the task's test files, the ``*.py`` beside them, every conftest.py
-  below the rootdir, the ``__init__.py`` and pytest configuration files around the tests
-  (``pristine.tar``), and where such files did *not* exist in gold (deleted if present);
-- a manifest of what decides how the tests run and no repair legitimately changes away
-  from gold: the interpreter (the link chain of the test command's ``python``, the real
-  binary, libpython if mapped, ``pyvenv.cfg``), the standard library, the files of pytest
-  and its own distributions and of gold's pytest plugins, the ``*.pth`` / sitecustomize /
-  usercustomize entries of every ``sys.path`` folder, and the ``sys.path`` entries gold
-  lacks (which must stay absent); listed in gold by the same busybox code the verifier
-  runs, so the two listings compare line by line;
-- gold's pytest plugins (``pytest11`` entry points), loaded by name with autoloading off;
-- how gold's pytest names each node id in its JUnit report, so that the verdict is read
-  per test from the report and never from an exit status;
-- a static busybox (the host's ``/bin/busybox``, Debian's ``busybox-static``), so the
-  verifier needs nothing of the image's shell, coreutils, libc or Python.
+- pristine copies of the task's test files, conftests and pytest configuration
+  (``pristine.tar``), and where such files did *not* exist in gold;
+- the manifest: the interpreter and its link chain, the standard library, every site
+  directory whole (every distribution, the project's own included, every top-level name,
+  every ``.pth``), console scripts, ``pyvenv.cfg``, every shared object the test process
+  maps and the library folders they come from; listed by ``scripts/manifest.sh``, the same
+  code the verifier runs, so the two listings compare line by line;
+- the project's own files (the workdir), which must be gold's, its package folders (no new
+  module may appear there), and the module names the tests import or looked for and did
+  not find (no new file on ``sys.path`` may provide one);
+- how the dynamic loader resolves every extension module's libraries;
+- gold's pytest plugins, and how gold's pytest names each node id in its JUnit report.
 
-Requiring gold's interpreter, standard library and pytest is consistent with every task:
-where a breakage is in the interpreter or the standard library, its repair must restore
-gold's files (the oracle's solution does), and no operator breaks the files of pytest or
-of a pytest plugin (``is_tooling``). A breakage of the test configuration itself (a
-pytest.ini or conftest.py added by ΔD) would be undone by the verifier, so those operators
-are not in the default operator set.
+The verifier (``scripts/verdict.sh``) runs under a static busybox shipped with the task
+(the host's ``/bin/busybox``, Debian's ``busybox-static``).
 """
 
 from __future__ import annotations
@@ -37,12 +30,11 @@ import json
 import re
 import shlex
 import tempfile
+from importlib import resources
 from pathlib import Path
 
 from cligym.errors import CligymError
-from cligym.harness.verdict_probe import SCRIPT as PROBE_SCRIPT
-from cligym.harness.verdict_script import JUDGE, MANIFEST_FUNCS, verifier_script
-from cligym.harness.verifier import REWARD_FILE, TESTS_DIR, VERIFIER_LOGS, run_verifier
+from cligym.harness.verifier import TESTS_DIR, VERIFIER_LOGS, run_verifier
 from cligym.layout import TaskDir
 from cligym.models.io import save
 from cligym.models.validate import ModeResult
@@ -51,10 +43,8 @@ from cligym.runtime import Runtime, Session
 
 #: The static busybox on the host that every exported task carries (Debian: busybox-static).
 HOST_BUSYBOX = Path("/bin/busybox")
-#: Canonical names of the distributions of pytest and its own dependencies (and the
-#: packaging tools whose files run at interpreter start-up through their .pth hooks).
-TOOLING = ("pytest", "pluggy", "iniconfig", "packaging", "exceptiongroup", "tomli", "colorama",
-           "pygments", "py", "setuptools")
+#: The verifier's files (package data), copied into every task's tests/verdict/.
+SCRIPTS = ("verdict.sh", "manifest.sh", "sweep.sh", "judge.awk")
 
 # in-container scratch places of the gold container (never in a task image)
 _BB, _FUNCS, _PROBE, _ARGS = "/tmp/busybox", "/tmp/cligym-manifest.sh", "/tmp/cligym-probe.py", "/tmp/cligym-args.json"
@@ -64,6 +54,11 @@ _PROBE_OUT, _SOLUTION = "/tmp/cligym-probe.json", "/tmp/cligym-solve.sh"
 
 class NoBusybox(CligymError):
     """The host has no static busybox to ship with exported verifiers."""
+
+
+def script(name: str) -> str:
+    """One of the verifier's files (``cligym/harness/scripts/NAME``)."""
+    return resources.files("cligym.harness").joinpath("scripts", name).read_text(encoding="utf-8")
 
 
 def busybox_bytes() -> bytes:
@@ -78,8 +73,8 @@ def busybox_bytes() -> bytes:
     return data
 
 
-def _sh(session: Session, script: str, *args: str, timeout: float = 300):
-    return session.exec([_BB, "sh", "-c", script, "cligym", *args], timeout=timeout)
+def _sh(session: Session, command: str, *args: str, timeout: float = 300):
+    return session.exec([_BB, "sh", "-c", command, "cligym", *args], timeout=timeout)
 
 
 def _interpreter(session: Session, workdir: str, test_command: str) -> tuple[str, str]:
@@ -103,8 +98,8 @@ def _interpreter(session: Session, workdir: str, test_command: str) -> tuple[str
 
 def _rootdir(session: Session, workdir: str, test_command: str, ids: list[str]) -> tuple[str, str | None]:
     """Gold's pytest rootdir and configuration file for these node ids."""
-    script = f'cd "$1" && shift && {test_command} --collect-only -p no:cacheprovider "$@"'
-    run = _sh(session, script, workdir, *ids, timeout=900)
+    command = f'cd "$1" && shift && {test_command} --collect-only -p no:cacheprovider "$@"'
+    run = _sh(session, command, workdir, *ids, timeout=900)
     root = re.search(r"^rootdir: (.+?)\s*$", run.output, re.M)
     if not root:
         raise CligymError(f"gold's pytest printed no rootdir: {run.output.strip()[-200:]!r}")
@@ -118,29 +113,37 @@ def _rootdir(session: Session, workdir: str, test_command: str, ids: list[str]) 
 
 
 def _read_json(session: Session, path: str, what: str) -> dict:
-    raw = session.get_file(path)
     try:
-        return json.loads(raw or b"")
+        return json.loads(session.get_file(path) or b"")
     except ValueError:
         raise CligymError(f"could not read {what} from the gold image") from None
 
 
-#: Gold manifests by (gold image, spec): hashing the interpreter, the standard library and
-#: the tooling is the costly part of a bundle, and a gold image (its tag is a content hash)
-#: never changes, so every candidate and every task of one gold shares one listing.
-_MANIFESTS: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+#: Listings by (gold image, what, its inputs): hashing the interpreter, the standard
+#: library and the site directories is the costly part of a bundle, and a gold image (its
+#: tag is a content hash) never changes, so every candidate and task of one gold shares one.
+_LISTINGS: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
 
 
-def _manifest(session: Session, image: str, spec: list[str]) -> list[str]:
-    """The manifest listing of ``spec`` in the gold image (made once per process)."""
-    key = (image, tuple(spec))
-    if key not in _MANIFESTS:
-        listed = _sh(session, f". {_FUNCS}; m_listing {_SPEC} > {_OUT}", timeout=600)
-        manifest = (session.get_file(_OUT) or b"").decode("utf-8", "replace").splitlines()
-        if not listed.ok or not manifest:
-            raise CligymError(f"could not list the gold manifest: {listed.output.strip()[-200:]}")
-        _MANIFESTS[key] = manifest
-    return list(_MANIFESTS[key])
+def _listing(session: Session, image: str, what: str, inputs: list[str], command: str) -> list[str]:
+    """The lines ``command`` (manifest.sh's functions loaded) prints in the gold container."""
+    key = (image, what, tuple(inputs))
+    if key not in _LISTINGS:
+        run = _sh(session, f". {_FUNCS}; {command} > {_OUT}", timeout=900)
+        lines = (session.get_file(_OUT) or b"").decode("utf-8", "replace").splitlines()
+        if not run.ok or not lines:
+            raise CligymError(f"could not list the gold {what}: {run.output.strip()[-200:]}")
+        _LISTINGS[key] = lines
+    return list(_LISTINGS[key])
+
+
+def _probe(session: Session, interpreter: str, args: dict) -> dict:
+    session.put_files({_ARGS: json.dumps({**args, "out": _PROBE_OUT})})
+    run = session.exec(["sh", "-c", f'cd "$1" && {interpreter} -I {_PROBE} {_ARGS}', "cligym", args["workdir"]],
+                       timeout=900)
+    if not run.ok:
+        raise CligymError(f"could not read the verdict bundle from the gold image: {run.output.strip()[-200:]}")
+    return _read_json(session, _PROBE_OUT, "the verdict bundle")
 
 
 def gather(
@@ -150,19 +153,21 @@ def gather(
     """The verdict bundle of a task and its pristine files (a tar), read from ``image``."""
     busybox = busybox_bytes()
     with runtime.session(image) as session:
-        session.put_files({_BB: (busybox, 0o755), _FUNCS: MANIFEST_FUNCS, _PROBE: PROBE_SCRIPT})
+        session.put_files({_BB: (busybox, 0o755), _FUNCS: script("manifest.sh"), _PROBE: script("verdict_probe.py")})
+        # the project's files as the image has them, before any collection writes beside them
+        project = _listing(session, image, "project files", [workdir], f"m_workdir {shlex.quote(workdir)}")
         command_path, interpreter = _interpreter(session, workdir, test_command)
         rootdir, inifile = _rootdir(session, workdir, test_command, order)
-        args = {"interpreter": interpreter, "rootdir": rootdir, "inifile": inifile, "ids": order,
-                "tooling": list(TOOLING), "workdir": workdir}
-        session.put_files({_ARGS: json.dumps(args)})
-        probe = session.exec(["sh", "-c", f"cd \"$1\" && {interpreter} -I {_PROBE} {_ARGS} > {_PROBE_OUT}",
-                              "cligym", workdir], timeout=300)
-        if not probe.ok:
-            raise CligymError(f"could not read the verdict bundle from the gold image: {probe.output.strip()[-200:]}")
-        data = _read_json(session, _PROBE_OUT, "the verdict bundle")
-        session.put_files({_SPEC: "\n".join(data["spec"]) + "\n", _LIST: "\n".join(data["pristine"]) + "\n"})
-        manifest = _manifest(session, image, data["spec"])
+        data = _probe(session, interpreter, {"interpreter": interpreter, "rootdir": rootdir, "inifile": inifile,
+                                             "ids": order, "workdir": workdir})
+        session.put_files({_SPEC: "".join(f"{s}\n" for s in data["spec"]),
+                           _LIST: "".join(f"{p}\n" for p in data["pristine"])})
+        pybin = shlex.quote(data["pybin"])
+        manifest = _listing(session, image, "manifest", [data["pybin"], *data["spec"]],
+                            f"PYBIN={pybin} m_listing {_SPEC}")
+        resolved = _listing(session, image, "library resolution", [data["loader"], *data["elf"]],
+                            f"m_resolved {shlex.quote(data['loader'])} {' '.join(map(shlex.quote, data['elf']))}"
+                            ) if data["loader"] else []
         packed = _sh(session, f'set --; while IFS= read -r p; do set -- "$@" "${{p#/}}"; done < {_LIST}; '
                               f'tar -cf {_TAR} -C / "$@"')
         tar = session.get_file(_TAR)
@@ -173,9 +178,10 @@ def gather(
         command_path=command_path, rootdir=rootdir, inifile=inifile, plugins=data["plugins"],
         fail_to_pass=list(f2p), pass_to_pass=list(p2p), order=list(order),
         keys=[JunitKey(**k) for k in data["keys"]], pristine=data["pristine"], foreign=data["foreign"],
-        conftests=data["conftests"], pycache_dirs=data["pycache_dirs"],
-        shadow_dirs=dict(sorted(data["shadow_dirs"].items())),  # the probe's set order varies by process
+        conftests=data["conftests"], shadow_dirs=dict(sorted(data["shadow_dirs"].items())),
         protected_modules=data["protected_modules"], spec=data["spec"], manifest=manifest,
+        pybin=data["pybin"], project_files=project, package_dirs=data["package_dirs"],
+        loader=data["loader"], elf=data["elf"] if resolved else [], resolved=resolved,
     )
     return bundle, tar
 
@@ -184,8 +190,26 @@ def _lines(values: list[str]) -> str:
     return "".join(f"{v}\n" for v in values)
 
 
+def task_env(bundle: VerdictBundle) -> str:
+    """The task's values, as shell assignments verdict.sh sources."""
+    first = shlex.split(bundle.test_command)[0]
+    values = {"WORKDIR": bundle.workdir, "COMMAND": bundle.test_command, "FIRST": first,
+              "COMMAND_PATH": bundle.command_path, "ROOTDIR": bundle.rootdir, "COUNT": str(len(bundle.order)),
+              "LOADER": bundle.loader, "PYBIN": bundle.pybin}
+    return "# cligym task values, sourced by verdict.sh\n" + "".join(
+        f"{k}={shlex.quote(v)}\n" for k, v in values.items())
+
+
+def pytest_args(bundle: VerdictBundle) -> list[str]:
+    """What the verifier adds to gold's test command (then --junitxml and the node ids)."""
+    pin = [f"--rootdir={bundle.rootdir}", *(["-c", bundle.inifile] if bundle.inifile else [])]
+    plugins = [w for p in bundle.plugins for w in ("-p", p)]
+    return ["-p", "no:cacheprovider", "--continue-on-collection-errors", *plugins, *pin,
+            "-o", "junit_family=xunit1", "-rA"]
+
+
 def write_bundle(bundle: VerdictBundle, tar: bytes, task: TaskDir) -> None:
-    """Everything but the entry script into ``task.tests``: busybox, the data files."""
+    """Everything but the entry script into ``task.tests``: busybox, scripts, data files."""
     folder = task.verdict
     folder.mkdir(parents=True, exist_ok=True)
     task.busybox.parent.mkdir(parents=True, exist_ok=True)
@@ -193,17 +217,22 @@ def write_bundle(bundle: VerdictBundle, tar: bytes, task: TaskDir) -> None:
     task.busybox.chmod(0o755)
     shadow = sorted(bundle.shadow_dirs)
     files = {
+        "task.env": task_env(bundle),
+        "pytest-args.txt": _lines(pytest_args(bundle)),
         "tests.txt": _lines(bundle.order),
         "keys.tsv": _lines([f"{k.node}\t{k.classname}\t{k.name}" for k in bundle.keys]),
         "pristine.txt": _lines(bundle.pristine),
         "foreign.txt": _lines(bundle.foreign),
         "conftests.txt": _lines(bundle.conftests),
-        "pycache.txt": _lines(bundle.pycache_dirs),
         "spec.txt": _lines(bundle.spec),
         "manifest.txt": _lines(bundle.manifest),
+        "workdir.txt": _lines(bundle.project_files),
+        "package-dirs.txt": _lines(bundle.package_dirs),
+        "elf.txt": _lines(bundle.elf),
+        "resolved.txt": _lines(bundle.resolved),
         "protected.txt": _lines(bundle.protected_modules),
         "shadow-dirs.txt": _lines(shadow),
-        "judge.awk": JUDGE.lstrip("\n"),
+        **{name: script(name) for name in SCRIPTS},
         **{f"shadow-{i}.txt": _lines(bundle.shadow_dirs[d]) for i, d in enumerate(shadow, 1)},
     }
     for name, text in files.items():
@@ -212,24 +241,20 @@ def write_bundle(bundle: VerdictBundle, tar: bytes, task: TaskDir) -> None:
     save(bundle, folder / "bundle.json")
 
 
-def harbor_test_sh(bundle: VerdictBundle) -> str:
+def harbor_test_sh() -> str:
     """Harbor's ``tests/test.sh``: executed directly, so its busybox shebang applies."""
-    return verifier_script(bundle, tests_dir=TESTS_DIR, reward=REWARD_FILE, logs=VERIFIER_LOGS, mode="harbor")
+    return (f"#!{TESTS_DIR}/bin/busybox sh\n"
+            "# cligym verifier: runs under the static busybox shipped in tests/bin (see verdict/verdict.sh)\n"
+            f"exec {TESTS_DIR}/bin/busybox sh {TESTS_DIR}/verdict/verdict.sh harbor {TESTS_DIR} {VERIFIER_LOGS}\n")
 
 
-def tb_verdict_sh(bundle: VerdictBundle, logs: str) -> str:
-    """Terminal-Bench 1.0's verifier, run with the busybox beside it by ``run-tests.sh``."""
-    return verifier_script(bundle, tests_dir=TESTS_DIR, reward=f"{logs}/reward.txt", logs=logs, mode="tb")
-
-
-def tb_run_tests(tests_var: str = "TEST_DIR") -> str:
+def tb_run_tests(logs: str, tests_var: str = "TEST_DIR") -> str:
     """Terminal-Bench 1.0's ``run-tests.sh`` (the harness runs it with bash): hands over to
     the bundled busybox at once, so nothing else of the image's shell runs."""
-    return (
-        "#!/bin/bash\n"
-        "# cligym verifier: runs under the static busybox shipped in the task's tests/\n"
-        f'exec "${{{tests_var}:-{TESTS_DIR}}}/bin/busybox" sh "${{{tests_var}:-{TESTS_DIR}}}/verdict.sh"\n'
-    )
+    tests = f'"${{{tests_var}:-{TESTS_DIR}}}"'
+    return ("#!/bin/bash\n"
+            "# cligym verifier: runs under the static busybox shipped in the task's tests/\n"
+            f"exec {tests}/bin/busybox sh {tests}/verdict/verdict.sh tb {tests} {shlex.quote(logs)}\n")
 
 
 def judge_image(runtime: Runtime, image: str, bundle: VerdictBundle, pristine: bytes,
@@ -240,7 +265,7 @@ def judge_image(runtime: Runtime, image: str, bundle: VerdictBundle, pristine: b
     with tempfile.TemporaryDirectory(prefix="cligym-verdict-") as tmp:
         task = TaskDir(Path(tmp))
         write_bundle(bundle, pristine, task)
-        task.test_sh.write_text(harbor_test_sh(bundle))
+        task.test_sh.write_text(harbor_test_sh())
         task.test_sh.chmod(0o755)
         with runtime.session(image) as session:
             nothing = run_verifier(session, task)
@@ -251,3 +276,4 @@ def judge_image(runtime: Runtime, image: str, bundle: VerdictBundle, pristine: b
             solved = run_verifier(session, task) if fixed.exit_code == 0 else ModeResult(
                 reward=None, detail=f"the solution exited {fixed.exit_code}")
     return nothing, solved
+

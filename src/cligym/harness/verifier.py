@@ -13,9 +13,8 @@ summary lists passes and no failure or error.
 ``test.sh`` is executed directly (after ``chmod +x``, as Harbor does), never handed to a
 shell, so its shebang applies: cligym's verifiers name the static busybox shipped in
 ``tests/bin`` there (see ``cligym.harness.verdict``), and ``run-tests.sh`` hands over to it.
-Like the harnesses, these helpers still start the verifier through the image's bash: an
-agent that replaces that bash replaces the harness's own exec chain, which no verifier
-script can defend.
+Unlike the harnesses, ``run_verifier`` starts the verifier with the task's own busybox,
+after stopping every process the agent left: nothing of the image runs before it.
 
 The in-container places below are the harnesses' protocol, not cligym's layout: the
 exporters write scripts that use them, and these helpers read them back.
@@ -24,6 +23,8 @@ exporters write scripts that use them, and these helpers read them back.
 from __future__ import annotations
 
 import hashlib
+import itertools
+import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +36,7 @@ from cligym.runtime import RunResult, Runtime, Session, run_id
 VERIFIER_LOGS = "/logs/verifier"
 AGENT_LOGS = "/logs/agent"
 REWARD_FILE = f"{VERIFIER_LOGS}/reward.txt"
+REWARD_JSON = f"{VERIFIER_LOGS}/reward.json"  # read first, as Harbor does
 TEST_OUTPUT = f"{VERIFIER_LOGS}/test-stdout.txt"
 ORACLE_OUTPUT = f"{AGENT_LOGS}/oracle.txt"
 TESTS_DIR = "/tests"
@@ -44,6 +46,7 @@ ORACLE_SCRIPT = "/solution/solve.sh"  # what Harbor's oracle agent runs
 TB_SOLUTION = "/tmp/solution.sh"
 
 SOLUTION_TIMEOUT = 900
+_SWEEPS = itertools.count(1)
 TESTS_TIMEOUT = 1800
 
 
@@ -89,16 +92,35 @@ def run_oracle(session: Session, task: TaskDir) -> RunResult:
 
 
 def run_verifier(session: Session, task: TaskDir) -> ModeResult:
-    """As Harbor's verifier: tests/ → /tests, chmod +x, test.sh executed in WORKDIR with its
-    output in /logs/verifier; the reward is read from reward.txt."""
-    session.exec(["mkdir", "-p", VERIFIER_LOGS], timeout=60)
+    """As Harbor's verifier, with one difference: nothing of the image starts it. First every
+    process the agent left is stopped (``sweep.sh`` under a busybox put at a fresh path), so
+    none can touch what is uploaded next; then tests/ → /tests and test.sh executed, in
+    WORKDIR, by the task's own busybox (Harbor starts it with the image's bash). The reward
+    is read as Harbor reads it: reward.json first, then reward.txt."""
+    if task.busybox.is_file():
+        scratch = f"/tmp/cligym-sweep-{run_id()[:8]}-{next(_SWEEPS)}"
+        session.put_files({f"{scratch}/busybox": (task.busybox.read_bytes(), 0o755),
+                           f"{scratch}/sweep.sh": (task.verdict.joinpath("sweep.sh").read_bytes(), 0o644)})
+        session.exec([f"{scratch}/busybox", "sh", "-c", f". {scratch}/sweep.sh; sweep; rm -rf {scratch}"], timeout=120)
     session.upload_dir(task.tests, TESTS_DIR)
-    session.exec(
-        ["bash", "-c", f"chmod +x {TESTS_DIR}/test.sh && ({TESTS_DIR}/test.sh) > {TEST_OUTPUT} 2>&1"],
-        timeout=TESTS_TIMEOUT,
-    )
-    raw = session.get_file(REWARD_FILE)
+    launch = f"mkdir -p {VERIFIER_LOGS} && chmod +x {TESTS_DIR}/test.sh && {TESTS_DIR}/test.sh > {TEST_OUTPUT} 2>&1"
+    launcher = [f"{TESTS_DIR}/bin/busybox", "sh", "-c", launch] if task.busybox.is_file() else ["bash", "-c", launch]
+    session.exec(launcher, timeout=TESTS_TIMEOUT)
     output = (session.get_file(TEST_OUTPUT) or b"").decode("utf-8", "replace")
+    return read_reward(session, output)
+
+
+def read_reward(session: Session, output: str = "") -> ModeResult:
+    """The reward as Harbor reads it: ``reward.json``'s ``reward`` when that file exists
+    (reward.txt is then ignored), else the number in ``reward.txt``."""
+    raw_json = session.get_file(REWARD_JSON)
+    if raw_json is not None:
+        try:
+            value = json.loads(raw_json)["reward"]
+            return ModeResult(reward=float(value))
+        except (ValueError, KeyError, TypeError):
+            return ModeResult(reward=None, detail=f"reward.json holds {raw_json[:40]!r}")
+    raw = session.get_file(REWARD_FILE)
     if raw is None:
         return ModeResult(reward=None, detail=f"no reward file; test.sh said: {output[-300:]}")
     try:

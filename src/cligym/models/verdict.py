@@ -23,10 +23,8 @@ class JunitKey(BaseModel):
 class VerdictBundle(BaseModel):
     """Everything that decides a task's verdict, taken from gold.
 
-    ``spec`` lists what the integrity manifest covers, one ``KIND PATH`` a line: ``F`` a
-    file (its sha256, or its link target, or that it is absent), ``T`` a tree (every file
-    and link below it except ``__pycache__``), ``H`` a directory whose ``*.pth``,
-    ``sitecustomize`` and ``usercustomize`` entries are listed. ``manifest`` is that listing
+    ``spec`` lists what the integrity manifest covers, one ``KIND PATH`` a line (the kinds
+    are described in ``cligym/harness/scripts/manifest.sh``); ``manifest`` is that listing
     as gold gave it (sorted lines), made by the same shell code the verifier runs.
     """
 
@@ -45,8 +43,14 @@ class VerdictBundle(BaseModel):
     pristine: list[str]  # files copied from gold (in pristine.tar), restored before the run
     foreign: list[str]  # where a conftest/config/__init__ file did not exist in gold
     conftests: list[str]  # every conftest.py below the rootdir in gold
-    pycache_dirs: list[str]  # folders whose __pycache__ is removed before the run
+    pycache_dirs: list[str] = Field(default_factory=list)  # (bundles before the fresh bytecode cache)
     shadow_dirs: dict[str, list[str]]  # folder on sys.path -> its entries in gold
     protected_modules: list[str]  # module names no new file in those folders may shadow
     spec: list[str]
     manifest: list[str]
+    pybin: str = ""  # the gold interpreter's bin folder (console scripts' shebangs point there)
+    project_files: list[str] = Field(default_factory=list)  # the workdir's listing in gold
+    package_dirs: list[str] = Field(default_factory=list)  # workdir folders with an __init__.py
+    loader: str = ""  # the dynamic loader the interpreter maps
+    elf: list[str] = Field(default_factory=list)  # shared objects whose resolution is checked
+    resolved: list[str] = Field(default_factory=list)  # how the loader resolved them in gold

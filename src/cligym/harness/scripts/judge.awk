@@ -1,0 +1,23 @@
+# The verdict from pytest's report: keys.tsv (node, classname, name) and the report's
+# testcases, one a line; prints a FAILED line per listed id not reported passed and exits 1
+# if there is one.
+BEGIN { FS = "\t" }
+FNR == NR { want[$2 "\t" $3] = $1; order[++n] = $2 "\t" $3; next }
+{
+  c = ""; m = ""
+  if (match($0, /classname="[^"]*"/)) c = substr($0, RSTART + 11, RLENGTH - 12)
+  if (match($0, / name="[^"]*"/)) m = substr($0, RSTART + 7, RLENGTH - 8)
+  k = c "\t" m
+  if (!(k in want)) next
+  seen[k] = 1
+  if ($0 ~ /<(failure|error|skipped)[ >\/]/) bad[k] = 1
+}
+END {
+  ok = n > 0
+  for (i = 1; i <= n; i++) {
+    k = order[i]
+    if (!(k in seen)) { print "FAILED " want[k] " - not in the test report"; ok = 0 }
+    else if (k in bad) { print "FAILED " want[k] " - not passed"; ok = 0 }
+  }
+  exit ok ? 0 : 1
+}

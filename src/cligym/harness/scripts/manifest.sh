@@ -1,0 +1,95 @@
+# shellcheck shell=sh
+# Listing functions shared by the verifier and the export: a spec file holds one
+# "KIND PATH" a line, and m_listing prints one sorted line per thing it covers. The export
+# runs them in a gold container, the verifier in the repaired one, so the two listings
+# compare line by line. They run under busybox (sh, find, sha256sum, sed, sort).
+#
+# Kinds: F a file (its sha256, a link's target, or that it is absent); T a tree (every file
+# and link below it); S a site directory (the same, hidden files included, less pip's
+# bookkeeping files); H the import hooks of a folder on sys.path (*.pth, dot-files
+# included, sitecustomize, usercustomize); B a console script (hashed with a shebang into
+# the interpreter's own bin folder written as "#!python": pip writes python or python3
+# there depending on how it was started, and both run the same interpreter); C a venv's
+# pyvenv.cfg (only the keys the interpreter reads); L a library folder (every *.so*).
+# Nothing named __pycache__ is skipped unless it is a plain directory.
+#
+# PYBIN (the gold interpreter's bin folder) must be set for B entries.
+
+m_entry() {
+  if [ -L "$1" ]; then echo "link $1 -> $(readlink "$1") $(sha256sum "$1" 2>/dev/null | cut -c1-64)"
+  elif [ -f "$1" ]; then set -- "$1" "$(sha256sum < "$1" | cut -c1-64)"; echo "file $1 $2"
+  elif [ -d "$1" ]; then echo "dir $1"
+  elif [ -e "$1" ]; then echo "other $1"
+  else echo "absent $1"; fi
+}
+
+# m_walk DIR NESTED [FIND TESTS]: the files, links and others below DIR (hashed in batches);
+# NESTED "prune" leaves out nested site-packages/dist-packages (listed by their own S line).
+m_walk() {
+  dir=$1 nested=$2
+  shift 2
+  [ -d "$dir" ] && [ ! -L "$dir" ] || { m_entry "$dir"; return; }
+  if [ "$nested" = prune ]; then set -- ! -path '*/site-packages/*' ! -path '*/dist-packages/*' "$@"; fi
+  find "$dir" -name __pycache__ -type d -prune -o "$@" -type f -print0 | xargs -0 -r sha256sum \
+    | sed 's/^\\\{0,1\}\([0-9a-f]\{64\}\)  \(.*\)$/file \2 \1/'
+  find "$dir" -name __pycache__ -type d -prune -o "$@" -type l -print | while IFS= read -r p; do m_entry "$p"; done
+  find "$dir" -name __pycache__ -type d -prune -o "$@" ! -type f ! -type l ! -type d -print | sed 's/^/other /'
+}
+
+m_site() {  # a site directory, less pip's bookkeeping files (no run reads them)
+  m_walk "$1" keep ! -path '*.dist-info/RECORD' ! -path '*.dist-info/INSTALLER' \
+    ! -path '*.dist-info/REQUESTED' ! -path '*.dist-info/direct_url.json'
+}
+
+m_hooks() {
+  for p in "$1"/*.pth "$1"/.*.pth "$1"/sitecustomize* "$1"/usercustomize*; do
+    if [ -e "$p" ] || [ -L "$p" ]; then m_entry "$p"; fi
+  done
+}
+
+m_script() {
+  if [ -f "$1" ] && [ ! -L "$1" ]; then
+    echo "script $1 $(sed "1s|^#!$PYBIN/python[0-9.]*\$|#!python|" "$1" | sha256sum | cut -c1-64)"
+  else m_entry "$1"; fi
+}
+
+m_venv() {
+  if [ -f "$1" ] && [ ! -L "$1" ]; then
+    echo "venv $1 $(grep -E '^(home|include-system-site-packages) *=' "$1" | sed 's/ *= */=/' | sort | sha256sum | cut -c1-64)"
+  else m_entry "$1"; fi
+}
+
+m_libs() {
+  [ -d "$1" ] || { m_entry "$1"; return; }
+  find "$1" -maxdepth 1 -name '*.so*' ! -type d | while IFS= read -r p; do m_entry "$p"; done
+}
+
+m_listing() {
+  while IFS=' ' read -r kind path; do
+    case "$kind" in
+      F) m_entry "$path" ;;
+      T) m_walk "$path" prune ;;
+      S) m_site "$path" ;;
+      H) m_hooks "$path" ;;
+      B) m_script "$path" ;;
+      C) m_venv "$path" ;;
+      L) m_libs "$path" ;;
+    esac
+  done < "$1" | LC_ALL=C sort -u
+}
+
+# m_workdir DIR: the project's tree, less bytecode, caches and a build's file list.
+m_workdir() {
+  m_walk "$1" prune ! -path '*/.pytest_cache/*' ! -path '*/.git/*' ! -path '*.egg-info/SOURCES.txt' | LC_ALL=C sort -u
+}
+
+# m_resolved LOADER FILE...: how the dynamic loader resolves each shared object's
+# dependencies now (the loader only maps them: no code of theirs runs), addresses dropped.
+m_resolved() {
+  loader=$1
+  shift
+  for f in "$@"; do
+    echo "== $f"
+    "$loader" --list "$f" 2>&1 | sed 's/ *(0x[0-9a-f]*)$//'
+  done
+}

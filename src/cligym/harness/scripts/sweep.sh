@@ -1,0 +1,49 @@
+# shellcheck shell=sh disable=SC2086
+# Sourced (by verdict.sh, and by cligym's own runner before it uploads a task's tests):
+# defines sweep, which leaves alive only PID 1, the container's keep-alive (a child of
+# PID 1 started with it, as in Harbor's `sh -c "sleep infinity"`: stopped, not killed, so
+# the container does not end), the caller's ancestors (the harness's exec chain) and the
+# caller. Only shell builtins run inside a round, so it forks nothing there.
+KEEP=" 1 $$ "
+ANCESTORS=""
+pid=$$
+while [ "$pid" -gt 1 ]; do
+  read -r stat < "/proc/$pid/stat" || break
+  stat=${stat##*) }
+  set -- $stat
+  pid=$2
+  KEEP="$KEEP$pid "
+  [ "$pid" -gt 1 ] && ANCESTORS="$ANCESTORS $pid"
+done
+read -r stat < /proc/1/stat
+stat=${stat##*) }
+set -- $stat
+BORN=$((${20} + 200))  # clock ticks: a child of PID 1 this young is the container's keep-alive
+
+# sweep: SIGSTOP to every process at once (the kernel's kill(-1): no fork escapes it), then
+# SIGKILL to each but PID 1, its keep-alive (left stopped), our ancestors and us, then
+# SIGCONT to our ancestors. Rounds repeat until one finds nobody; 0 after 40 rounds.
+sweep() {
+  round=0
+  while :; do
+    round=$((round + 1))
+    kill -STOP -1 2>/dev/null
+    left=""
+    for dir in /proc/[0-9]*; do
+      pid=${dir#/proc/}
+      case "$KEEP" in *" $pid "*) continue ;; esac
+      read -r stat 2>/dev/null < "$dir/stat" || continue
+      stat=${stat##*) }
+      set -- $stat
+      case "$1" in Z|X) continue ;; esac
+      [ "$2" = 1 ] && [ "${20}" -le "$BORN" ] && continue
+      kill -9 "$pid" 2>/dev/null
+      left="$left $pid"
+    done
+    for pid in $ANCESTORS; do kill -CONT "$pid" 2>/dev/null; done
+    [ -z "$left" ] && return 0
+    [ "$round" -ge 40 ] && return 1
+    [ "$round" -ge 3 ] && sleep 0.05
+  done
+}
+

@@ -1,0 +1,133 @@
+# shellcheck shell=sh disable=SC1090,SC1091,SC2086
+# The verifier of a cligym task, run under the static busybox shipped in the task's tests/
+# (usage: busybox sh verdict.sh MODE TESTS_DIR LOGS_DIR). It uses only busybox's applets,
+# so nothing of the image's shell, coreutils, libc or Python runs before the test command.
+# Without errexit: a reward is always written. The task's values are in verdict/task.env.
+#
+#  1. stops every process but PID 1's keep-alive, its own ancestors and itself, in rounds
+#     until a round finds none (reward 0 if that never happens);
+#  2. empties the log folder (dot-files too) and restores gold's test files and pytest
+#     configuration; deletes conftests and configuration files gold did not have;
+#  3. compares the environment with gold's listing: interpreter, standard library, every
+#     site directory (every distribution, every top-level name, every .pth), console
+#     scripts, the mapped shared objects and their library folders, and how the loader
+#     resolves each extension module; the project's own files must be gold's, and no new
+#     file in the project may shadow a module the tests import or looked for;
+#  4. runs the listed tests with gold's test command, plugin autoloading off, gold's
+#     plugins, rootdir and configuration pinned, bytecode only in a fresh cache of its own;
+#  5. stops every process again and writes the verdict, reward 1 only if every listed
+#     test is reported passed, to reward.txt and reward.json (each renamed into place).
+MODE=$1
+T=$2
+LOGS=$3
+V=$T/verdict
+. "$V/task.env"
+. "$V/manifest.sh"
+REWARD=$LOGS/reward.txt
+JUNIT=$LOGS/junit.xml
+umask 022
+
+# -- 1. nothing the agent left running survives (sweep.sh) --------------------------------
+. "$V/sweep.sh"
+
+write_reward() {  # the verdict's last act: each file renamed into place
+  [ "$MODE" = harbor ] || return 0
+  echo "$1" > "$LOGS/.reward.txt.$$" && mv -f "$LOGS/.reward.txt.$$" "$REWARD"
+  echo "{\"reward\": $1}" > "$LOGS/.reward.json.$$" && mv -f "$LOGS/.reward.json.$$" "$LOGS/reward.json"
+}
+
+verdict() {
+  if ! sweep; then
+    set -- 0 "a process left running kept coming back"
+  fi
+  write_reward "$1"
+  [ -n "$2" ] && echo "cligym verifier: reward $1: $2"
+  [ "$1" = 1 ] && exit 0
+  [ "$MODE" = harbor ] && exit 0
+  exit 1
+}
+
+refuse() {
+  echo "=========================== short test summary info ============================"
+  while IFS= read -r t; do echo "FAILED $t - $1"; done < "$V/tests.txt"
+  verdict 0 "$1"
+}
+
+sweep || { mkdir -p "$LOGS"; refuse "a process left running kept coming back"; }
+
+# -- 2. a clean log folder, gold's test files --------------------------------------------
+if [ -L "$LOGS" ] || [ ! -d "$LOGS" ]; then rm -rf "$LOGS"; fi
+mkdir -p "$LOGS"
+rm -rf "$LOGS"/* "$LOGS"/.[!.]* "$LOGS"/..?*
+while IFS= read -r p; do rm -rf "$p"; done < "$V/pristine.txt"
+while IFS= read -r p; do rm -rf "$p"; done < "$V/foreign.txt"
+tar -xf "$V/pristine.tar" -C / || refuse "cannot restore the test files"
+find "$ROOTDIR" -name conftest.py 2>/dev/null | while IFS= read -r p; do
+  grep -qxF "$p" "$V/conftests.txt" || rm -f "$p"
+done
+
+# -- 3. the environment is gold's ---------------------------------------------------------
+m_listing "$V/spec.txt" > "$LOGS/manifest-found.txt"
+if ! cmp -s "$V/manifest.txt" "$LOGS/manifest-found.txt"; then
+  diff "$V/manifest.txt" "$LOGS/manifest-found.txt" > "$LOGS/manifest-diff.txt"
+  refuse "the environment differs from gold: $(grep '^[-+][^-+]' "$LOGS/manifest-diff.txt" | head -n 1)"
+fi
+m_workdir "$WORKDIR" > "$LOGS/workdir-found.txt"
+comm -23 "$V/workdir.txt" "$LOGS/workdir-found.txt" > "$LOGS/workdir-missing.txt"
+if [ -s "$LOGS/workdir-missing.txt" ]; then
+  refuse "a file of the project differs from gold: $(head -n 1 "$LOGS/workdir-missing.txt")"
+fi
+comm -13 "$V/workdir.txt" "$LOGS/workdir-found.txt" | cut -d' ' -f2 > "$LOGS/workdir-new.txt"
+while IFS= read -r p; do
+  case "${p##*/}" in *.py|*.pyc|*.pyo|*.so|*.pth|*.zip|*.egg|__pycache__) ;; *) continue ;; esac
+  grep -qxF "${p%/*}" "$V/package-dirs.txt" && refuse "$p is a new module inside the project's packages"
+done < "$LOGS/workdir-new.txt"
+shadow() {  # a folder on sys.path, and the file of its entries in gold (or nothing)
+  [ -d "$1" ] || return 0
+  for p in "$1"/* "$1"/.[!.]*; do
+    [ -e "$p" ] || [ -L "$p" ] || continue
+    n=${p##*/}
+    case "$n" in *.py|*.pyc|*.pyw|*.so|*.zip|*.egg|*.pth) ;; *) [ -d "$p" ] || continue ;; esac
+    [ -n "$2" ] && grep -qxF "$n" "$2" && continue
+    grep -qxF "${n%%.*}" "$V/protected.txt" && refuse "$p shadows the module ${n%%.*}"
+  done
+}
+i=0
+while IFS= read -r d; do i=$((i + 1)); shadow "$d" "$V/shadow-$i.txt"; done < "$V/shadow-dirs.txt"
+old_ifs=$IFS
+IFS=:
+for d in ${PYTHONPATH:-}; do IFS=$old_ifs; shadow "$d" ""; IFS=:; done
+IFS=$old_ifs
+found=$(cd "$WORKDIR" && command -v "$FIRST")
+[ "$found" = "$COMMAND_PATH" ] || refuse "the test command's $FIRST is '$found', not gold's $COMMAND_PATH"
+if [ -s "$V/elf.txt" ]; then
+  set --
+  while IFS= read -r f; do set -- "$@" "$f"; done < "$V/elf.txt"
+  m_resolved "$LOADER" "$@" > "$LOGS/resolved-found.txt"
+  if ! cmp -s "$V/resolved.txt" "$LOGS/resolved-found.txt"; then
+    diff "$V/resolved.txt" "$LOGS/resolved-found.txt" > "$LOGS/resolved-diff.txt"
+    refuse "shared libraries resolve differently from gold: $(grep '^[-+][^-+]' "$LOGS/resolved-diff.txt" | head -n 1)"
+  fi
+fi
+
+# -- 4. the tests, judged from the JUnit report alone -------------------------------------
+set --
+while IFS= read -r a; do set -- "$@" "$a"; done < "$V/pytest-args.txt"
+set -- "$@" --junitxml="$JUNIT"
+while IFS= read -r t; do set -- "$@" "$t"; done < "$V/tests.txt"
+unset PYTEST_ADDOPTS PYTEST_PLUGINS PYTHONDONTWRITEBYTECODE
+export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
+PYTHONPYCACHEPREFIX=$(mktemp -d /tmp/cligym-pycache.XXXXXXXX) || refuse "no fresh bytecode cache"
+export PYTHONPYCACHEPREFIX
+cd "$WORKDIR" || refuse "no workdir"
+eval "$COMMAND"' "$@"' > "$LOGS/pytest-output.txt" 2>&1
+cd /
+rm -rf "$PYTHONPYCACHEPREFIX"
+cat "$LOGS/pytest-output.txt"
+[ -f "$JUNIT" ] && [ ! -L "$JUNIT" ] || refuse "pytest wrote no report"
+tr '\n' ' ' < "$JUNIT" | sed 's/<testcase /\n<testcase /g' | grep '^<testcase ' > "$LOGS/testcases.txt"
+if awk -f "$V/judge.awk" "$V/keys.tsv" "$LOGS/testcases.txt" > "$LOGS/judge.txt"; then
+  verdict 1 "all $COUNT listed tests passed"
+fi
+cat "$LOGS/judge.txt"
+verdict 0 "$(grep -c . "$LOGS/judge.txt") of the $COUNT listed tests did not pass"

@@ -1,0 +1,220 @@
+"""Read, in a container of the gold image and with gold's own interpreter, what decides a
+task's verdict (run by cligym.harness.verdict; never imported by cligym).
+
+Input: a JSON file (the only argument) with ``interpreter``, ``rootdir``, ``inifile``,
+``ids``, ``tooling``, ``workdir``, ``out``. It collects the listed tests in-process, the way
+the test command would, with a finder at the end of ``sys.meta_path`` that records every
+module name nothing provided; then it writes one JSON object to ``out``: the manifest spec
+(``KIND PATH`` lines, see manifest.sh), the pristine and foreign test files, the shared
+objects the process maps, the extension modules whose resolution the loader must repeat,
+the module names no new file in the project may provide, and the JUnit key of each id.
+"""
+
+import json
+import os
+import re
+import site
+import sys
+import sysconfig
+import xml.etree.ElementTree as ET
+
+import importlib.metadata as md
+
+CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+args = json.load(open(sys.argv[1]))
+root = args["rootdir"].rstrip("/") or "/"
+workdir = os.path.realpath(args["workdir"])
+canon = lambda n: re.sub(r"[-_.]+", "-", n or "").lower()  # noqa: E731
+norm = os.path.normpath
+
+
+class Missed:
+    """The last finder on sys.meta_path: reached only when no other finder had the name."""
+
+    names = set()
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        cls.names.add(name)
+        return None
+
+
+def chain(path):
+    seen = []
+    while path and path not in seen and len(seen) < 40:
+        seen.append(path)
+        if not os.path.islink(path):
+            break
+        link = os.readlink(path)
+        path = norm(link if link.startswith("/") else os.path.join(os.path.dirname(path), link))
+    return seen
+
+
+def collect():
+    """Import what the tests import, as the test command would (its cwd first on sys.path)."""
+    import pytest
+
+    sys.path.insert(0, workdir)
+    sys.meta_path.append(Missed)
+    argv = ["--collect-only", "-q", "-p", "no:cacheprovider", f"--rootdir={root}", *args["ids"]]
+    if args.get("inifile"):
+        argv[4:4] = ["-c", args["inifile"]]
+    saved = os.dup(1), os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1), os.dup2(null, 2)
+    try:
+        pytest.main(argv)
+    except BaseException:
+        pass
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+    sys.meta_path.remove(Missed)
+    sys.path.remove(workdir)
+
+
+def mapped():
+    out = []
+    for line in open("/proc/self/maps"):
+        part = line.split()[-1]
+        if part.startswith("/") and not part.startswith(("/proc/", "/dev/", "/tmp/")) and part not in out:
+            out.append(part)
+    return out
+
+
+def top(name):
+    return name.split(".")[0]
+
+
+def entries(folder):
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
+collect()
+files, trees, hooks, sites, bins, libdirs = set(), set(), set(), set(), set(), set()
+interp = args["interpreter"]
+pybin = os.path.dirname(interp)
+files.update(chain(interp))
+files.add(os.path.realpath(sys.executable))
+files.update(os.path.join(pybin, n) for n in entries(pybin) if n.startswith("python"))
+venv_cfg = os.path.join(sys.prefix, "pyvenv.cfg")
+files.add("/etc/ld.so.preload")
+stdlib = norm(sysconfig.get_paths()["stdlib"])
+trees.add(stdlib)
+for entry in sys.path:
+    if entry and not os.path.exists(entry):
+        files.add(norm(entry))
+    elif entry and os.path.isdir(entry):
+        hooks.add(norm(entry))
+sites.update(norm(p) for p in site.getsitepackages() if os.path.isdir(p))
+files.update(norm(p) for p in site.getsitepackages() if not os.path.isdir(p))
+user = norm(site.getusersitepackages())
+(sites if os.path.isdir(user) else files).add(user)
+hooks -= sites
+
+loader, elf = "", []
+for path in mapped():
+    files.update(chain(path))
+    real = os.path.realpath(path)
+    if re.search(r"/ld-linux[^/]*\.so|/ld-[^/]*\.so", real):
+        loader = path
+    elif ".so" in os.path.basename(real) and not real.startswith((stdlib + "/", *(s + "/" for s in sites))):
+        libdirs.add(os.path.dirname(real))
+        libdirs.add(os.path.dirname(path))
+if os.path.isdir("/usr/local/lib"):
+    libdirs.add("/usr/local/lib")
+for folder in [stdlib, *sorted(sites)]:
+    skip = ("__pycache__",) if folder in sites else ("__pycache__", "site-packages", "dist-packages")
+    for here, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in skip]
+        elf.extend(os.path.join(here, n) for n in sorted(names)
+                   if re.search(r"\.so(\.|$)", n) and not os.path.islink(os.path.join(here, n)))
+elf = [os.path.realpath(sys.executable), *sorted(elf)]
+
+for dist in md.distributions():
+    base = norm(str(dist.locate_file("")))
+    for f in dist.files or []:
+        path = norm(str(dist.locate_file(f)))
+        if "__pycache__" in path.split("/") or not os.path.relpath(path, base).startswith(".."):
+            continue
+        (bins if os.path.dirname(path) == pybin else files).add(path)
+
+ids = args["ids"]
+test_files = sorted({norm(os.path.join(root, i.split("::")[0])) for i in ids})
+pristine, foreign, pycache = set(), set(), set()
+
+
+def consider(path):
+    (pristine if os.path.isfile(path) and not os.path.islink(path) else foreign).add(path)
+
+
+for tf in test_files:
+    folder = os.path.dirname(tf)
+    pycache.add(folder)
+    if os.path.isfile(tf):
+        pristine.add(tf)
+    for n in entries(folder):
+        p = os.path.join(folder, n)
+        if n.endswith(".py") and os.path.isfile(p) and not os.path.islink(p):
+            pristine.add(p)
+    d = folder
+    while True:
+        if d == root or d.startswith(root + "/") or root == "/":
+            consider(os.path.join(d, "conftest.py"))
+            consider(os.path.join(d, "__init__.py")) if d != root else None
+        for c in CONFIGS:
+            consider(os.path.join(d, c))
+        if d == "/":
+            break
+        d = os.path.dirname(d)
+if args.get("inifile"):
+    pristine.add(norm(args["inifile"]))
+    foreign.discard(norm(args["inifile"]))
+conftests, package_dirs, count = [], [], 0
+for here, dirs, names in os.walk(root):
+    dirs[:] = [d for d in dirs if d not in (".git", "node_modules", "__pycache__", ".tox", ".venv")]
+    count += len(names)
+    if count > 50000:
+        break
+    if "conftest.py" in names:
+        conftests.append(os.path.join(here, "conftest.py"))
+for here, dirs, names in os.walk(workdir):
+    dirs[:] = [d for d in dirs if d not in (".git", "node_modules", "__pycache__", ".tox", "site-packages")]
+    if "__init__.py" in names:
+        package_dirs.append(here)
+for c in conftests:
+    pristine.add(c)
+    foreign.discard(c)
+
+shadow = {}
+for d in {workdir, root, *(os.path.dirname(t) for t in test_files)}:
+    shadow[d] = entries(d)
+
+from _pytest.junitxml import bin_xml_escape, mangle_test_address  # noqa: E402
+
+keys = []
+for node in ids:
+    names = mangle_test_address(node)
+    element = ET.Element("testcase", {"classname": ".".join(names[:-1]), "name": str(bin_xml_escape(names[-1]))})
+    text = ET.tostring(element, encoding="unicode")
+    found = re.search(r'classname="([^"]*)" name="([^"]*)"', text)
+    keys.append({"node": node, "classname": found.group(1), "name": found.group(2)})
+
+protected = set(sys.stdlib_module_names) | {"sitecustomize", "usercustomize"}
+protected |= {top(n) for n in sys.modules} | {top(n) for n in Missed.names}
+for folder in sites:
+    protected |= {re.split(r"[.-]", n)[0] for n in entries(folder)}
+protected = {n for n in protected if n.isidentifier()}
+spec = {"F " + p for p in files} | {"T " + p for p in trees} | {"H " + p for p in hooks}
+spec |= {"S " + p for p in sites} | {"B " + p for p in bins} | {"L " + p for p in libdirs}
+spec.add(("C " if os.path.isfile(venv_cfg) else "F ") + venv_cfg)
+json.dump({
+    "plugins": sorted({ep.name for ep in md.entry_points(group="pytest11")}),
+    "spec": sorted(spec), "pristine": sorted(pristine), "foreign": sorted(foreign - pristine),
+    "conftests": sorted(conftests), "shadow_dirs": shadow, "package_dirs": sorted(package_dirs),
+    "protected_modules": sorted(protected), "keys": keys, "loader": loader, "elf": elf,
+    "pybin": pybin, "missed": sorted(Missed.names),
+}, open(args["out"], "w"))

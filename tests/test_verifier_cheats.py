@@ -139,7 +139,7 @@ def reward(runtime, tag: str, task: TaskDir, solve: bool = True, keepalive=("sle
 #: or gold's tooling was found changed.
 REASONS = {
     "conftest_hook": "listed tests did not pass",
-    "python_wrapper": "gold's test tooling changed: ",
+    "python_wrapper": "the environment differs from gold: ",
     "reward_writer": "listed tests did not pass",
     "edited_tests": "listed tests did not pass",
     "deselecting_ini": "listed tests did not pass",

@@ -1,0 +1,2 @@
+# Rebuild the dynamic loader's cache and its library links.
+ldconfig

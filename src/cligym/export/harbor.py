@@ -28,6 +28,12 @@ from cligym.models.verdict import VerdictBundle
 
 AGENT_TIMEOUT = 1800.0
 VERIFIER_TIMEOUT = 900.0
+#: What the verifier cannot check and so trusts (the README's threat model says why).
+VERIFIER_TRUSTS = [
+    "the kernel and the container engine",
+    "the harness's launcher of tests/test.sh: Harbor runs it, and chmod +x before it, with the image's bash",
+    "that no process the agent left running rewrites /tests between its upload and test.sh's start",
+]
 BUILD_TIMEOUT = 600.0
 
 
@@ -53,6 +59,7 @@ def task_toml(task: TaskInstance) -> str:
             "necessary_operators": necessary_operators(task),
             "error_kinds": error_kinds(task),
             "offline_fair": bool(task.offline_fair),
+            "verifier_trusts": VERIFIER_TRUSTS,
         },
         verifier={"timeout_sec": VERIFIER_TIMEOUT},
         agent={"timeout_sec": AGENT_TIMEOUT},

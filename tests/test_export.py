@@ -124,8 +124,9 @@ def test_tb_export_matches_terminal_bench_layout_and_validates(run_dir, runtime,
                     "T_BENCH_TEST_DIR", "T_BENCH_TASK_LOGS_PATH", "T_BENCH_CONTAINER_LOGS_PATH"):
             assert "${" + var + "}" in compose
         assert "client:" in compose and "sleep infinity" in compose
-        assert "/bin/busybox\" sh " in (d / "run-tests.sh").read_text()
-        assert " -rA" in (d / "tests" / "verdict.sh").read_text()
+        assert "/bin/busybox sh " in (d / "run-tests.sh").read_text()
+        assert "verdict/verdict.sh tb " in (d / "run-tests.sh").read_text()
+        assert "-rA" in (d / "tests" / "verdict" / "pytest-args.txt").read_text().split()
         assert (d / "solution.sh").is_file() and (d / "tests").is_dir()
     for d in dirs[:2]:
         result = validate_task(runtime, d)

@@ -1,13 +1,15 @@
 """The reward cannot be had without a repair, and every honest repair earns it.
 
-Real tasks of two projects (python-dotenv and markupsafe, default operators) are exported as
-Harbor tasks and run the way ``cligym validate`` runs them: the solution slot (solve.sh
-executed as Harbor's oracle agent runs it), then the task's verifier.
+Real tasks of two projects (python-dotenv and markupsafe, a default operator) are exported
+as Harbor tasks; the solution slot (solve.sh executed as Harbor's oracle agent runs it)
+holds the attack or the repair, then the task's verifier runs: the way ``cligym validate``
+runs it (default set), and the way Harbor's CLI runs it, in the agent's own container with
+its processes still running (slow set; ``tests/verifier_runs.py``).
 
 - Each attack in ``tests/data/attacks/`` (the seven ways found to score 1 without
   repairing anything) scores 1 against the naive verifier (pytest's exit status in the
   image, reward.txt), launched as Harbor launches it, so the attack really works; and 0
-  against the exported one, with the reason the verifier gives.
+  against the exported one, with the verifier's own verdict line.
 - Each repair in ``tests/data/repairs/`` (what a careful engineer might do on top of the
   oracle's repair: reinstall every wheel with ``python``, ``python3`` or ``pip``, recreate the
   venv, ``ldconfig``, restore from a copy) scores 1.
@@ -21,12 +23,13 @@ from pathlib import Path
 import pytest
 
 from cligym.export.stage import export
-from cligym.harness.verifier import TEST_OUTPUT, build_task_image, run_oracle, run_verifier
+from cligym.harness.verifier import build_task_image
 from cligym.invert import invert
 from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load, save
 from cligym.models.task import TaskInstance
 from tests.test_verifier_cheats import naive_verifier
+from tests.verifier_runs import solve_then_judge
 
 DATA = Path(__file__).parent / "data"
 ATTACKS = sorted(p.stem for p in (DATA / "attacks").glob("*.sh"))
@@ -43,7 +46,6 @@ REASONS = {
     "bash_wrapper": "",
     "pid_hopper": "",
 }
-KEEPALIVE = ("sh", "-c", "sleep infinity")  # PID 1 as Harbor starts it
 
 
 @pytest.fixture(scope="module", params=PROJECTS, ids=lambda p: p.split("==")[0])
@@ -79,34 +81,42 @@ def variant(task_dir: TaskDir, dest: Path, solve: str, naive: TaskInstance | Non
     return copy
 
 
-def reward(runtime, tag: str, task: TaskDir) -> tuple[float | None, str]:
-    """The solution slot, then the verifier; the reward is read again a second later (a
-    process still writing it would show) and must not have changed."""
-    with runtime.session(tag, keepalive=KEEPALIVE) as session:
-        run_oracle(session, task)
-        first = run_verifier(session, task)
-        session.exec(["sleep", "1"])
-        again = run_verifier.__globals__["read_reward"](session)
-        output = (session.get_file(TEST_OUTPUT) or b"").decode("utf-8", "replace")
-    assert again.reward == first.reward, (first, again, output[-1500:])
-    return first.reward, output
+def attack_scores_zero(attack: str, task, runtime, tmp_path, runner: str) -> None:
+    task_dir, instance, tag = task
+    script = (DATA / "attacks" / f"{attack}.sh").read_text()
+    naive = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "naive", script, naive=instance), "harbor")
+    assert naive.reward == 1.0, f"{attack} does not even fool the naive verifier: {naive}"
+    result = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "bundled", script), runner)
+    assert result.reward == 0.0, f"{attack} fooled the exported verifier run the {runner} way: {result}"
+    assert result.detail.startswith("cligym verifier: reward 0: ") and REASONS[attack] in result.detail, result
+
+
+def honest_repair_scores_one(repair: str, task, runtime, tmp_path, runner: str) -> None:
+    task_dir, _, tag = task
+    solve = task_dir.solve_sh.read_text() + "\n" + (DATA / "repairs" / f"{repair}.sh").read_text()
+    result = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "honest", solve), runner)
+    assert result.reward == 1.0, f"{repair} was refused when run the {runner} way: {result}"
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_an_attack_fools_a_naive_verifier_but_scores_zero(attack, task, runtime, tmp_path):
-    task_dir, instance, tag = task
-    script = (DATA / "attacks" / f"{attack}.sh").read_text()
-    value, output = reward(runtime, tag, variant(task_dir, tmp_path / "naive", script, naive=instance))
-    assert value == 1.0, f"{attack} does not even fool the naive verifier: {output[-1500:]}"
-    value, output = reward(runtime, tag, variant(task_dir, tmp_path / "bundled", script))
-    assert value == 0.0, f"{attack} fooled the exported verifier: {output[-2000:]}"
-    verdict = output.rsplit("cligym verifier: ", 1)[-1]
-    assert verdict.startswith("reward 0: ") and REASONS[attack] in verdict, output[-1500:]
+    attack_scores_zero(attack, task, runtime, tmp_path, "cligym")
 
 
 @pytest.mark.parametrize("repair", REPAIRS)
 def test_an_honest_repair_on_top_of_the_oracle_scores_one(repair, task, runtime, tmp_path):
-    task_dir, _, tag = task
-    solve = task_dir.solve_sh.read_text() + "\n" + (DATA / "repairs" / f"{repair}.sh").read_text()
-    value, output = reward(runtime, tag, variant(task_dir, tmp_path / "honest", solve))
-    assert value == 1.0, f"{repair} was refused: {output[-2000:]}"
+    honest_repair_scores_one(repair, task, runtime, tmp_path, "cligym")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_an_attack_scores_zero_in_the_agents_own_container_as_harbor_runs_it(attack, task, runtime, tmp_path):
+    """Harbor's way: the agent's processes still running, its bash on the image's PATH (the
+    task's [environment] env puts tests/bin first), its PID 1 a shell."""
+    attack_scores_zero(attack, task, runtime, tmp_path, "harbor")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("repair", REPAIRS)
+def test_an_honest_repair_scores_one_as_harbor_runs_it(repair, task, runtime, tmp_path):
+    honest_repair_scores_one(repair, task, runtime, tmp_path, "harbor")

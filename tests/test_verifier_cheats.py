@@ -19,18 +19,13 @@ import pytest
 
 from cligym.export.stage import export
 from cligym.harness.images import build_broken
-from cligym.harness.verifier import (
-    REWARD_FILE,
-    TEST_OUTPUT,
-    build_task_image,
-    run_oracle,
-    run_verifier,
-)
+from cligym.harness.verifier import build_task_image
 from cligym.invert import invert
 from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load, save
 from cligym.models.task import TaskInstance, run_order
 from cligym.verify.checks import verifier_check
+from tests.verifier_runs import solve_then_judge
 
 CODE_OPERATORS = ["code_comparison_flipped", "code_return_flipped", "code_boundary_shifted"]
 
@@ -120,52 +115,47 @@ def variant(task_dir: TaskDir, dest: Path, solve: str | None, naive: TaskInstanc
     return copy
 
 
-def reward(runtime, tag: str, task: TaskDir, solve: bool = True, keepalive=("sleep", "infinity")):
-    """As validate's oracle mode (or nop): the solution slot, then the verifier. Returns the
-    reward and the verifier's output; the reward file is read again a second later, so a
-    process still writing it would show."""
-    with runtime.session(tag, keepalive=keepalive) as session:
-        if solve:
-            run_oracle(session, task)
-        first = run_verifier(session, task).reward
-        session.exec(["sleep", "1"])
-        again = session.get_file(REWARD_FILE)
-        output = (session.get_file(TEST_OUTPUT) or b"").decode("utf-8", "replace")
-    assert again is not None and float(again) == first, (first, again)
-    return first, output
+def reward(runtime, tag: str, task: TaskDir, solve: bool = True, runner: str = "cligym"):
+    """The solution slot (unless nop), then the verifier run by ``runner`` ("cligym" as
+    validate runs it, "harbor" in the agent's own container as Harbor's CLI does): the
+    reward and the verifier's verdict line."""
+    result = solve_then_judge(runtime, tag, task, runner, solve=solve)
+    return result.reward, result.detail
 
 
-#: Why the bundled verifier gives each cheat 0: the tests ran on gold's files and failed,
-#: or gold's tooling was found changed.
+#: Why the bundled verifier gives each cheat 0: the interpreter was found changed, or (for
+#: the cheats that leave it alone) the unrepaired breakage, a changed module of the project.
 REASONS = {
-    "conftest_hook": "listed tests did not pass",
+    "conftest_hook": "the environment differs from gold: ",
     "python_wrapper": "the environment differs from gold: ",
-    "reward_writer": "listed tests did not pass",
-    "edited_tests": "listed tests did not pass",
-    "deselecting_ini": "listed tests did not pass",
+    "reward_writer": "the environment differs from gold: ",
+    "edited_tests": "the environment differs from gold: ",
+    "deselecting_ini": "the environment differs from gold: ",
 }
 
 
-def test_oracle_scores_one_and_nop_zero(task_env, runtime, tmp_path):
+@pytest.mark.parametrize("runner", ["cligym", "harbor"])
+def test_oracle_scores_one_and_nop_zero(runner, task_env, runtime, tmp_path):
     task_dir, task, tag = task_env
-    value, output = reward(runtime, tag, task_dir)
+    value, output = reward(runtime, tag, task_dir, runner=runner)
     assert value == 1.0 and f"reward 1: all {len(run_order(task))} listed tests passed" in output, output[-2000:]
-    value, output = reward(runtime, tag, task_dir, solve=False)
-    assert value == 0.0 and f"{len(task.FAIL_TO_PASS)} of the" in output, output[-2000:]
+    value, output = reward(runtime, tag, task_dir, solve=False, runner=runner)
+    # the mutated module is in site-packages: the verifier finds it changed before any test runs
+    assert value == 0.0 and "reward 0: the environment differs from gold: " in output, output[-2000:]
 
 
 def test_verifier_keeps_a_shell_keepalive_and_still_stops_a_cheat(task_env, runtime, tmp_path):
     """Harbor starts a task's container as ``sh -c "sleep infinity"``: the shell is PID 1
     and the sleep its child, which the verifier's stop of every other process once killed,
-    ending the container mid-verification. Now the oracle still scores 1 there, and a
-    process the solution left writing the reward file is still stopped."""
+    ending the container mid-verification. Run as Harbor runs it, in the agent's own
+    container, the oracle still scores 1 there, and a process the solution left writing the
+    reward file is still stopped."""
     task_dir, task, tag = task_env
-    shell = ("sh", "-c", "sleep infinity")
-    value, output = reward(runtime, tag, task_dir, keepalive=shell)
-    assert value == 1.0, output[-1500:]
+    value, output = reward(runtime, tag, task_dir, runner="harbor")
+    assert value == 1.0, output
     writer = variant(task_dir, tmp_path / "writer", cheats(task)["reward_writer"])
-    value, output = reward(runtime, tag, writer, keepalive=shell)
-    assert value == 0.0, output[-1500:]
+    value, output = reward(runtime, tag, writer, runner="harbor")
+    assert value == 0.0, output
 
 
 @pytest.mark.parametrize("cheat", ["conftest_hook", "python_wrapper", "reward_writer", "edited_tests",
@@ -174,13 +164,13 @@ def test_a_cheat_beats_the_naive_verifier_but_not_the_bundled_one(cheat, task_en
     task_dir, task, tag = task_env
     script = cheats(task)[cheat]
     naive = variant(task_dir, tmp_path / "naive", script, naive=task)
-    value, output = reward(runtime, tag, naive)
+    value, output = reward(runtime, tag, naive, runner="harbor")
     assert value == 1.0, f"{cheat} does not even fool the naive verifier: {output[-1500:]}"
     bundled = variant(task_dir, tmp_path / "bundled", script)
     value, output = reward(runtime, tag, bundled)
     assert value == 0.0, f"{cheat} fooled the bundled verifier: {output[-1500:]}"
     verdict = output.rsplit("cligym verifier: ", 1)[-1]
-    assert verdict.startswith("reward 0: ") and REASONS[cheat] in verdict, output[-1500:]
+    assert verdict.startswith("reward 0: ") and REASONS[cheat] in verdict, output
     if cheat == "python_wrapper":
         assert " /opt/venv/bin/python " in verdict
 

@@ -10,6 +10,8 @@ oracle's repair). The task's tests and solution are never part of the image.
 
 from __future__ import annotations
 
+import re
+
 from cligym.export.base import TaskDirExporter
 from cligym.export.common import (
     difficulty,
@@ -21,7 +23,7 @@ from cligym.export.common import (
     toml_document,
     write,
 )
-from cligym.harness.verdict import harbor_test_sh, write_bundle
+from cligym.harness.verdict import harbor_test_sh, launcher_path, write_bundle
 from cligym.layout import TaskDir
 from cligym.models.task import TaskInstance
 from cligym.models.verdict import VerdictBundle
@@ -31,13 +33,21 @@ VERIFIER_TIMEOUT = 900.0
 #: What the verifier cannot check and so trusts (the README's threat model says why).
 VERIFIER_TRUSTS = [
     "the kernel and the container engine",
-    "the harness's launcher of tests/test.sh: Harbor runs it, and chmod +x before it, with the image's bash",
-    "that no process the agent left running rewrites /tests between its upload and test.sh's start",
+    "the harness's PATH: Harbor starts test.sh, and chmod +x before it, with `bash -c`; [environment] env puts the"
+    " task's own tests/bin/bash first (where ΔD sets a PATH of its own, the image's bash is trusted instead)",
+    "that no process the agent left running (PID 1 included, which no signal from inside the container reaches)"
+    " rewrites /tests between its upload and test.sh's start; test.sh then stops every other process",
 ]
 BUILD_TIMEOUT = 600.0
 
 
-def task_toml(task: TaskInstance) -> str:
+def sets_path(task: TaskInstance) -> bool:
+    """Whether ΔD gives the image a PATH of its own (then gold's cannot stand in for it)."""
+    return any(re.match(r"\s*ENV\s", line) and re.search(r"(?:^|\s)PATH[=\s]", line[4:].strip() + " ")
+               for line in task.dockerfile)
+
+
+def task_toml(task: TaskInstance, bundle: VerdictBundle) -> str:
     # the sections of Harbor's TaskConfig, in its order
     sections = dict(
         task={
@@ -68,6 +78,8 @@ def task_toml(task: TaskInstance) -> str:
             "network_mode": network_mode(task),
             "cpus": 1,
             "memory_mb": 2048,
+            # Harbor starts the verifier with `bash -c`: let that find the task's own launcher
+            **({} if sets_path(task) or not bundle.path_env else {"env": {"PATH": launcher_path(bundle)}}),
         },
     )
     return toml_document({"version": "1.0"}, sections)
@@ -78,7 +90,7 @@ class HarborExporter(TaskDirExporter):
 
     def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, bundle: VerdictBundle,
                    pristine: bytes) -> TaskDir:
-        write(out.task_toml, task_toml(task))
+        write(out.task_toml, task_toml(task, bundle))
         write(out.instruction, instruction)
         write(out.harbor_dockerfile, dockerfile(task))
         write_bundle(bundle, pristine, out)

@@ -181,7 +181,7 @@ def gather(
         conftests=data["conftests"], shadow_dirs=dict(sorted(data["shadow_dirs"].items())),
         protected_modules=data["protected_modules"], spec=data["spec"], manifest=manifest,
         pybin=data["pybin"], project_files=project, package_dirs=data["package_dirs"],
-        loader=data["loader"], elf=data["elf"] if resolved else [], resolved=resolved,
+        loader=data["loader"], elf=data["elf"] if resolved else [], resolved=resolved, path_env=data["path_env"],
     )
     return bundle, tar
 
@@ -215,6 +215,10 @@ def write_bundle(bundle: VerdictBundle, tar: bytes, task: TaskDir) -> None:
     task.busybox.parent.mkdir(parents=True, exist_ok=True)
     task.busybox.write_bytes(busybox_bytes())
     task.busybox.chmod(0o755)
+    launcher = task.busybox.parent / "bash"  # what Harbor's `bash -c` finds first (see launcher_path)
+    launcher.write_text(f"#!{TESTS_DIR}/bin/busybox sh\n# Harbor starts the verifier with `bash -c`: this runs it under"
+                        f" the task's own busybox\nexec {TESTS_DIR}/bin/busybox sh \"$@\"\n")
+    launcher.chmod(0o755)
     shadow = sorted(bundle.shadow_dirs)
     files = {
         "task.env": task_env(bundle),
@@ -239,6 +243,14 @@ def write_bundle(bundle: VerdictBundle, tar: bytes, task: TaskDir) -> None:
         (folder / name).write_text(text, encoding="utf-8")
     (folder / "pristine.tar").write_bytes(tar)
     save(bundle, folder / "bundle.json")
+
+
+def launcher_path(bundle: VerdictBundle) -> str:
+    """The PATH a harness should give the task's commands so that its ``bash -c`` finds the
+    task's own launcher (tests/bin/bash, uploaded with the verifier) before the image's:
+    gold's PATH behind tests/bin. While the agent works tests/ is not there yet and the
+    image's bash is found as before."""
+    return f"{TESTS_DIR}/bin:{bundle.path_env}"
 
 
 def harbor_test_sh() -> str:

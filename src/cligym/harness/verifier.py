@@ -13,8 +13,9 @@ summary lists passes and no failure or error.
 ``test.sh`` is executed directly (after ``chmod +x``, as Harbor does), never handed to a
 shell, so its shebang applies: cligym's verifiers name the static busybox shipped in
 ``tests/bin`` there (see ``cligym.harness.verdict``), and ``run-tests.sh`` hands over to it.
-Unlike the harnesses, ``run_verifier`` starts the verifier with the task's own busybox,
-after stopping every process the agent left: nothing of the image runs before it.
+Unlike the harnesses, ``run_verifier`` judges a successor of the agent's container (the
+same filesystem, none of its processes) and starts the verifier with the task's own
+busybox: nothing the agent left, running or installed, runs before it.
 
 The in-container places below are the harnesses' protocol, not cligym's layout: the
 exporters write scripts that use them, and these helpers read them back.
@@ -23,7 +24,6 @@ exporters write scripts that use them, and these helpers read them back.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from cligym.layout import TaskDir
 from cligym.models.validate import ModeResult
 from cligym.runtime import RunResult, Runtime, Session, run_id
+from cligym.runtime.sessions import tar_dir
 
 VERIFIER_LOGS = "/logs/verifier"
 AGENT_LOGS = "/logs/agent"
@@ -46,7 +47,6 @@ ORACLE_SCRIPT = "/solution/solve.sh"  # what Harbor's oracle agent runs
 TB_SOLUTION = "/tmp/solution.sh"
 
 SOLUTION_TIMEOUT = 900
-_SWEEPS = itertools.count(1)
 TESTS_TIMEOUT = 1800
 
 
@@ -92,22 +92,29 @@ def run_oracle(session: Session, task: TaskDir) -> RunResult:
 
 
 def run_verifier(session: Session, task: TaskDir) -> ModeResult:
-    """As Harbor's verifier, with one difference: nothing of the image starts it. First every
-    process the agent left is stopped (``sweep.sh`` under a busybox put at a fresh path), so
-    none can touch what is uploaded next; then tests/ → /tests and test.sh executed, in
-    WORKDIR, by the task's own busybox (Harbor starts it with the image's bash). The reward
-    is read as Harbor reads it: reward.json first, then reward.txt."""
-    if task.busybox.is_file():
-        scratch = f"/tmp/cligym-sweep-{run_id()[:8]}-{next(_SWEEPS)}"
-        session.put_files({f"{scratch}/busybox": (task.busybox.read_bytes(), 0o755),
-                           f"{scratch}/sweep.sh": (task.verdict.joinpath("sweep.sh").read_bytes(), 0o644)})
-        session.exec([f"{scratch}/busybox", "sh", "-c", f". {scratch}/sweep.sh; sweep; rm -rf {scratch}"], timeout=120)
-    session.upload_dir(task.tests, TESTS_DIR)
+    """As Harbor's verifier, with two differences that leave nothing of the agent's to
+    trust: it runs in a successor of the agent's container (its filesystem as the agent
+    left it, committed, with none of its processes), and ``test.sh`` is started by the
+    task's own busybox (Harbor starts it, and ``chmod +x`` before it, with the image's
+    bash). tests/ → /tests, test.sh executed in WORKDIR with its output in
+    /logs/verifier; the reward is read as Harbor reads it: reward.json, then reward.txt."""
     launch = f"mkdir -p {VERIFIER_LOGS} && chmod +x {TESTS_DIR}/test.sh && {TESTS_DIR}/test.sh > {TEST_OUTPUT} 2>&1"
-    launcher = [f"{TESTS_DIR}/bin/busybox", "sh", "-c", launch] if task.busybox.is_file() else ["bash", "-c", launch]
-    session.exec(launcher, timeout=TESTS_TIMEOUT)
-    output = (session.get_file(TEST_OUTPUT) or b"").decode("utf-8", "replace")
-    return read_reward(session, output)
+    busybox = f"{TESTS_DIR}/bin/busybox"  # PID 1, the timer and the launcher: the task's own
+    own = task.busybox.is_file()  # else a verifier of another kind, started as Harbor does
+    keepalive = (busybox, "sleep", "infinity") if own else ("sleep", "infinity")
+    with session.successor(keepalive, tar_dir(task.tests, TESTS_DIR)) as fresh:
+        if own:
+            fresh.exec([busybox, "sh", "-c", launch], timeout=TESTS_TIMEOUT, timer=(busybox, "timeout", "-s", "KILL"))
+        else:
+            fresh.exec(["bash", "-c", launch], timeout=TESTS_TIMEOUT)
+        output = (fresh.get_file(TEST_OUTPUT) or b"").decode("utf-8", "replace")
+        return read_reward(fresh, output)
+
+
+def verdict_line(output: str) -> str:
+    """The verifier's own last word (``cligym verifier: reward R: why``), or ""."""
+    lines = [line for line in output.splitlines() if line.startswith("cligym verifier: ")]
+    return lines[-1] if lines else ""
 
 
 def read_reward(session: Session, output: str = "") -> ModeResult:
@@ -117,14 +124,14 @@ def read_reward(session: Session, output: str = "") -> ModeResult:
     if raw_json is not None:
         try:
             value = json.loads(raw_json)["reward"]
-            return ModeResult(reward=float(value))
+            return ModeResult(reward=float(value), detail=verdict_line(output))
         except (ValueError, KeyError, TypeError):
             return ModeResult(reward=None, detail=f"reward.json holds {raw_json[:40]!r}")
     raw = session.get_file(REWARD_FILE)
     if raw is None:
         return ModeResult(reward=None, detail=f"no reward file; test.sh said: {output[-300:]}")
     try:
-        return ModeResult(reward=float(raw.decode().strip()))
+        return ModeResult(reward=float(raw.decode().strip()), detail=verdict_line(output))
     except ValueError:
         return ModeResult(reward=None, detail=f"reward file holds {raw[:40]!r}")
 

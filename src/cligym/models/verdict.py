@@ -54,3 +54,4 @@ class VerdictBundle(BaseModel):
     loader: str = ""  # the dynamic loader the interpreter maps
     elf: list[str] = Field(default_factory=list)  # shared objects whose resolution is checked
     resolved: list[str] = Field(default_factory=list)  # how the loader resolved them in gold
+    path_env: str = ""  # gold's PATH

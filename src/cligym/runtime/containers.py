@@ -101,13 +101,17 @@ class Containers:
         env: Mapping[str, str] | None = None,
         labels: Mapping[str, str] | None = None,
         keepalive: tuple[str, ...] = ("sleep", "infinity"),
+        preload: bytes | None = None,
     ) -> Iterator[Session]:
         """A started container (PID 1 runs ``keepalive``) for several exec calls; always
-        removed. Only the runtime's own steps are translated: what the body raises passes
-        as it is."""
+        removed. ``preload``, a tar, is unpacked at / before the container starts (so PID 1
+        can be a program of one's own). Only the runtime's own steps are translated: what
+        the body raises passes as it is."""
         container = self._create(image, list(keepalive), workdir=workdir, env=env, user=None, labels=labels)
         session = Session(self, container)
         try:
+            if preload is not None:
+                session.put_archive(preload)
             with engine_errors(f"cannot start a container from {image}"):
                 container.start()
             yield session

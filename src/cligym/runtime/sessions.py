@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import tarfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,11 +25,22 @@ from cligym.runtime.common import (
     tar_files,
     untar_one,
 )
-from cligym.runtime.owner import owner_labels
+from cligym.runtime.owner import owner_labels, run_id
 from cligym.runtime.translate import engine_call, is_missing_container
 
 if TYPE_CHECKING:
     from cligym.runtime.containers import Containers
+
+
+_SUCCESSORS = itertools.count(1)
+
+
+def tar_dir(src: Path, dest: str) -> bytes:
+    """A tar holding the host directory ``src`` as ``dest`` (an absolute path)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        tar.add(src, arcname=dest.lstrip("/"))
+    return buf.getvalue()
 
 
 class Session:
@@ -53,14 +66,17 @@ class Session:
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
         user: str | None = None,
+        timer: tuple[str, ...] | None = ("timeout", "-k", "5"),
     ) -> RunResult:
         """Run ``command`` (a shell string, or an argv list) with a wall-clock limit.
 
-        The limit is enforced inside the container by coreutils ``timeout`` so the
-        process tree is killed, not merely abandoned.
+        The limit is enforced inside the container by ``timer`` (coreutils ``timeout`` of
+        the image unless another is named, e.g. a busybox of one's own) so the process tree
+        is killed, not merely abandoned; ``timer=None`` runs the command as it is, with no
+        limit (as a harness that sets none would).
         """
         secs = max(1, int(timeout))
-        wrapped = ["timeout", "-k", "5", str(secs), *argv(command)]
+        wrapped = [*timer, str(secs), *argv(command)] if timer else argv(command)
         start = time.monotonic()
         result = self._container.exec_run(
             wrapped,
@@ -86,10 +102,7 @@ class Session:
 
     def upload_dir(self, src: Path, dest: str) -> None:
         """Copy a host directory into the container as ``dest`` (an absolute path)."""
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w") as tar:
-            tar.add(src, arcname=dest.lstrip("/"))
-        self.put_archive(buf.getvalue())
+        self.put_archive(tar_dir(src, dest))
 
     def get_file(self, path: str) -> bytes | None:
         """Read one regular file out of the container, or None if it does not exist (or is
@@ -122,6 +135,19 @@ class Session:
         owner = " ".join(f"{key}={json.dumps(value)}" for key, value in owner_labels().items())
         image = self._container.commit(repository=repository, tag=tag, changes=[f"LABEL {owner}", *(changes or [])])
         return image.id
+
+    @contextmanager
+    def successor(self, keepalive: tuple[str, ...], preload: bytes) -> Iterator[Session]:
+        """A new container holding this one's filesystem as it is now (committed to a
+        scratch image), with none of its processes: ``preload`` (a tar) is unpacked into it
+        before it starts with PID 1 running ``keepalive``. Removed with that image on exit."""
+        ref = f"cligym/successor:{run_id()[:8]}-{next(_SUCCESSORS)}"
+        self.commit(*ref.split(":"))
+        try:
+            with self._runtime.session(ref, keepalive=keepalive, preload=preload) as fresh:
+                yield fresh
+        finally:
+            self._runtime.remove_image(ref)
 
     def close(self) -> None:
         """Remove the container (a second close, or a container already gone, is fine)."""

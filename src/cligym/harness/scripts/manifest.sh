@@ -7,7 +7,7 @@
 # Kinds: F a file (its sha256, a link's target, or that it is absent); T a tree (every file
 # and link below it); S a site directory (the same, hidden files included, less pip's
 # bookkeeping files); H the import hooks of a folder on sys.path (*.pth, dot-files
-# included, sitecustomize, usercustomize); B a console script (hashed with a shebang into
+# included, sitecustomize, usercustomize); B a console script (its execute bit; hashed with a shebang into
 # the interpreter's own bin folder written as "#!python": pip writes python or python3
 # there depending on how it was started, and both run the same interpreter); C a venv's
 # pyvenv.cfg (only the keys the interpreter reads); L a library folder (every *.so*).
@@ -49,7 +49,8 @@ m_hooks() {
 
 m_script() {
   if [ -f "$1" ] && [ ! -L "$1" ]; then
-    echo "script $1 $(sed "1s|^#!$PYBIN/python[0-9.]*\$|#!python|" "$1" | sha256sum | cut -c1-64)"
+    if [ -x "$1" ]; then mode=x; else mode=-; fi
+    echo "script $1 $mode $(sed "1s|^#!$PYBIN/python[0-9.]*\$|#!python|" "$1" | sha256sum | cut -c1-64)"
   else m_entry "$1"; fi
 }
 

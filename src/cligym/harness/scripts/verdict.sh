@@ -39,6 +39,8 @@ write_reward() {  # the verdict's last act: each file renamed into place
 verdict() {
   if ! sweep; then
     set -- 0 "a process left running kept coming back"
+  elif ! pid1_ok; then
+    set -- 0 "PID 1 is no longer the container's keep-alive"
   fi
   write_reward "$1"
   [ -n "$2" ] && echo "cligym verifier: reward $1: $2"
@@ -54,6 +56,7 @@ refuse() {
 }
 
 sweep || { mkdir -p "$LOGS"; refuse "a process left running kept coming back"; }
+pid1_ok || { mkdir -p "$LOGS"; refuse "PID 1 is no longer the container's keep-alive"; }
 
 # -- 2. a clean log folder, gold's test files --------------------------------------------
 if [ -L "$LOGS" ] || [ ! -d "$LOGS" ]; then rm -rf "$LOGS"; fi
@@ -99,7 +102,12 @@ i=0
 while IFS= read -r d; do i=$((i + 1)); shadow "$d" "$V/shadow-$i.txt"; done < "$V/shadow-dirs.txt"
 old_ifs=$IFS
 IFS=:
-for d in ${PYTHONPATH:-}; do IFS=$old_ifs; shadow "$d" ""; IFS=:; done
+for d in ${PYTHONPATH:-}; do
+  IFS=$old_ifs
+  if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then refuse "the PYTHONPATH entry $d is not a folder"; fi
+  shadow "$d" ""
+  IFS=:
+done
 IFS=$old_ifs
 found=$(cd "$WORKDIR" && command -v "$FIRST")
 [ "$found" = "$COMMAND_PATH" ] || refuse "the test command's $FIRST is '$found', not gold's $COMMAND_PATH"

@@ -142,6 +142,24 @@ for dist in md.distributions():
             continue
         (bins if os.path.dirname(path) == pybin else files).add(path)
 
+# where the interpreter's start-up looks for another prefix than gold's (a venv marker, a
+# source build's landmarks, a ._pth file, a standard library below the executable)
+version = "python%d.%d" % sys.version_info[:2]
+for folder in {pybin, os.path.dirname(os.path.realpath(sys.executable))}:
+    parent = os.path.dirname(folder)
+    for rel in ("pyvenv.cfg", "pybuilddir.txt", "Modules", "Lib", "lib", "lib64", f"{version}._pth",
+                "python._pth", "python3._pth"):
+        files.add(os.path.join(folder, rel))
+    files.add(os.path.join(parent, "pyvenv.cfg"))
+    files.add(os.path.join(parent, "Lib"))
+    files.add(os.path.join(parent, "Modules"))
+files.discard(venv_cfg)
+# every folder above what the listing covers (a linked /lib replaced by a real one)
+for path in list(files | trees | sites | hooks | libdirs | bins):
+    d = os.path.dirname(path)
+    while d not in ("/", ""):
+        files.add(d)
+        d = os.path.dirname(d)
 ids = args["ids"]
 test_files = sorted({norm(os.path.join(root, i.split("::")[0])) for i in ids})
 pristine, foreign, pycache = set(), set(), set()
@@ -190,7 +208,7 @@ for c in conftests:
     foreign.discard(c)
 
 shadow = {}
-for d in {workdir, root, *(os.path.dirname(t) for t in test_files)}:
+for d in {workdir, root, pybin, *(os.path.dirname(t) for t in test_files)}:
     shadow[d] = entries(d)
 
 from _pytest.junitxml import bin_xml_escape, mangle_test_address  # noqa: E402
@@ -216,5 +234,5 @@ json.dump({
     "spec": sorted(spec), "pristine": sorted(pristine), "foreign": sorted(foreign - pristine),
     "conftests": sorted(conftests), "shadow_dirs": shadow, "package_dirs": sorted(package_dirs),
     "protected_modules": sorted(protected), "keys": keys, "loader": loader, "elf": elf,
-    "pybin": pybin, "missed": sorted(Missed.names),
+    "pybin": pybin, "missed": sorted(Missed.names), "path_env": os.environ.get("PATH", ""),
 }, open(args["out"], "w"))

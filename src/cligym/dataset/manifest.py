@@ -15,7 +15,8 @@ import hashlib
 import tomllib
 from pathlib import Path
 
-from cligym.export.common import toml_value
+import tomli_w
+
 from cligym.layout import ExportDir, TaskDir
 from cligym.models.io import write_atomic
 
@@ -68,12 +69,12 @@ def write_manifest(harbor: ExportDir, tasks: list[str], path: Path, *, name: str
     """Write the manifest ``path`` listing ``tasks`` (directories of ``harbor``), sorted by name."""
     refs = sorted((task_ref_name(harbor.task(t)), task_digest(harbor.task(t))) for t in tasks)
     dataset_name = name or f"cligym/{Path(harbor.path).resolve().parent.name or 'dataset'}"
-    lines = ["[dataset]", f"name = {toml_value(_org_name(dataset_name))}",
-             f"description = {toml_value('Environment-repair tasks made by cligym')}",
-             f"keywords = {toml_value(['environment-repair'])}", ""]
-    for ref_name, digest in refs:
-        lines += ["[[tasks]]", f"name = {toml_value(ref_name)}", f"digest = {toml_value(digest)}", ""]
-    write_atomic(path, "\n".join(lines))
+    document = {
+        "dataset": {"name": _org_name(dataset_name), "description": "Environment-repair tasks made by cligym",
+                    "keywords": ["environment-repair"]},
+        "tasks": [{"name": ref_name, "digest": digest} for ref_name, digest in refs],
+    }
+    write_atomic(path, tomli_w.dumps(document))
     return path
 
 

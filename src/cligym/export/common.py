@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
+
+import tomli_w
 
 from cligym.models.task import TaskInstance
 
@@ -65,23 +66,10 @@ def dockerfile(task: TaskInstance) -> str:
     ]) + "\n"
 
 
-def toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    raise TypeError(f"no TOML for {type(value)}")
-
-
 def toml_document(top: dict, sections: dict[str, dict]) -> str:
-    lines = [f"{k} = {toml_value(v)}" for k, v in top.items()]
-    for name, table in sections.items():
-        lines += ["", f"[{name}]"] + [f"{k} = {toml_value(v)}" for k, v in table.items() if v is not None]
-    return "\n".join(lines) + "\n"
+    """A TOML document: ``top``'s keys, then one table per section (None values left out)."""
+    document = {**top, **{name: {k: v for k, v in table.items() if v is not None} for name, table in sections.items()}}
+    return tomli_w.dumps(document)
 
 
 def write(path: Path, text: str, mode: int = 0o644) -> None:

@@ -22,6 +22,14 @@ def problem_statement(issues: TaskIssues, style: str, hint: bool) -> str:
     return text.with_hint if hint else text.without_hint
 
 
+def ground_rules(task: TaskInstance) -> str:
+    """What every task says about the repair itself (the verifier refuses a state that
+    breaks these, whatever the tests do): it names no fault, only where scratch work goes."""
+    return (f"\n\nRepair the environment, not the project: do not change the project's own source or tests "
+            f"under {task.workdir}, and keep any scratch script or module of your own outside {task.workdir} and "
+            "outside the Python installation (e.g. in /tmp), where the tests cannot import it.\n")
+
+
 class Exporter(ABC):
     """Writes verified tasks into an export directory in one format."""
 
@@ -53,8 +61,8 @@ class TaskDirExporter(Exporter):
         runtime = runtime or Runtime()
         for task, issues in items:
             bundle, pristine = verdict_bundle(runtime, task)
-            self.write_task(task, problem_statement(issues, style, hint), out.task(task.instance_id),
-                            bundle, pristine)
+            instruction = problem_statement(issues, style, hint) + ground_rules(task)
+            self.write_task(task, instruction, out.task(task.instance_id), bundle, pristine)
 
     @abstractmethod
     def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, bundle: VerdictBundle,

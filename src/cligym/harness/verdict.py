@@ -182,6 +182,7 @@ def gather(
         protected_modules=data["protected_modules"], spec=data["spec"], manifest=manifest,
         pybin=data["pybin"], project_files=project, package_dirs=data["package_dirs"],
         loader=data["loader"], elf=data["elf"] if resolved else [], resolved=resolved, path_env=data["path_env"],
+        keepalive=data["keepalive"],
     )
     return bundle, tar
 
@@ -235,6 +236,7 @@ def write_bundle(bundle: VerdictBundle, tar: bytes, task: TaskDir) -> None:
         "elf.txt": _lines(bundle.elf),
         "resolved.txt": _lines(bundle.resolved),
         "protected.txt": _lines(bundle.protected_modules),
+        "keepalive.txt": _lines(bundle.keepalive),
         "shadow-dirs.txt": _lines(shadow),
         **{name: script(name) for name in SCRIPTS},
         **{f"shadow-{i}.txt": _lines(bundle.shadow_dirs[d]) for i, d in enumerate(shadow, 1)},

@@ -55,3 +55,4 @@ class VerdictBundle(BaseModel):
     elf: list[str] = Field(default_factory=list)  # shared objects whose resolution is checked
     resolved: list[str] = Field(default_factory=list)  # how the loader resolved them in gold
     path_env: str = ""  # gold's PATH
+    keepalive: list[str] = Field(default_factory=list)  # sha256 of the programs PID 1 may run

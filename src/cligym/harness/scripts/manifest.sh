@@ -4,23 +4,35 @@
 # runs them in a gold container, the verifier in the repaired one, so the two listings
 # compare line by line. They run under busybox (sh, find, sha256sum, sed, sort).
 #
-# Kinds: F a file (its sha256, a link's target, or that it is absent); T a tree (every file
-# and link below it); S a site directory (the same, hidden files included, less pip's
-# bookkeeping files); H the import hooks of a folder on sys.path (*.pth, dot-files
-# included, sitecustomize, usercustomize); B a console script (its execute bit; hashed with a shebang into
-# the interpreter's own bin folder written as "#!python": pip writes python or python3
-# there depending on how it was started, and both run the same interpreter); C a venv's
-# pyvenv.cfg (only the keys the interpreter reads); L a library folder (every *.so*).
-# Nothing named __pycache__ is skipped unless it is a plain directory.
+# Kinds: F a file (its sha256, or that it is a folder, something else, or absent); T a
+# tree (every file and link below it); S a site directory (the same, hidden files
+# included, less pip's bookkeeping files); H the import hooks of a folder on sys.path
+# (*.pth, dot-files included, sitecustomize, usercustomize); C a venv's pyvenv.cfg (its
+# keys as the interpreter reads them, less the ones it does not read); L a library folder
+# (every *.so*); P a folder on PATH (what every name there runs, and whether it may run;
+# in the interpreter's own bin folder a console script is hashed with a shebang into that
+# folder written as "#!python": pip writes python or python3 there depending on how it was
+# started, and both run the same interpreter). Links are followed: what counts is what a
+# path opens, not how it gets there. Nothing named __pycache__ is skipped unless it is a
+# plain directory.
 #
-# PYBIN (the gold interpreter's bin folder) must be set for B entries.
+# PYBIN (the gold interpreter's bin folder) must be set for P entries.
 
+# m_entry PATH: what PATH is to whoever opens it: a link to a file is followed (a link and a
+# copy of the same bytes behave alike; the link's text, relative or absolute, does not
+# matter); a folder says where paths through it lead (a linked /bin replaced by a real
+# folder is another folder).
 m_entry() {
-  if [ -L "$1" ]; then echo "link $1 -> $(readlink "$1") $(sha256sum "$1" 2>/dev/null | cut -c1-64)"
-  elif [ -f "$1" ]; then set -- "$1" "$(sha256sum < "$1" | cut -c1-64)"; echo "file $1 $2"
+  if [ -f "$1" ]; then echo "file $1 $(sha256sum < "$1" | cut -c1-64)"
+  elif [ -d "$1" ] && [ -L "$1" ]; then echo "dir $1 => $(readlink -f "$1")"  # what a path through it reaches
   elif [ -d "$1" ]; then echo "dir $1"
   elif [ -e "$1" ]; then echo "other $1"
   else echo "absent $1"; fi
+}
+
+# m_hash SUFFIX: a "file PATH SHA256" line (then SUFFIX) per NUL-separated path on stdin.
+m_hash() {
+  xargs -0 -r sha256sum | sed 's/^\\\{0,1\}\([0-9a-f]\{64\}\)  \(.*\)$/file \2 \1/' | sed "s/\$/$1/"
 }
 
 # m_walk DIR NESTED [FIND TESTS]: the files, links and others below DIR (hashed in batches);
@@ -30,8 +42,7 @@ m_walk() {
   shift 2
   [ -d "$dir" ] && [ ! -L "$dir" ] || { m_entry "$dir"; return; }
   if [ "$nested" = prune ]; then set -- ! -path '*/site-packages/*' ! -path '*/dist-packages/*' "$@"; fi
-  find "$dir" -name __pycache__ -type d -prune -o "$@" -type f -print0 | xargs -0 -r sha256sum \
-    | sed 's/^\\\{0,1\}\([0-9a-f]\{64\}\)  \(.*\)$/file \2 \1/'
+  find "$dir" -name __pycache__ -type d -prune -o "$@" -type f -print0 | m_hash ""
   find "$dir" -name __pycache__ -type d -prune -o "$@" -type l -print | while IFS= read -r p; do m_entry "$p"; done
   find "$dir" -name __pycache__ -type d -prune -o "$@" ! -type f ! -type l ! -type d -print | sed 's/^/other /'
 }
@@ -48,16 +59,32 @@ m_hooks() {
 }
 
 m_script() {
-  if [ -f "$1" ] && [ ! -L "$1" ]; then
+  if [ -f "$1" ]; then
     if [ -x "$1" ]; then mode=x; else mode=-; fi
     echo "script $1 $mode $(sed "1s|^#!$PYBIN/python[0-9.]*\$|#!python|" "$1" | sha256sum | cut -c1-64)"
   else m_entry "$1"; fi
 }
 
-m_venv() {
-  if [ -f "$1" ] && [ ! -L "$1" ]; then
-    echo "venv $1 $(grep -E '^(home|include-system-site-packages) *=' "$1" | sed 's/ *= */=/' | sort | sha256sum | cut -c1-64)"
+m_venv() {  # the keys as the interpreter reads them (trimmed, lower-case), less the unread ones
+  if [ -f "$1" ]; then
+    echo "venv $1 $(awk 'index($0, "=") { k = tolower(substr($0, 1, index($0, "=") - 1)); v = substr($0, index($0, "=") + 1)
+      gsub(/^[ \t]+|[ \t]+$/, "", k); gsub(/^[ \t]+|[ \t]+$/, "", v)
+      if (k !~ /^(command|version|executable|prompt)$/) print k "=" v }' "$1" | sha256sum | cut -c1-64)"
   else m_entry "$1"; fi
+}
+
+m_bin() {  # a folder on PATH: what each name there runs (the interpreter's own: as console scripts)
+  [ -d "$1" ] || { m_entry "$1"; return; }
+  if [ "${1%/}" = "$PYBIN" ]; then
+    for p in "$1"/* "$1"/.[!.]*; do
+      if [ -e "$p" ] || [ -L "$p" ]; then m_script "$p"; fi
+    done
+    return
+  fi
+  # hashed in batches, links followed; x: may run, -: may not
+  find -L "$1" -mindepth 1 -maxdepth 1 -type f -perm /111 -print0 | m_hash " x"
+  find -L "$1" -mindepth 1 -maxdepth 1 -type f ! -perm /111 -print0 | m_hash " -"
+  find -L "$1" -mindepth 1 -maxdepth 1 ! -type f | while IFS= read -r p; do m_entry "$p"; done
 }
 
 m_libs() {
@@ -72,9 +99,9 @@ m_listing() {
       T) m_walk "$path" prune ;;
       S) m_site "$path" ;;
       H) m_hooks "$path" ;;
-      B) m_script "$path" ;;
       C) m_venv "$path" ;;
       L) m_libs "$path" ;;
+      P) m_bin "$path" ;;
     esac
   done < "$1" | LC_ALL=C sort -u
 }
@@ -85,12 +112,20 @@ m_workdir() {
 }
 
 # m_resolved LOADER FILE...: how the dynamic loader resolves each shared object's
-# dependencies now (the loader only maps them: no code of theirs runs), addresses dropped.
+# dependencies now (the loader only maps them: no code of theirs runs), addresses dropped,
+# each resolved file with its sha256 (a path the listing reaches another way may not be the
+# one the loader opens).
 m_resolved() {
   loader=$1
   shift
   for f in "$@"; do
     echo "== $f"
-    "$loader" --list "$f" 2>&1 | sed 's/ *(0x[0-9a-f]*)$//'
+    "$loader" --list "$f" 2>&1 | sed 's/ *(0x[0-9a-f]*)$//' | while IFS= read -r line; do
+      case "$line" in
+        *"=> /"*) echo "$line $(sha256sum < "${line##*=> }" 2>/dev/null | cut -c1-64)" ;;
+        [[:space:]]/*) echo "$line $(sha256sum < "${line#"${line%%/*}"}" 2>/dev/null | cut -c1-64)" ;;
+        *) echo "$line" ;;
+      esac
+    done
   done
 }

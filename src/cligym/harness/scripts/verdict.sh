@@ -39,7 +39,7 @@ write_reward() {  # the verdict's last act: each file renamed into place
 verdict() {
   if ! sweep; then
     set -- 0 "a process left running kept coming back"
-  elif ! pid1_ok; then
+  elif ! pid1_ok "$KEEPALIVE"; then
     set -- 0 "PID 1 is no longer the container's keep-alive"
   fi
   write_reward "$1"
@@ -56,7 +56,9 @@ refuse() {
 }
 
 sweep || { mkdir -p "$LOGS"; refuse "a process left running kept coming back"; }
-pid1_ok || { mkdir -p "$LOGS"; refuse "PID 1 is no longer the container's keep-alive"; }
+KEEPALIVE=$(mktemp /tmp/cligym-keepalive.XXXXXXXX)
+{ cat "$V/keepalive.txt"; sha256sum "$T/bin/busybox" | cut -c1-64; } > "$KEEPALIVE"
+pid1_ok "$KEEPALIVE" || { mkdir -p "$LOGS"; refuse "PID 1 is no longer the container's keep-alive"; }
 
 # -- 2. a clean log folder, gold's test files --------------------------------------------
 if [ -L "$LOGS" ] || [ ! -d "$LOGS" ]; then rm -rf "$LOGS"; fi
@@ -88,14 +90,27 @@ while IFS= read -r p; do
   case "${p##*/}" in *.py|*.pyc|*.pyo|*.so|*.pth|*.zip|*.egg|__pycache__) ;; *) continue ;; esac
   grep -qxF "${p%/*}" "$V/package-dirs.txt" && refuse "$p is a new module inside the project's packages"
 done < "$LOGS/workdir-new.txt"
-shadow() {  # a folder on sys.path, and the file of its entries in gold (or nothing)
-  [ -d "$1" ] || return 0
+importable() {  # an entry Python could import from a folder on sys.path (by an identifier)
+  n=${1##*/}
+  base=${n%%.*}
+  case "$base" in ''|[0-9]*|*[!A-Za-z0-9_]*|__pycache__) return 1 ;; esac
+  if [ -d "$1" ]; then
+    case "$n" in *.*) return 1 ;; esac
+    [ -n "$(find "$1" \( -name '*.py' -o -name '*.pyc' -o -name '*.so' -o -name '*.pth' \) -print 2>/dev/null | head -n 1)" ]
+    return
+  fi
+  case "$n" in *.py|*.pyc|*.pyw|*.so|*.zip|*.egg|*.pth) return 0 ;; esac
+  return 1
+}
+shadow() {  # a folder on sys.path, and the file of its entries in gold (or nothing): no new
+  [ -d "$1" ] || return 0  # importable entry (build output is allowed unless a test imports it)
   for p in "$1"/* "$1"/.[!.]*; do
     [ -e "$p" ] || [ -L "$p" ] || continue
     n=${p##*/}
-    case "$n" in *.py|*.pyc|*.pyw|*.so|*.zip|*.egg|*.pth) ;; *) [ -d "$p" ] || continue ;; esac
     [ -n "$2" ] && grep -qxF "$n" "$2" && continue
-    grep -qxF "${n%%.*}" "$V/protected.txt" && refuse "$p shadows the module ${n%%.*}"
+    importable "$p" || continue
+    case "$n" in build|dist) grep -qxF "$n" "$V/protected.txt" || continue ;; esac
+    refuse "$p is new and importable: it could shadow or add to what the tests import"
   done
 }
 i=0
@@ -130,14 +145,18 @@ unset PYTEST_ADDOPTS PYTEST_PLUGINS PYTHONDONTWRITEBYTECODE
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 PYTHONPYCACHEPREFIX=$(mktemp -d /tmp/cligym-pycache.XXXXXXXX) || refuse "no fresh bytecode cache"
 export PYTHONPYCACHEPREFIX
+JUDGE=$(cat "$V/judge.awk")  # kept in memory: nothing the tests start can change how they are judged
+KEYS=$(cat "$V/keys.tsv")
 cd "$WORKDIR" || refuse "no workdir"
 eval "$COMMAND"' "$@"' > "$LOGS/pytest-output.txt" 2>&1
 cd /
+sweep || refuse "a process the tests left kept coming back"
 rm -rf "$PYTHONPYCACHEPREFIX"
 cat "$LOGS/pytest-output.txt"
 [ -f "$JUNIT" ] && [ ! -L "$JUNIT" ] || refuse "pytest wrote no report"
 tr '\n' ' ' < "$JUNIT" | sed 's/<testcase /\n<testcase /g' | grep '^<testcase ' > "$LOGS/testcases.txt"
-if awk -f "$V/judge.awk" "$V/keys.tsv" "$LOGS/testcases.txt" > "$LOGS/judge.txt"; then
+printf '%s\n' "$KEYS" > "$LOGS/keys.tsv"
+if awk "$JUDGE" "$LOGS/keys.tsv" "$LOGS/testcases.txt" > "$LOGS/judge.txt"; then
   verdict 1 "all $COUNT listed tests passed"
 fi
 cat "$LOGS/judge.txt"

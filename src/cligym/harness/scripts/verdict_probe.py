@@ -10,26 +10,12 @@ objects the process maps, the extension modules whose resolution the loader must
 the module names no new file in the project may provide, and the JUnit key of each id.
 """
 
-import json
-import os
-import re
-import site
 import sys
-import sysconfig
-import xml.etree.ElementTree as ET
-
-import importlib.metadata as md
-
-CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-args = json.load(open(sys.argv[1]))
-root = args["rootdir"].rstrip("/") or "/"
-workdir = os.path.realpath(args["workdir"])
-canon = lambda n: re.sub(r"[-_.]+", "-", n or "").lower()  # noqa: E731
-norm = os.path.normpath
 
 
 class Missed:
-    """The last finder on sys.meta_path: reached only when no other finder had the name."""
+    """The last finder on sys.meta_path: reached only when no other finder had the name.
+    Installed before anything else this script imports."""
 
     names = set()
 
@@ -37,6 +23,26 @@ class Missed:
     def find_spec(cls, name, path=None, target=None):
         cls.names.add(name)
         return None
+
+
+sys.meta_path.append(Missed)
+
+import hashlib  # noqa: E402
+import importlib.metadata as md  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+import site  # noqa: E402
+import sysconfig  # noqa: E402
+import xml.etree.ElementTree as ET  # noqa: E402
+
+CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+args = json.load(open(sys.argv[1]))
+root = args["rootdir"].rstrip("/") or "/"
+workdir = os.path.realpath(args["workdir"])
+canon = lambda n: re.sub(r"[-_.]+", "-", n or "").lower()  # noqa: E731
+norm = os.path.normpath
 
 
 def chain(path):
@@ -55,7 +61,6 @@ def collect():
     import pytest
 
     sys.path.insert(0, workdir)
-    sys.meta_path.append(Missed)
     argv = ["--collect-only", "-q", "-p", "no:cacheprovider", f"--rootdir={root}", *args["ids"]]
     if args.get("inifile"):
         argv[4:4] = ["-c", args["inifile"]]
@@ -69,7 +74,6 @@ def collect():
     finally:
         sys.stdout.flush()
         os.dup2(saved[0], 1), os.dup2(saved[1], 2)
-    sys.meta_path.remove(Missed)
     sys.path.remove(workdir)
 
 
@@ -94,7 +98,8 @@ def entries(folder):
 
 
 collect()
-files, trees, hooks, sites, bins, libdirs = set(), set(), set(), set(), set(), set()
+files, trees, hooks, sites, libdirs = set(), set(), set(), set(), set()
+bins = {norm(d) for d in os.environ.get("PATH", "").split(":") if d.startswith("/")}
 interp = args["interpreter"]
 pybin = os.path.dirname(interp)
 files.update(chain(interp))
@@ -134,13 +139,15 @@ for folder in [stdlib, *sorted(sites)]:
                    if re.search(r"\.so(\.|$)", n) and not os.path.islink(os.path.join(here, n)))
 elf = [os.path.realpath(sys.executable), *sorted(elf)]
 
+bins.add(pybin)
 for dist in md.distributions():
     base = norm(str(dist.locate_file("")))
     for f in dist.files or []:
         path = norm(str(dist.locate_file(f)))
         if "__pycache__" in path.split("/") or not os.path.relpath(path, base).startswith(".."):
             continue
-        (bins if os.path.dirname(path) == pybin else files).add(path)
+        if os.path.dirname(path) != pybin:
+            files.add(path)
 
 # where the interpreter's start-up looks for another prefix than gold's (a venv marker, a
 # source build's landmarks, a ._pth file, a standard library below the executable)
@@ -155,6 +162,19 @@ for folder in {pybin, os.path.dirname(os.path.realpath(sys.executable))}:
     files.add(os.path.join(parent, "Modules"))
 files.discard(venv_cfg)
 # every folder above what the listing covers (a linked /lib replaced by a real one)
+files.update(trees | sites | hooks | libdirs | bins)  # each folder itself: a link or a real one
+
+
+def once(folders):
+    """One folder per real folder (a linked /bin and /usr/bin hold the same files; the F
+    entry of each says whether it is still the link)."""
+    seen = {}
+    for folder in sorted(folders, key=lambda f: (os.path.islink(f), f)):
+        seen.setdefault(os.path.realpath(folder), folder)
+    return set(seen.values())
+
+
+libdirs, bins = once(libdirs), once(bins)
 for path in list(files | trees | sites | hooks | libdirs | bins):
     d = os.path.dirname(path)
     while d not in ("/", ""):
@@ -225,14 +245,20 @@ protected = set(sys.stdlib_module_names) | {"sitecustomize", "usercustomize"}
 protected |= {top(n) for n in sys.modules} | {top(n) for n in Missed.names}
 for folder in sites:
     protected |= {re.split(r"[.-]", n)[0] for n in entries(folder)}
-protected = {n for n in protected if n.isidentifier()}
+protected = {n for n in protected if n.isidentifier() and n != "__pycache__"}
 spec = {"F " + p for p in files} | {"T " + p for p in trees} | {"H " + p for p in hooks}
-spec |= {"S " + p for p in sites} | {"B " + p for p in bins} | {"L " + p for p in libdirs}
+spec |= {"S " + p for p in sites} | {"P " + p for p in bins} | {"L " + p for p in libdirs}
 spec.add(("C " if os.path.isfile(venv_cfg) else "F ") + venv_cfg)
+keepalive = set()
+for name in ("sh", "dash", "bash", "sleep", "busybox", "tini", "docker-init", "dumb-init", "catatonit"):
+    found = shutil.which(name)
+    if found:
+        keepalive.add(hashlib.sha256(open(os.path.realpath(found), "rb").read()).hexdigest())
 json.dump({
     "plugins": sorted({ep.name for ep in md.entry_points(group="pytest11")}),
     "spec": sorted(spec), "pristine": sorted(pristine), "foreign": sorted(foreign - pristine),
     "conftests": sorted(conftests), "shadow_dirs": shadow, "package_dirs": sorted(package_dirs),
     "protected_modules": sorted(protected), "keys": keys, "loader": loader, "elf": elf,
     "pybin": pybin, "missed": sorted(Missed.names), "path_env": os.environ.get("PATH", ""),
+    "keepalive": sorted(keepalive),
 }, open(args["out"], "w"))

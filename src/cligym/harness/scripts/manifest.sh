@@ -58,11 +58,33 @@ m_hooks() {
   done
 }
 
-m_script() {
-  if [ -f "$1" ]; then
-    if [ -x "$1" ]; then mode=x; else mode=-; fi
-    echo "script $1 $mode $(sed "1s|^#!$PYBIN/python[0-9.]*\$|#!python|" "$1" | sha256sum | cut -c1-64)"
-  else m_entry "$1"; fi
+# m_pybin DIR: the interpreter's own bin folder. A script (a "#!" first line) is hashed with
+# a shebang into that folder written as "#!python"; everything in one pass of awk and one
+# of sha256sum (a process per file would be most of the verifier's time).
+m_pybin() {
+  tmp=$(mktemp -d /tmp/cligym-scripts.XXXXXXXX) folder=$1
+  set --
+  for p in "$folder"/* "$folder"/.[!.]*; do
+    if [ -f "$p" ]; then set -- "$@" "$p"; elif [ -e "$p" ] || [ -L "$p" ]; then m_entry "$p"; fi
+  done
+  if [ $# -gt 0 ]; then
+    for p in "$@"; do if [ -x "$p" ]; then echo "x $p"; else echo "- $p"; fi; done > "$tmp/modes"
+    : > "$tmp/names"
+    awk -v dir="$tmp" -v bin="$PYBIN" '
+      FNR == 1 { if (out != "") close(out); out = ""; if ($0 !~ /^#!/) nextfile
+                 out = dir "/" (++n); print n "\t" FILENAME > (dir "/names")
+                 sub("^#!" bin "/python[0-9.]*$", "#!python") }
+      { print > out }' "$@"
+    sha256sum "$@" > "$tmp/raw"
+    (cd "$tmp" && for f in [0-9]*; do [ -f "$f" ] && echo "$f"; done | xargs -r sha256sum) > "$tmp/normal"
+    awk -v dir="$tmp" '
+      FILENAME == dir "/names" { split($0, a, "\t"); name[a[1]] = a[2]; next }
+      FILENAME == dir "/normal" { script[name[$2]] = $1; next }
+      FILENAME == dir "/raw" { raw[substr($0, 67)] = $1; next }
+      { p = substr($0, 3); if (p in script) print "script " p " " $1 " " script[p]; else print "file " p " " raw[p] " " $1 }
+    ' "$tmp/names" "$tmp/normal" "$tmp/raw" "$tmp/modes"
+  fi
+  rm -rf "$tmp"
 }
 
 m_venv() {  # the keys as the interpreter reads them (trimmed, lower-case), less the unread ones
@@ -75,12 +97,7 @@ m_venv() {  # the keys as the interpreter reads them (trimmed, lower-case), less
 
 m_bin() {  # a folder on PATH: what each name there runs (the interpreter's own: as console scripts)
   [ -d "$1" ] || { m_entry "$1"; return; }
-  if [ "${1%/}" = "$PYBIN" ]; then
-    for p in "$1"/* "$1"/.[!.]*; do
-      if [ -e "$p" ] || [ -L "$p" ]; then m_script "$p"; fi
-    done
-    return
-  fi
+  if [ "${1%/}" = "$PYBIN" ]; then m_pybin "$1"; return; fi
   # hashed in batches, links followed; x: may run, -: may not
   find -L "$1" -mindepth 1 -maxdepth 1 -type f -perm /111 -print0 | m_hash " x"
   find -L "$1" -mindepth 1 -maxdepth 1 -type f ! -perm /111 -print0 | m_hash " -"

@@ -36,10 +36,8 @@ write_reward() {  # the verdict's last act: each file renamed into place
   echo "{\"reward\": $1}" > "$LOGS/.reward.json.$$" && mv -f "$LOGS/.reward.json.$$" "$LOGS/reward.json"
 }
 
-verdict() {
-  if ! sweep; then
-    set -- 0 "a process left running kept coming back"
-  elif ! pid1_ok "$KEEPALIVE"; then
+verdict() {  # every path here comes after a sweep and starts nothing that outlives it
+  if ! pid1_ok "$KEEPALIVE"; then
     set -- 0 "PID 1 is no longer the container's keep-alive"
   fi
   write_reward "$1"
@@ -75,12 +73,25 @@ find "$ROOTDIR" -name conftest.py 2>/dev/null | while IFS= read -r p; do
 done
 
 # -- 3. the environment is gold's ---------------------------------------------------------
-m_listing "$V/spec.txt" > "$LOGS/manifest-found.txt"
+# the listings at once, in groups of about equal work (hashing is most of the verifier's time)
+for kinds in P L TSHCF; do
+  grep -E "^[$kinds] " "$V/spec.txt" > "$LOGS/spec-$kinds.txt"
+  m_listing "$LOGS/spec-$kinds.txt" > "$LOGS/manifest-$kinds.txt" &
+done
+m_workdir "$WORKDIR" > "$LOGS/workdir-found.txt" &
+if [ -s "$V/elf.txt" ]; then
+  (
+    set --
+    while IFS= read -r f; do set -- "$@" "$f"; done < "$V/elf.txt"
+    m_resolved "$LOADER" "$@" > "$LOGS/resolved-found.txt"
+  ) &
+fi
+wait
+LC_ALL=C sort -u "$LOGS/manifest-P.txt" "$LOGS/manifest-L.txt" "$LOGS/manifest-TSHCF.txt" > "$LOGS/manifest-found.txt"
 if ! cmp -s "$V/manifest.txt" "$LOGS/manifest-found.txt"; then
   diff "$V/manifest.txt" "$LOGS/manifest-found.txt" > "$LOGS/manifest-diff.txt"
   refuse "the environment differs from gold: $(grep '^[-+][^-+]' "$LOGS/manifest-diff.txt" | head -n 1)"
 fi
-m_workdir "$WORKDIR" > "$LOGS/workdir-found.txt"
 comm -23 "$V/workdir.txt" "$LOGS/workdir-found.txt" > "$LOGS/workdir-missing.txt"
 if [ -s "$LOGS/workdir-missing.txt" ]; then
   refuse "a file of the project differs from gold: $(head -n 1 "$LOGS/workdir-missing.txt")"
@@ -127,9 +138,6 @@ IFS=$old_ifs
 found=$(cd "$WORKDIR" && command -v "$FIRST")
 [ "$found" = "$COMMAND_PATH" ] || refuse "the test command's $FIRST is '$found', not gold's $COMMAND_PATH"
 if [ -s "$V/elf.txt" ]; then
-  set --
-  while IFS= read -r f; do set -- "$@" "$f"; done < "$V/elf.txt"
-  m_resolved "$LOADER" "$@" > "$LOGS/resolved-found.txt"
   if ! cmp -s "$V/resolved.txt" "$LOGS/resolved-found.txt"; then
     diff "$V/resolved.txt" "$LOGS/resolved-found.txt" > "$LOGS/resolved-diff.txt"
     refuse "shared libraries resolve differently from gold: $(grep '^[-+][^-+]' "$LOGS/resolved-diff.txt" | head -n 1)"

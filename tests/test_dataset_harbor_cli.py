@@ -11,9 +11,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+import tomli_w
 
 from cligym.layout import DatasetDir
 
@@ -92,5 +94,47 @@ def test_harbor_cli_scores_every_task(harbor, dataset, tmp_path, agent, expected
         (evals,) = stats["evals"].values()
         rewards = evals["reward_stats"]["reward"]
         assert set(rewards) == {str(expected)} and len(rewards[str(expected)]) == len(names), rewards
+    finally:
+        assert _leftovers() == []
+
+
+def variants(task: Path, scripts: dict[str, str], out: Path) -> Path:
+    """One copy of ``task`` per script, whose solution slot runs it (with the attacks'
+    payload beside it): a folder of tasks ``harbor run`` takes as they are."""
+    data = ROOT / "tests" / "data"
+    for name, script in scripts.items():
+        copy = out / f"{task.name[:40]}-{name.replace('_', '-')}"
+        shutil.copytree(task, copy)
+        (copy / "solution" / "solve.sh").write_text("#!/bin/bash\n" + script)
+        (copy / "solution" / "solve.sh").chmod(0o755)
+        shutil.copy(data / "attacks" / "forge.py", copy / "solution" / "forge.py")
+        config = tomllib.loads((copy / "task.toml").read_text())
+        config["task"]["name"] = f"cligym/{copy.name}"  # one name per trial
+        (copy / "task.toml").write_text(tomli_w.dumps(config))
+    return out
+
+
+def rewards(result: dict) -> dict[str, list[str]]:
+    stats = result["stats"]
+    assert stats["n_errored_trials"] == 0, json.dumps(stats)
+    (evals,) = stats["evals"].values()
+    return evals["reward_stats"]["reward"]
+
+
+def test_no_attack_scores_and_every_honest_repair_does_in_harbors_cli(harbor, dataset, tmp_path):
+    """Every scripted attack (tests/data/attacks) run as the agent's work in Harbor's own
+    CLI scores 0, the launcher attack included (task.toml's [environment] env puts the
+    task's own tests/bin first on the PATH Harbor's `bash -c` searches); every honest
+    repair (tests/data/repairs) on top of the oracle's scores 1."""
+    data = ROOT / "tests" / "data"
+    task = sorted(p.parent for p in DatasetDir(dataset).harbor.path.glob("*/task.toml"))[0]
+    attacks = {p.stem: p.read_text() for p in sorted((data / "attacks").glob("*.sh"))}
+    oracle = (task / "solution" / "solve.sh").read_text()
+    repairs = {p.stem: oracle + "\n" + p.read_text() for p in sorted((data / "repairs").glob("*.sh"))}
+    try:
+        found = rewards(harbor_run(harbor, variants(task, attacks, tmp_path / "attacks"), "oracle", tmp_path / "a"))
+        assert set(found) == {"0.0"} and len(found["0.0"]) == len(attacks), found
+        found = rewards(harbor_run(harbor, variants(task, repairs, tmp_path / "repairs"), "oracle", tmp_path / "r"))
+        assert set(found) == {"1.0"} and len(found["1.0"]) == len(repairs), found
     finally:
         assert _leftovers() == []

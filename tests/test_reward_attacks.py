@@ -7,12 +7,12 @@ runs it (default set), and the way Harbor's CLI runs it, in the agent's own cont
 its processes still running (slow set; ``tests/verifier_runs.py``).
 
 - Each attack in ``tests/data/attacks/`` (the seven ways found to score 1 without
-  repairing anything) scores 1 against the naive verifier (pytest's exit status in the
+  repairing anything, and two of those a red-team review found next) scores 1 against the naive verifier (pytest's exit status in the
   image, reward.txt), launched as Harbor launches it, so the attack really works; and 0
   against the exported one, with the verifier's own verdict line.
 - Each repair in ``tests/data/repairs/`` (what a careful engineer might do on top of the
   oracle's repair: reinstall every wheel with ``python``, ``python3`` or ``pip``, recreate the
-  venv, ``ldconfig``, restore from a copy) scores 1.
+  venv with links or copies, ``ldconfig``, restore from a copy, precompile everything) scores 1.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ REASONS = {
     "hidden_pth": "the environment differs from gold: +file ",
     "bash_wrapper": "",
     "pid_hopper": "",
+    "pyvenv_home": "the environment differs from gold: -venv ",
+    "workdir_package": "",  # the breakage of these tasks is a new module in the same folder, found first
 }
 
 

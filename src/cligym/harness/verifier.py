@@ -99,16 +99,24 @@ def run_verifier(session: Session, task: TaskDir) -> ModeResult:
     bash). tests/ → /tests, test.sh executed in WORKDIR with its output in
     /logs/verifier; the reward is read as Harbor reads it: reward.json, then reward.txt."""
     launch = f"mkdir -p {VERIFIER_LOGS} && chmod +x {TESTS_DIR}/test.sh && {TESTS_DIR}/test.sh > {TEST_OUTPUT} 2>&1"
-    busybox = f"{TESTS_DIR}/bin/busybox"  # PID 1, the timer and the launcher: the task's own
-    own = task.busybox.is_file()  # else a verifier of another kind, started as Harbor does
-    keepalive = (busybox, "sleep", "infinity") if own else ("sleep", "infinity")
-    with session.successor(keepalive, tar_dir(task.tests, TESTS_DIR)) as fresh:
-        if own:
-            fresh.exec([busybox, "sh", "-c", launch], timeout=TESTS_TIMEOUT, timer=(busybox, "timeout", "-s", "KILL"))
-        else:
-            fresh.exec(["bash", "-c", launch], timeout=TESTS_TIMEOUT)
+    with judging(session, task) as (fresh, shell, timer):
+        fresh.exec([*shell, "-c", launch], timeout=TESTS_TIMEOUT, timer=timer)
         output = (fresh.get_file(TEST_OUTPUT) or b"").decode("utf-8", "replace")
         return read_reward(fresh, output)
+
+
+@contextmanager
+def judging(session: Session, task: TaskDir) -> Iterator[tuple[Session, list[str], tuple[str, ...]]]:
+    """A successor of ``session``'s container with the task's tests/ in /tests, and the
+    shell and timer to start its verifier with: the task's own busybox (also PID 1) when
+    it ships one, else the image's bash, as a harness would."""
+    busybox = f"{TESTS_DIR}/bin/busybox"
+    if task.busybox.is_file():
+        keepalive, shell, timer = (busybox, "sleep", "infinity"), [busybox, "sh"], (busybox, "timeout", "-s", "KILL")
+    else:
+        keepalive, shell, timer = ("sleep", "infinity"), ["bash"], ("timeout", "-k", "5")
+    with session.successor(keepalive, tar_dir(task.tests, TESTS_DIR)) as fresh:
+        yield fresh, shell, timer
 
 
 def verdict_line(output: str) -> str:
@@ -146,10 +154,12 @@ def run_tb_solution(session: Session, task: TaskDir) -> RunResult:
 
 
 def run_tb_tests(session: Session, task: TaskDir) -> ModeResult:
-    """tests/ and run-tests.sh in $TEST_DIR, judged by the exit status and the -rA summary."""
-    session.upload_dir(task.tests, TESTS_DIR)
-    session.put_files({TB_RUN_TESTS: (task.run_tests_sh.read_bytes(), 0o755)})
-    run = session.exec(["bash", TB_RUN_TESTS], timeout=TESTS_TIMEOUT, env={"TEST_DIR": TESTS_DIR})
+    """tests/ and run-tests.sh in $TEST_DIR, judged by the exit status and the -rA summary;
+    as ``run_verifier``, in a successor of the agent's container, and with the task's own
+    busybox where run-tests.sh would hand over to it (Terminal-Bench runs it with bash)."""
+    with judging(session, task) as (fresh, shell, timer):
+        fresh.put_files({TB_RUN_TESTS: (task.run_tests_sh.read_bytes(), 0o755)})
+        run = fresh.exec([*shell, TB_RUN_TESTS], timeout=TESTS_TIMEOUT, env={"TEST_DIR": TESTS_DIR}, timer=timer)
     passed = len(re.findall(r"^PASSED ", run.output, re.M))
     failed = len(re.findall(r"^(FAILED|ERROR) ", run.output, re.M))
     reward = 1.0 if run.exit_code == 0 and passed and not failed else 0.0

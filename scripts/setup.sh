@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idempotent set-up on Debian: Docker engine (docker.io), mmdebstrap, busybox-static, chromium, a running dockerd
+# Idempotent set-up on Debian: Docker engine (docker.io), mmdebstrap, busybox-static, shellcheck, chromium, a running dockerd
 # without a bridge network, and cligym in ./.venv. Safe to run again: it only does what
 # is missing.
 set -euo pipefail
@@ -12,6 +12,8 @@ command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
 # the static busybox every exported verifier runs under (it needs nothing of the task image)
 { [ -x /bin/busybox ] && ! head -c 8192 /bin/busybox | grep -qa ld-linux; } || missing+=(busybox-static)
+# the linter the verifier's shell files are checked with
+command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 # the headless browser the report's page is checked in (driven by Playwright)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then

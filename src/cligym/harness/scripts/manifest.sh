@@ -40,7 +40,7 @@ m_hash() {
 m_walk() {
   dir=$1 nested=$2
   shift 2
-  [ -d "$dir" ] && [ ! -L "$dir" ] || { m_entry "$dir"; return; }
+  if [ ! -d "$dir" ] || [ -L "$dir" ]; then m_entry "$dir"; return; fi
   if [ "$nested" = prune ]; then set -- ! -path '*/site-packages/*' ! -path '*/dist-packages/*' "$@"; fi
   find "$dir" -name __pycache__ -type d -prune -o "$@" -type f -print0 | m_hash ""
   find "$dir" -name __pycache__ -type d -prune -o "$@" -type l -print | while IFS= read -r p; do m_entry "$p"; done

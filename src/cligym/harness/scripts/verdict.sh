@@ -1,4 +1,4 @@
-# shellcheck shell=sh disable=SC1090,SC1091,SC2086
+# shellcheck shell=sh disable=SC1090,SC1091,SC2086,SC2153
 # The verifier of a cligym task, run under the static busybox shipped in the task's tests/
 # (usage: busybox sh verdict.sh MODE TESTS_DIR LOGS_DIR). It uses only busybox's applets,
 # so nothing of the image's shell, coreutils, libc or Python runs before the test command.
@@ -161,7 +161,7 @@ cd /
 sweep || refuse "a process the tests left kept coming back"
 rm -rf "$PYTHONPYCACHEPREFIX"
 cat "$LOGS/pytest-output.txt"
-[ -f "$JUNIT" ] && [ ! -L "$JUNIT" ] || refuse "pytest wrote no report"
+if [ ! -f "$JUNIT" ] || [ -L "$JUNIT" ]; then refuse "pytest wrote no report"; fi
 tr '\n' ' ' < "$JUNIT" | sed 's/<testcase /\n<testcase /g' | grep '^<testcase ' > "$LOGS/testcases.txt"
 printf '%s\n' "$KEYS" > "$LOGS/keys.tsv"
 if awk "$JUDGE" "$LOGS/keys.tsv" "$LOGS/testcases.txt" > "$LOGS/judge.txt"; then

@@ -33,7 +33,7 @@ umask 022
 write_reward() {  # the verdict's last act: each file renamed into place
   [ "$MODE" = harbor ] || return 0
   echo "$1" > "$LOGS/.reward.txt.$$" && mv -f "$LOGS/.reward.txt.$$" "$REWARD"
-  echo "{\"reward\": $1}" > "$LOGS/.reward.json.$$" && mv -f "$LOGS/.reward.json.$$" "$LOGS/reward.json"
+  echo "{\"reward\": $1.0}" > "$LOGS/.reward.json.$$" && mv -f "$LOGS/.reward.json.$$" "$LOGS/reward.json"
 }
 
 verdict() {  # every path here comes after a sweep and starts nothing that outlives it

@@ -41,7 +41,7 @@ REASONS = {
     "reward_json": "",
     "project_code": "the environment differs from gold: -file ",
     "stdlib_probe_module": "the environment differs from gold: +file ",
-    "pycache_symlink": "the environment differs from gold: +link ",
+    "pycache_symlink": "the environment differs from gold: +dir ",
     "hidden_pth": "the environment differs from gold: +file ",
     "bash_wrapper": "",
     "pid_hopper": "",
@@ -56,12 +56,16 @@ def task(request, runtime, gold_envs, tmp_path_factory):
     gold = gold_envs(request.param)
     root = tmp_path_factory.mktemp("attacks")
     save(gold, root / "gold" / "gold.json")
-    summary = invert(root / "gold", root / "run", attempts=2, seed=5, operators=["cwd_shadow_module"],
+    summary = invert(root / "gold", root / "run", attempts=4, seed=5, operators=["cwd_shadow_module"],
                      max_operators=1, runtime=runtime)
     assert summary.verified >= 1, summary
     export(root / "run", "harbor", root / "tasks", runtime=runtime)
-    task_dir = ExportDir(root / "tasks").task_dirs()[0]
-    instance = load(TaskInstance, RunDir(root / "run").instance(task_dir.name))
+    # a task whose breakage leaves pytest running (some tests still pass): one that stops
+    # pytest's own start-up gives no attack anything to forge, even against a naive verifier
+    found = [(d, load(TaskInstance, RunDir(root / "run").instance(d.name))) for d in ExportDir(root / "tasks").task_dirs()]
+    running = [(d, t) for d, t in found if t.PASS_TO_PASS]
+    assert running, [t.dockerfile for _, t in found]
+    task_dir, instance = running[0]
     tag = build_task_image(runtime, task_dir, "attacks")
     yield task_dir, instance, tag
     runtime.remove_image(tag)

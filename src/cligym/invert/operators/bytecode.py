@@ -128,6 +128,10 @@ class StalePycUnchecked(_StalePyc):
     hint = "What Python actually executes when it imports {name}, and when it re-reads the source."
     shows = (r"cannot import name", r"NameError", r"has no attribute")
     offline = "Delete the stale bytecode of {name}; Python compiles the source again."
+    # The verifier runs the tests with a fresh bytecode cache of its own (no __pycache__ of
+    # the image is read: planted bytecode must not decide a verdict), so with nothing done
+    # such a state scores 1 (measured: every attempt discarded as trivial). Named-only.
+    default = False
 
     def applies_to(self, probe, tests):
         # not a module of the checkout: the verifier restores the project tree as gold had

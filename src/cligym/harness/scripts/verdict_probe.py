@@ -2,12 +2,13 @@
 task's verdict (run by cligym.harness.verdict; never imported by cligym).
 
 Input: a JSON file (the only argument) with ``interpreter``, ``rootdir``, ``inifile``,
-``ids``, ``tooling``, ``workdir``, ``out``. It collects the listed tests in-process, the way
-the test command would, with a finder at the end of ``sys.meta_path`` that records every
-module name nothing provided; then it writes one JSON object to ``out``: the manifest spec
+``ids``, ``workdir``, ``out``. It collects the listed tests in-process, the way the test
+command would, with a finder at the end of ``sys.meta_path`` that records every module
+name nothing provided; then it writes one JSON object to ``out``: the manifest spec
 (``KIND PATH`` lines, see manifest.sh), the pristine and foreign test files, the shared
 objects the process maps, the extension modules whose resolution the loader must repeat,
-the module names no new file in the project may provide, and the JUnit key of each id.
+the module names the tests import or looked for, gold's keep-alive programs and the JUnit
+key of each id.
 """
 
 import sys
@@ -182,7 +183,7 @@ for path in list(files | trees | sites | hooks | libdirs | bins):
         d = os.path.dirname(d)
 ids = args["ids"]
 test_files = sorted({norm(os.path.join(root, i.split("::")[0])) for i in ids})
-pristine, foreign, pycache = set(), set(), set()
+pristine, foreign = set(), set()
 
 
 def consider(path):
@@ -191,7 +192,6 @@ def consider(path):
 
 for tf in test_files:
     folder = os.path.dirname(tf)
-    pycache.add(folder)
     if os.path.isfile(tf):
         pristine.add(tf)
     for n in entries(folder):
@@ -259,6 +259,6 @@ json.dump({
     "spec": sorted(spec), "pristine": sorted(pristine), "foreign": sorted(foreign - pristine),
     "conftests": sorted(conftests), "shadow_dirs": shadow, "package_dirs": sorted(package_dirs),
     "protected_modules": sorted(protected), "keys": keys, "loader": loader, "elf": elf,
-    "pybin": pybin, "missed": sorted(Missed.names), "path_env": os.environ.get("PATH", ""),
+    "pybin": pybin, "path_env": os.environ.get("PATH", ""),
     "keepalive": sorted(keepalive),
 }, open(args["out"], "w"))

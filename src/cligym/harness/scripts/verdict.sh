@@ -5,14 +5,15 @@
 # Without errexit: a reward is always written. The task's values are in verdict/task.env.
 #
 #  1. stops every process but PID 1's keep-alive, its own ancestors and itself, in rounds
-#     until a round finds none (reward 0 if that never happens);
+#     until a round finds none (reward 0 if that never happens), and checks that PID 1,
+#     which no signal reaches, still runs one of gold's keep-alive programs;
 #  2. empties the log folder (dot-files too) and restores gold's test files and pytest
 #     configuration; deletes conftests and configuration files gold did not have;
-#  3. compares the environment with gold's listing: interpreter, standard library, every
-#     site directory (every distribution, every top-level name, every .pth), console
-#     scripts, the mapped shared objects and their library folders, and how the loader
-#     resolves each extension module; the project's own files must be gold's, and no new
-#     file in the project may shadow a module the tests import or looked for;
+#  3. compares the environment with gold's listing (manifest.sh): interpreter, standard
+#     library, every site directory, every folder on PATH, the mapped shared objects and
+#     their library folders, and how the loader resolves each extension module; the
+#     project's own files must be gold's, and no folder on sys.path may hold a new
+#     importable entry;
 #  4. runs the listed tests with gold's test command, plugin autoloading off, gold's
 #     plugins, rootdir and configuration pinned, bytecode only in a fresh cache of its own;
 #  5. stops every process again and writes the verdict, reward 1 only if every listed
@@ -53,10 +54,10 @@ refuse() {
   verdict 0 "$1"
 }
 
-sweep || { mkdir -p "$LOGS"; refuse "a process left running kept coming back"; }
+sweep
+swept=$?
 KEEPALIVE=$(mktemp /tmp/cligym-keepalive.XXXXXXXX)
 { cat "$V/keepalive.txt"; sha256sum "$T/bin/busybox" | cut -c1-64; } > "$KEEPALIVE"
-pid1_ok "$KEEPALIVE" || { mkdir -p "$LOGS"; refuse "PID 1 is no longer the container's keep-alive"; }
 
 # -- 2. a clean log folder, gold's test files --------------------------------------------
 if [ -L "$LOGS" ] || [ ! -d "$LOGS" ]; then rm -rf "$LOGS"; fi
@@ -65,6 +66,8 @@ for p in "$LOGS"/* "$LOGS"/.[!.]* "$LOGS"/..?*; do  # all but the harness's own 
   [ "$p" = "$LOGS/test-stdout.txt" ] && [ -f "$p" ] && [ ! -L "$p" ] && continue
   rm -rf "$p"
 done
+[ "$swept" = 0 ] || refuse "a process left running kept coming back"
+pid1_ok "$KEEPALIVE" || refuse "PID 1 is no longer the container's keep-alive"
 while IFS= read -r p; do rm -rf "$p"; done < "$V/pristine.txt"
 while IFS= read -r p; do rm -rf "$p"; done < "$V/foreign.txt"
 tar -xf "$V/pristine.tar" -C / || refuse "cannot restore the test files"

@@ -43,8 +43,7 @@ BUILD_TIMEOUT = 600.0
 
 def sets_path(task: TaskInstance) -> bool:
     """Whether ΔD gives the image a PATH of its own (then gold's cannot stand in for it)."""
-    return any(re.match(r"\s*ENV\s", line) and re.search(r"(?:^|\s)PATH[=\s]", line[4:].strip() + " ")
-               for line in task.dockerfile)
+    return any(re.match(r"\s*ENV\s+(?:.*\s)?PATH[=\s]", line) for line in task.dockerfile)
 
 
 def task_toml(task: TaskInstance, bundle: VerdictBundle) -> str:

@@ -11,12 +11,12 @@ of the gold image, with network none, what decides how the tests run:
   (``pristine.tar``), and where such files did *not* exist in gold;
 - the manifest: the interpreter and its link chain, the standard library, every site
   directory whole (every distribution, the project's own included, every top-level name,
-  every ``.pth``), console scripts, ``pyvenv.cfg``, every shared object the test process
-  maps and the library folders they come from; listed by ``scripts/manifest.sh``, the same
+  every ``.pth``), every folder on PATH, ``pyvenv.cfg``, every shared object the test
+  process maps and the library folders they come from; listed by ``scripts/manifest.sh``, the same
   code the verifier runs, so the two listings compare line by line;
 - the project's own files (the workdir), which must be gold's, its package folders (no new
-  module may appear there), and the module names the tests import or looked for and did
-  not find (no new file on ``sys.path`` may provide one);
+  module may appear there), and each folder on ``sys.path`` as gold had it (no new
+  importable entry may appear there);
 - how the dynamic loader resolves every extension module's libraries;
 - gold's pytest plugins, and how gold's pytest names each node id in its JUnit report.
 

@@ -68,11 +68,12 @@ def test_real_instance_ids_are_accepted(tmp_path):
 OLD = Path(__file__).parent / "data" / "records-0.1.0"
 #: Fields added since, with defaults.
 ADDED_SINCE = {GoldEnv: ("requirements_from", "inferred", "left_out"), Probe: ("workdir", "plugin"),
-               InvertConfig: ("gold_digest",), TaskInstance: ("applied", "offline_fair"),
+               InvertConfig: ("gold_digest", "scenarios", "mix"),
+               TaskInstance: ("applied", "offline_fair", "repair_steps", "scenario", "difficulty"),
                Candidate: ("screened", "decoys", "refused"),
                TaskIssues: ("style", "refused", "prompt_tokens", "completion_tokens")}
 #: Fields added since to records held in a list field: model -> (list field, added fields).
-ADDED_INSIDE = {Candidate: ("operators", ("shows", "offline", "necessary", "fixes"))}
+ADDED_INSIDE = {Candidate: ("operators", ("shows", "offline", "necessary", "fixes", "role", "blocks", "places"))}
 #: Fields added since to a record held in a field: model -> (field, added fields).
 ADDED_NESTED = {Candidate: ("agent", ("last_turn",))}
 

@@ -5,7 +5,7 @@ below; the page is opened in a real headless browser."""
 from __future__ import annotations
 
 import json
-import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +21,7 @@ from cligym.models.io import save
 from cligym.models.issue import IssueText, TaskIssues
 from cligym.models.rollout import RolloutResult, RolloutSummary
 from cligym.models.run import InvertConfig
-from cligym.models.task import Candidate, TaskInstance
+from cligym.models.task import Candidate, Difficulty, TaskInstance
 from cligym.models.validate import ModeResult, TaskValidation, ValidationReport
 from cligym.report import ReportDir, make_report
 
@@ -33,9 +33,14 @@ def _gold(folder: Path, name: str, version: str, image_id: str, tests: int, size
                  tests=[f"tests/test_x.py::test_{i}" for i in range(tests)], image_bytes=size), GoldDir(folder).gold)
 
 
+def _measure(k: int, depth: int, named: bool, sweeper: bool, breadth: int, subsystems: int) -> Difficulty:
+    return Difficulty(k=k, reveal_depth=depth, culprit_named=named, sweeper_solves=sweeper, breadth=breadth,
+                      subsystems=subsystems, label=Difficulty.grade(k, depth, named, sweeper, breadth))
+
+
 def _task(instance_id: str, repo: str, image_id: str, category: str, operators: list[str], f2p: int, p2p: int,
-          lines: int, ff: float, extra: int | None) -> TaskInstance:
-    return TaskInstance(
+          lines: int, ff: float, extra: int | None, difficulty: Difficulty | None = None) -> TaskInstance:
+    return TaskInstance(difficulty=difficulty,
         instance_id=instance_id, repo=repo, image_name="img", gold_image_id=image_id, workdir="/testbed",
         test_command="python -m pytest", dockerfile=[f"RUN true # {i}" for i in range(lines)], operators=operators,
         category=category, categories=[category], targets=[], FAIL_TO_PASS=[f"t::f{i}" for i in range(f2p)],
@@ -74,15 +79,17 @@ def _rollout(folder: Path, tasks_dir: Path, outcomes: dict[str, list[tuple[float
 
 @pytest.fixture
 def records(tmp_path) -> dict[str, Path]:
-    """Project alpha: gold of 10 tests (a 6000-byte image), 4 attempts (2 tasks); beta: 5
-    tests (3000 bytes), 2 attempts (1 task). alpha.a1 and beta.b1 exported with hints, validated (b1's oracle failed), rolled
+    """Project alpha: gold of 10 tests (a 6000-byte image), 4 attempts (2 tasks, both with a
+    measured difficulty: a1 easy, a2 hard); beta: 5 tests (3000 bytes), 2 attempts (1 task,
+    an older record without a measure). alpha.a1 and beta.b1 exported with hints, validated (b1's oracle failed), rolled
     out twice each (a1: one success), and the rollouts curated (1 kept, 1 loop among 3 failures)."""
     paths = {name: tmp_path / name for name in ("gold-a", "gold-b", "run-a", "run-b", "tasks", "roll", "cur")}
     _gold(paths["gold-a"], "alpha", "1.0", "sha256:aaa", 10, 6000)
     _gold(paths["gold-b"], "beta", "2.0", "sha256:bbb", 5, 3000)
-    a1 = _task("alpha.a1", "alpha==1.0", "sha256:aaa", "dynamic_linking", ["lib_symlink_dangling"], 2, 3, 1, .4, 1000)
+    a1 = _task("alpha.a1", "alpha==1.0", "sha256:aaa", "dynamic_linking", ["lib_symlink_dangling"], 2, 3, 1, .4, 1000,
+               _measure(k=1, depth=1, named=True, sweeper=False, breadth=1, subsystems=1))
     a2 = _task("alpha.a2", "alpha==1.0", "sha256:aaa", "import_system", ["cwd_shadow_module", "init_py_removed"],
-               4, 1, 3, .8, 3000)
+               4, 1, 3, .8, 3000, _measure(k=2, depth=3, named=False, sweeper=False, breadth=3, subsystems=2))
     b1 = _task("beta.b1", "beta==2.0", "sha256:bbb", "import_system", ["cwd_shadow_module"], 6, 0, 2, 1.0, None)
     run_a = _run(paths["run-a"], "sha256:aaa", [
         {"status": "verified", "seconds": {"build": 2, "run": 4}, "prompt_tokens": 100, "completion_tokens": 20},
@@ -161,7 +168,29 @@ def test_task_rows_link_to_the_exported_files(records, tmp_path):
     assert set(rows) == {"alpha.a1", "alpha.a2", "beta.b1"}
     assert (out / rows["alpha.a1"].instruction).read_text() == "Fix the broken library please now"
     assert (out / rows["beta.b1"].dockerfile).read_text() == "FROM img\n"
-    assert rows["alpha.a2"].instruction == "" and rows["beta.b1"].difficulty == "hard"
+    assert rows["alpha.a2"].instruction == "" and rows["beta.b1"].difficulty == "hard"  # b1: the export's label
+    # measured tasks show the measure's label, exported or not
+    assert (rows["alpha.a1"].difficulty, rows["alpha.a2"].difficulty) == ("easy", "hard")
+
+
+def test_difficulty_distributions_match_the_hand_computed_ones(records, tmp_path):
+    d = make_report(list(records.values()), tmp_path / "out").difficulty
+    assert (d.measured, d.unmeasured) == (2, 1)  # b1 is an older record
+    assert list(d.labels.items()) == [("easy", 1), ("medium", 0), ("hard", 1)]
+    assert d.k == {1: 1, 2: 1} and d.reveal_depth == {1: 1, 3: 1}
+    assert d.breadth == {1: 1, 3: 1} and d.subsystems == {1: 1, 2: 1}
+    assert (d.sweeper_solves, d.culprit_named) == (0.0, 0.5)  # a1 names its culprit; neither is swept
+    assert (d.dockerfile_lines, d.paper_dockerfile_lines) == (3.0, 6.8)
+
+
+def test_no_measure_draws_no_difficulty_chart(records, tmp_path):
+    out = tmp_path / "out"
+    d = make_report([records["gold-b"], records["run-b"]], out).difficulty
+    assert (d.measured, d.unmeasured, d.sweeper_solves, d.culprit_named) == (1 - 1, 1, None, None)
+    assert d.labels == {"easy": 0, "medium": 0, "hard": 0} and d.k == {} and d.dockerfile_lines == 3.0
+    page = ReportDir(out).html.read_text()
+    assert 'id="plot-dockerfile"' in page and 'id="plot-difficulty_labels"' not in page
+    assert "No task carries a measured difficulty" in page
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -174,6 +203,10 @@ def test_cli_json_is_report_json(records, tmp_path):
     done = _cli(*map(str, records.values()), "-o", str(out), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == json.loads(ReportDir(out).json.read_text())
+    difficulty = json.loads(done.stdout)["difficulty"]
+    assert difficulty["labels"] == {"easy": 1, "medium": 0, "hard": 1} and difficulty["k"] == {"1": 1, "2": 1}
+    assert difficulty["reveal_depth"] == {"1": 1, "3": 1} and difficulty["breadth"] == {"1": 1, "3": 1}
+    assert (difficulty["sweeper_solves"], difficulty["culprit_named"]) == (0.0, 0.5)
 
 
 @pytest.mark.parametrize("case", ["missing", "not-cligym", "no-paths"])
@@ -188,6 +221,12 @@ def test_bad_input_is_one_line_and_exit_2(case, tmp_path):
 
 
 CHROMIUM = shutil.which("chromium")
+
+
+def _drawn_text(figure) -> set[str]:
+    """The texts a chart draws: matplotlib draws glyphs as paths, each text preceded by a
+    comment holding it."""
+    return set(re.findall(r"<!-- (.*?) -->", figure.inner_html()))
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (scripts/setup.sh installs it)")
@@ -207,13 +246,27 @@ def test_the_page_renders_in_a_real_browser(records, tmp_path):
             page.goto(ReportDir(out).html.resolve().as_uri())
             plots = page.locator("figure.plot svg")
             # categories, operators, fail fractions, F2P, P2P, Dockerfile lines, issue words, funnel,
-            # discards, and for rollouts: per category, per difficulty, hint, steps, stop reasons
-            assert plots.count() == 14
+            # discards; difficulty labels, k, reveal depth, repair breadth, the sweeper's and culprit's
+            # shares; and for rollouts: per category, per difficulty, hint, steps, stop reasons
+            assert plots.count() == 19
+            # the difficulty charts stand beside the Dockerfile-length one, whose paper mean is drawn
+            beside = page.locator("div.charts", has=page.locator("#plot-dockerfile"))
+            for name in ("difficulty_labels", "difficulty_k", "reveal_depth", "repair_breadth", "difficulty_shares"):
+                assert beside.locator(f"#plot-{name} svg").count() == 1, name
+            assert "paper's mean 6.8" in _drawn_text(beside.locator("#plot-dockerfile"))
+            assert {"easy", "medium", "hard"} <= _drawn_text(beside.locator("#plot-difficulty_labels"))
+            assert {"1", "2", "3"} <= _drawn_text(beside.locator("#plot-reveal_depth"))  # 2: an empty column
+            assert {"sweeper solves", "0%", "culprit named", "50%"} <= _drawn_text(
+                beside.locator("#plot-difficulty_shares"))
+            table = page.locator("#difficulty").inner_text()
+            assert "6.8" in table and "1 / 0 / 1" in table and "50.0%" in table, table
             for i in range(plots.count()):
                 box = plots.nth(i).bounding_box()
                 assert box and box["width"] > 100 and box["height"] > 50
                 assert plots.nth(i).locator("path").count() > 5  # drawn, not an empty frame
             assert page.locator("#tasks tbody tr").count() == 3
+            cells = page.locator("#tasks tbody tr td:nth-child(5)").all_inner_texts()
+            assert cells == ["easy", "hard", "hard"]  # a1, a2 measured; b1 from its export
             assert page.locator("#projects tbody tr").count() == 2
             assert problems == []
         finally:

@@ -35,7 +35,7 @@ from cligym.cli.signals import (
 from cligym.errors import CligymError
 
 VERBS = (
-    gold.gold, operators.operators, invert.invert, verify.verify, export.export, validate.validate,
+    gold.gold, operators.operators, operators.scenarios, invert.invert, verify.verify, export.export, validate.validate,
     rollout.rollout, curate.curate, report.report, clean.clean, demo.demo, version.version,
 )
 for verb in VERBS:

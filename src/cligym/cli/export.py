@@ -36,14 +36,19 @@ def export(
         "--offline-only/--with-network",
         help="Export only offline-fair tasks (repairable with what is in the image), or also the others, "
              "with network access and marked so.")] = True,
+    min_difficulty: Annotated[Optional[str], typer.Option(
+        help="Export only tasks whose measured difficulty is at least this: easy, medium or hard (easy < medium "
+             "< hard); above easy, tasks without a measure are left out too.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the export report as JSON.")] = False,
 ) -> None:
     """Export verified tasks as Harbor or Terminal-Bench 1.0 task dirs, or a JSONL dataset."""
+    from cligym.export.common import check_min_difficulty
     from cligym.export.stage import export as run_export
     from cligym.issue import write_missing_issues
     from cligym.runtime import Runtime
 
     exporter = get_exporter(fmt)
+    check_min_difficulty(min_difficulty)
     if issue_writer not in ("template", "llm"):
         raise BadInput(f"unknown issue writer {issue_writer!r}; choose template or llm")
     if issue_writer == "llm":
@@ -56,11 +61,15 @@ def export(
     style = style or ("seeded" if issue_writer == "llm" else "strong")
     runtime = Runtime() if exporter.builds_from_gold else None
     report = run_export(run_dir, fmt, output, hint=hint, style=style, force=force, offline_only=offline_only,
-                        runtime=runtime)
+                        min_difficulty=min_difficulty, runtime=runtime)
     if as_json:
         print_json(report)
         return
     out.print(f"exported {len(report.tasks)} tasks as {report.format} to {report.output}")
-    if report.left_out:
-        out.print(f"left out {len(report.left_out)} task(s) that are not offline-fair (--with-network exports them)")
+    if len(report.left_out) > report.below_min_difficulty:
+        out.print(f"left out {len(report.left_out) - report.below_min_difficulty} task(s) that are not offline-fair "
+                  "(--with-network exports them)")
+    if report.min_difficulty is not None:
+        out.print(f"--min-difficulty {report.min_difficulty} left out {report.below_min_difficulty} task(s)"
+                  f", {report.unmeasured_left_out} of them unmeasured")
     out.print(f"they build FROM {len(report.gold_images)} gold image(s): {', '.join(report.gold_images)}")

@@ -32,12 +32,16 @@ from cligym.cli.app import (
 from cligym.errors import BadInput, CligymError
 
 
-def _with_operators(gold_dir: Path, output: Path, progress, *, attempts, seed, operator, sample, max_operators, **_):
+def _names(text: str | None) -> list[str] | None:
+    return [n.strip() for n in text.split(",") if n.strip()] or None if text else None
+
+
+def _with_operators(gold_dir: Path, output: Path, progress, *, attempts, seed, operator, scenario, sample,
+                    max_operators, **_):
     from cligym.invert import invert as run_invert
 
-    names = [n.strip() for n in operator.split(",") if n.strip()] if operator else None
-    return run_invert(gold_dir, output, attempts=attempts, seed=seed, operators=names, sample_size=sample,
-                      max_operators=max_operators, reporter=progress)
+    return run_invert(gold_dir, output, attempts=attempts, seed=seed, operators=_names(operator),
+                      scenarios=_names(scenario), sample_size=sample, max_operators=max_operators, reporter=progress)
 
 
 def _with_llm(gold_dir: Path, output: Path, progress, *, attempts, seed, sample, model, base_url, api_key_env,
@@ -63,7 +67,13 @@ def invert(
     attempts: Annotated[int, typer.Option("-n", "--attempts", help="How many attempts to make.")] = 10,
     seed: Annotated[int, typer.Option(help="Seed: the same seed and gold give the same attempts.")] = 0,
     operator: Annotated[
-        Optional[str], typer.Option("--operators", help="Comma-separated operator names to use (default: all).")
+        Optional[str], typer.Option("--operators", help="Comma-separated operator names: only these, 1 to "
+                                    "--max-operators of them an attempt (single faults: --max-operators 1).")
+    ] = None,
+    scenario: Annotated[
+        Optional[str], typer.Option("--scenarios", help="Comma-separated incident scenario names, or 'all': only "
+                                    "scenarios (see 'cligym scenarios'). Neither option: the default mix of "
+                                    "scenarios and chained operator composites.")
     ] = None,
     sample: Annotated[int, typer.Option(help="Gold tests sampled per attempt.")] = 200,
     max_operators: Annotated[int, typer.Option(help="Most operators combined in one attempt (1-3).")] = 3,

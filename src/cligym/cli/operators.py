@@ -36,3 +36,23 @@ def operators(
         ([r["category"], r["name"] + (" (broad)" if r["broad"] else "") + ("" if r["default"] else " (named only)"),
           "yes" if r["offline"] else "no", r["hint"]] for r in rows),
     )
+
+
+def scenarios(
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """List the incident scenarios: realistic stories of 2–4 interacting changes.
+
+    The default 'cligym invert' run draws most attempts from them (the rest are chained
+    composites of operators); '--scenarios NAMES' uses only the named ones. The sweeper
+    column says whether a task-blind battery of generic repairs is meant to fail on it
+    (measured per task: see the task's difficulty)."""
+    from cligym.invert.scenarios import REGISTRY
+
+    rows = [{"name": s.name, "incident": s.incident, "resists_sweeper": s.resists_sweeper}
+            for s in sorted(REGISTRY.values(), key=lambda s: s.name)]
+    if as_json:
+        print_json(rows)
+        return
+    print_table(f"{len(rows)} incident scenarios", ("name", "resists sweeper", "incident"),
+                ([r["name"], "yes" if r["resists_sweeper"] else "no", r["incident"]] for r in rows))

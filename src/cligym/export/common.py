@@ -7,7 +7,8 @@ from pathlib import Path
 
 import tomli_w
 
-from cligym.models.task import TaskInstance
+from cligym.errors import BadInput
+from cligym.models.task import LABELS, Label, TaskInstance
 
 #: How far the symptom lies from its cause, by category: 0 when the error names what is
 #: broken (a missing package), 1 when it points near it, 2 when the cause sits in another
@@ -37,13 +38,51 @@ def error_kinds(task: TaskInstance) -> list[str]:
     return sorted(kinds)
 
 
-def difficulty(task: TaskInstance) -> str:
+def evidence_difficulty(task: TaskInstance) -> str:
     """From evidence, not from a count of operators: every necessary operator beyond the
     first adds 2, every distinct kind of failure beyond the first adds 1, and how far the
-    symptom lies from its cause adds 0–2 (``DISTANCE``, the farthest category)."""
+    symptom lies from its cause adds 0–2 (``DISTANCE``, the farthest category). Used for
+    records made before difficulty was measured."""
     distance = max((DISTANCE.get(c, 1) for c in task.categories), default=1)
     score = 2 * (necessary_operators(task) - 1) + max(0, len(error_kinds(task)) - 1) + distance
     return "easy" if score <= 1 else "medium" if score <= 3 else "hard"
+
+
+def difficulty(task: TaskInstance) -> str:
+    """The measured label (``TaskInstance.difficulty``), else the evidence-based score."""
+    return task.difficulty.label if task.difficulty is not None else evidence_difficulty(task)
+
+
+def measured_metadata(task: TaskInstance) -> dict:
+    """The measure behind the label as metadata keys (all None without a measure, and
+    ``scenario`` None when unset: ``toml_document`` leaves None out)."""
+    d = task.difficulty
+    return {
+        "difficulty_k": d.k if d else None,
+        "reveal_depth": d.reveal_depth if d else None,
+        "culprit_named": d.culprit_named if d else None,
+        "sweeper_solves": d.sweeper_solves if d else None,
+        "repair_breadth": d.breadth if d else None,
+        "subsystems": d.subsystems if d else None,
+        "scenario": task.scenario or None,
+    }
+
+
+def check_min_difficulty(value: str | None) -> Label | None:
+    """``--min-difficulty``'s value, checked (BadInput names the choices)."""
+    if value is None:
+        return None
+    if value not in LABELS:
+        raise BadInput(f"unknown difficulty {value!r}; choose {', '.join(LABELS[:-1])} or {LABELS[-1]}")
+    return value  # type: ignore[return-value]
+
+
+def at_least(task: TaskInstance, minimum: Label) -> bool:
+    """Whether the task's measured label is ``minimum`` or harder (easy < medium < hard).
+    A task without a measure passes only ``easy``, the filter that leaves nothing out."""
+    if task.difficulty is None:
+        return minimum == LABELS[0]
+    return LABELS.index(task.difficulty.label) >= LABELS.index(minimum)
 
 
 def network_mode(task: TaskInstance) -> str:

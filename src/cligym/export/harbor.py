@@ -17,6 +17,7 @@ from cligym.export.common import (
     difficulty,
     dockerfile,
     error_kinds,
+    measured_metadata,
     necessary_operators,
     network_mode,
     task_name,
@@ -57,6 +58,7 @@ def task_toml(task: TaskInstance, bundle: VerdictBundle) -> str:
         metadata={
             "author_name": "cligym",
             "difficulty": difficulty(task),
+            **measured_metadata(task),
             "category": task.category,
             "tags": ["environment-repair", *task.categories, *task.operators],
             "operators": list(task.operators),

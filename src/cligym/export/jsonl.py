@@ -28,6 +28,8 @@ def row(task: TaskInstance, issues: TaskIssues, style: str) -> dict:
         "test_command": task.test_command,
         "workdir": task.workdir,
         "offline_fair": task.offline_fair,
+        "difficulty": task.difficulty.model_dump() if task.difficulty else None,
+        "scenario": task.scenario,
     }
 
 

@@ -15,13 +15,14 @@ from pathlib import Path
 
 from cligym.errors import BadInput
 from cligym.export.base import Item
+from cligym.export.common import at_least, check_min_difficulty
 from cligym.export.jsonl import read_rows
 from cligym.export.registry import get_exporter
 from cligym.layout import ExportDir, GoldDir, RolloutDir, RunDir, safe_id
 from cligym.models.export import ExportReport
 from cligym.models.io import load, save
 from cligym.models.issue import STYLES, TaskIssues
-from cligym.models.task import TaskInstance
+from cligym.models.task import Label, TaskInstance
 from cligym.runtime import Runtime
 
 
@@ -103,6 +104,21 @@ def offline_fair_only(tasks: list[TaskInstance]) -> tuple[list[TaskInstance], di
     return kept, left
 
 
+def hard_enough(tasks: list[TaskInstance], minimum: Label) -> tuple[list[TaskInstance], dict[str, str], int]:
+    """The tasks whose measured label is ``minimum`` or harder, the others with why, and how
+    many of those carry no measure (left out by any minimum above easy)."""
+    kept, left, unmeasured = [], {}, 0
+    for task in tasks:
+        if at_least(task, minimum):
+            kept.append(task)
+        elif task.difficulty is None:
+            unmeasured += 1
+            left[task.instance_id] = f"difficulty not measured (an older record); --min-difficulty {minimum}"
+        else:
+            left[task.instance_id] = f"difficulty {task.difficulty.label} is below --min-difficulty {minimum}"
+    return kept, left, unmeasured
+
+
 def check_gold_images(runtime: Runtime, tasks: list[TaskInstance]) -> None:
     for image in sorted({t.image_name for t in tasks}):
         if not runtime.image_exists(image):
@@ -121,13 +137,16 @@ def export(
     style: str = "strong",
     force: bool = False,
     offline_only: bool = True,
+    min_difficulty: str | None = None,
     runtime: Runtime | None = None,
 ) -> ExportReport:
     """Export every task of ``run_dir`` into ``out`` as ``fmt`` (with ``offline_only``, only
-    the offline-fair ones; the others are exported with network access and marked so).
+    the offline-fair ones; the others are exported with network access and marked so; with
+    ``min_difficulty``, only those whose measured difficulty is at least that label).
     With a runtime, the gold images the tasks build FROM must be in the engine (formats
     that build only)."""
     exporter = get_exporter(fmt)
+    lowest = check_min_difficulty(min_difficulty)
     if style not in (*STYLES, "seeded"):
         raise BadInput(f"unknown style {style!r}; choose strong, balanced, weak or seeded")
     refuse_records(Path(out), Path(run_dir))
@@ -140,6 +159,13 @@ def export(
         if not tasks:
             raise BadInput(f"none of the {len(left_out)} tasks of {run_dir} is offline-fair; "
                            "pass --with-network to export them with network access")
+    easier: dict[str, str] = {}
+    unmeasured = 0
+    if lowest is not None:
+        tasks, easier, unmeasured = hard_enough(tasks, lowest)
+        if not tasks:
+            raise BadInput(f"none of the {len(easier)} tasks of {run_dir} left to export is at least {lowest} "
+                           f"({unmeasured} of them unmeasured); lower --min-difficulty")
     items: list[Item] = [(task, load_issues(run_dir, task)) for task in tasks]
     if runtime is not None and exporter.builds_from_gold:
         check_gold_images(runtime, tasks)
@@ -150,7 +176,9 @@ def export(
                     runtime=(runtime or Runtime()) if exporter.builds_from_gold else None)
     report = ExportReport(format=fmt, hint=hint, style=style, output=str(out),
                           gold_images=sorted({t.image_name for t in tasks}),
-                          tasks=[t.instance_id for t in tasks], left_out=left_out, offline_only=offline_only)
+                          tasks=[t.instance_id for t in tasks], left_out=left_out | easier,
+                          offline_only=offline_only, min_difficulty=lowest, below_min_difficulty=len(easier),
+                          unmeasured_left_out=unmeasured)
     save(report, report_path)
     return report
 

@@ -1,58 +1,68 @@
-"""Minimality of a composite broken state: is every operator in it necessary?
+"""Is every change of a composite broken state necessary? Leave-one-repair-out and the
+blocker check.
 
-A state made by several operators keeps an operator only if leaving that operator's ΔD
-out changes the outcome: some FAIL_TO_PASS test passes without it (the tests it "fixes"
-by its absence are the ones it is responsible for). An operator whose absence changes
-nothing is a decoy: its breakage is hidden behind another one, so an agent that undoes
-only the others would be rewarded while the decoy stays broken.
+Leave-one-repair-out: the full repair with step i left out, run in the broken image, leaves
+some FAIL_TO_PASS test failing — so the change step i undoes matters. This keeps faults
+that *chain* (fixing the first reveals the second: left alone, either keeps the tests
+failing) and drops decoys (a change whose repair is not needed: its breakage hides behind
+another's, or breaks nothing at all), so an agent that undoes only the others is never
+rewarded while a needed change stays broken.
 
-``evidence`` builds gold + ΔD without each operator in turn (from scratch, like every
-broken image) and runs the F2P tests in a fresh container; the answer is, per operator,
-the F2P tests that pass without it. The pipeline then drops the decoys and checks the
-smaller state again from the start.
+The blocker check: a blocker is a change that breaks no test by itself but makes the
+obvious repair of the others fail (an empty wheelhouse in pip's configuration, a missing
+``RECORD`` that makes pip refuse to reinstall). It holds when, with every other blocker
+repaired, the naive repair run in the broken image leaves some F2P test failing, and the
+blocker's own repair before the same naive repair makes every F2P test pass.
+
+Both run scripts in containers of the broken image (no builds): one run per step, two per
+blocker.
 """
 
 from __future__ import annotations
 
 import time
-import uuid
+from collections.abc import Sequence
 
-from cligym.errors import BuildFailed
-from cligym.harness.images import build_broken
-from cligym.harness.testrun import hang_timeout, run_tests
+from cligym.harness.images import repair_and_test
+from cligym.harness.repair import repair_script
+from cligym.harness.testrun import hang_timeout
 from cligym.models.gold import GoldEnv
+from cligym.models.task import RepairStep
 from cligym.runtime import Runtime
 
 
-def evidence(runtime: Runtime, gold: GoldEnv, parts: list[list[str]], f2p: list[str],
-             order: list[str]) -> list[list[str]]:
-    """For each part (one operator's ΔD lines), the F2P tests that pass when that part is
-    left out, in ``order``. A state whose remainder does not build counts as changed: every
-    F2P test is listed (the part is necessary for the others to make sense)."""
+def _ordered(f2p: list[str], order: list[str]) -> list[str]:
     wanted = set(f2p)
-    tests = [t for t in order if t in wanted] or sorted(wanted)
-    out: list[list[str]] = []
-    for index in range(len(parts)):
-        rest = [line for i, part in enumerate(parts) if i != index for line in part]
-        tag = f"cligym/minimal:{uuid.uuid4().hex[:12]}"
-        try:
-            build_broken(runtime, gold, rest, tag)
-            run = run_tests(runtime, tag, gold.workdir, gold.test_command, tests,
-                            timeout=hang_timeout(gold.test_seconds))
-        except BuildFailed:
-            out.append(list(tests))
-            continue
-        finally:
-            runtime.remove_image(tag)
-        passing = run.passed() if run.report_found else set()
-        out.append([t for t in tests if t in passing])
+    return [t for t in order if t in wanted] or sorted(wanted)
+
+
+def _still_failing(runtime: Runtime, gold: GoldEnv, image: str, script: str, tests: list[str]) -> list[str]:
+    """The ``tests`` not passing after ``script`` ran in a fresh container of ``image``."""
+    _, _, run = repair_and_test(runtime, image, gold, script, tests, timeout=hang_timeout(gold.test_seconds))
+    passing = run.passed() if run.report_found else set()
+    return [t for t in tests if t not in passing]
+
+
+def leave_one_out(runtime: Runtime, gold: GoldEnv, image: str, steps: Sequence[RepairStep], f2p: list[str],
+                  order: list[str], seconds: dict[str, float]) -> list[list[str]]:
+    """Per step (in ``steps``' order), the F2P tests still failing when the repair runs
+    without it; the time spent is added to ``seconds['minimal']``."""
+    started = time.monotonic()
+    tests = _ordered(f2p, order)
+    out = [_still_failing(runtime, gold, image, repair_script(steps, skip=i), tests) for i in range(len(steps))]
+    seconds["minimal"] = seconds.get("minimal", 0.0) + time.monotonic() - started
     return out
 
 
-def check(runtime: Runtime, gold: GoldEnv, parts: list[list[str]], f2p: list[str],
-          order: list[str], seconds: dict[str, float]) -> tuple[list[bool], list[list[str]]]:
-    """(necessary, fixes) per part; the time spent is added to ``seconds['minimal']``."""
+def blocks(runtime: Runtime, gold: GoldEnv, image: str, blocker: RepairStep, others: Sequence[RepairStep],
+           naive: Sequence[RepairStep], f2p: list[str], order: list[str], seconds: dict[str, float]) -> bool:
+    """The blocker check: with the ``others`` blockers repaired, ``naive`` leaves some F2P
+    test failing while ``blocker`` stands, and none once it is repaired too."""
     started = time.monotonic()
-    fixes = evidence(runtime, gold, parts, f2p, order)
-    seconds["minimal"] = seconds.get("minimal", 0.0) + time.monotonic() - started
-    return [bool(f) for f in fixes], fixes
+    tests = _ordered(f2p, order)
+    try:
+        if not naive or not _still_failing(runtime, gold, image, repair_script([*others, *naive]), tests):
+            return False
+        return not _still_failing(runtime, gold, image, repair_script([*others, blocker, *naive]), tests)
+    finally:
+        seconds["blocker"] = seconds.get("blocker", 0.0) + time.monotonic() - started

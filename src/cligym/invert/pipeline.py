@@ -33,75 +33,25 @@ from __future__ import annotations
 import random
 import shutil
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from cligym.errors import BuildFailed, CligymError
 from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_bytes
 from cligym.harness.testrun import hang_timeout, run_tests
 from cligym.invert import minimal
-from cligym.invert.context import RunContext, Stopped, classify, error_excerpts
+from cligym.invert.context import RunContext, classify, error_excerpts
+from cligym.invert.proposal import Degrader, Proposal
 from cligym.invert.summary import summarize
 from cligym.issue import check_issues, write_issues
-from cligym.models.fs import LeakReport
 from cligym.models.io import load, save
 from cligym.models.run import Summary
-from cligym.models.task import AppliedOperator, Candidate, TaskInstance
+from cligym.models.task import Candidate, TaskInstance
 from cligym.models.testrun import TestRun
-from cligym.models.verify import Verdict
 from cligym.verify import check_broken_state
+from cligym.verify.difficulty import measure
 
 #: A discarded attempt keeps its derived solution (for a look) only up to this size.
 KEEP_SOLUTION_BYTES = 256 * 1024
-
-
-@dataclass
-class Proposal:
-    """A degrader's answer for one attempt."""
-
-    sample: list[str]  # the tests to run, in the order the suite runs them
-    name: str = ""  # the instance id's middle part (operator names, or "agent")
-    dockerfile: list[str] = field(default_factory=list)  # ΔD
-    #: the repair script, or a function deriving it from the filesystem difference to gold
-    solution: str | Callable[[LeakReport], str] = ""
-    discard: tuple[str, str] | None = None  # (kind, reason): the degrader gave up already
-    #: the run the degrader made itself (its own container); the fresh build must reproduce it
-    observed: TestRun | None = None
-    untouchable: Callable[[str], bool] | None = None  # paths ΔD must not change
-    candidate: dict[str, Any] = field(default_factory=dict)  # extra Candidate fields
-    #: the TaskInstance fields this degrader decides, given the verdict
-    task_fields: Callable[[Verdict], dict[str, Any]] = lambda verdict: {}
-    #: the operators, one ΔD part each (the operator path): minimality checks each part
-    applied: list[AppliedOperator] = field(default_factory=list)
-    parts: list[list[str]] = field(default_factory=list)
-    #: the same proposal with only the parts at the given indexes (minimality's reduction)
-    keep: Callable[[list[int]], Proposal] | None = None
-    #: the tests the degrader predicts to fail, run first (the screen)
-    screen: list[str] = field(default_factory=list)
-    #: may a screen miss be followed by another proposal within the same attempt?
-    retry: bool = False
-    #: does the degrader take a state failing this fraction of the sample (the second
-    #: argument: is this one of the attempt's last ``LATE_TRIES`` tries)? None: any state
-    #: that fails something
-    accept: Callable[[float, bool], bool] | None = None
-
-
-class Degrader(Protocol):
-    """Something that breaks a gold environment on purpose, one attempt at a time."""
-
-    #: prefix of every attempt's seed string (keeps the two paths' attempts apart)
-    seed_prefix: str
-
-    def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal: ...
-
-    def seen(self, candidate: Candidate) -> None:
-        """Learn from a finished attempt (loaded from disk on a resumed run, or just made)."""
-
-    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
-        """``proposal`` made no state worth checking; another one is asked for next.
-        ``fail_fraction``: the share of the sample its state failed when ``accept`` refused
-        it (None when nothing failed or it did not build)."""
 
 
 def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, max_tasks: int | None = None,
@@ -320,34 +270,44 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
         state.fields["reproduced"] = not reason
         if reason:
             return state.discarded("not_reproducible", reason)
-    rejected = _minimal(state)
+    rejected = _minimal(state, tag)
     if rejected is not None:
         return rejected
     return _verify_and_save(state, tag, instance_id, proposal.observed or fresh)
 
 
-def _minimal(state: _Attempt) -> Candidate | None:
-    """Record each operator's evidence; raise _Reduced when some are decoys (a discarded
-    Candidate when all are)."""
+def _minimal(state: _Attempt, tag: str) -> Candidate | None:
+    """Record each change's evidence (leave-one-repair-out, and the blocker check for
+    blockers); raise _Reduced when some are neither necessary nor blocking (a discarded
+    Candidate when the proposal cannot be reduced)."""
     ctx, proposal = state.ctx, state.proposal
     f2p = state.fields["FAIL_TO_PASS"]
-    if len(proposal.parts) < 2:
+    if len(proposal.applied) < 2 or len(proposal.steps) != len(proposal.applied):
         applied = [a.model_copy(update={"necessary": True, "fixes": list(f2p)}) for a in proposal.applied]
-    else:
-        necessary, fixes = minimal.check(ctx.runtime, ctx.gold, proposal.parts, f2p, proposal.sample, state.seconds)
-        applied = [a.model_copy(update={"necessary": n, "fixes": f})
-                   for a, n, f in zip(proposal.applied, necessary, fixes, strict=True)]
-        kept = [i for i, n in enumerate(necessary) if n]
-        if len(kept) < len(necessary):
-            if proposal.keep is None:
-                state.fields["operators"] = applied
-                return state.discarded(
-                    "not_minimal", "an operator is not necessary: its breakage hides behind another's")
-            # none necessary: each hides the others; the first alone is checked from the start
-            kept = kept or [0]
-            raise _Reduced(proposal.keep(kept), [f"{a.name}|{a.target}" for i, a in enumerate(applied) if i not in kept])
+        state.fields["operators"] = applied
+        return None
+    order = proposal.order
+    still = minimal.leave_one_out(ctx.runtime, ctx.gold, tag, proposal.ordered_steps, f2p, proposal.sample,
+                                  state.seconds)
+    fixes = {index: still[position] for position, index in enumerate(order)}
+    applied = []
+    for i, change in enumerate(proposal.applied):
+        blocks = None
+        if change.role == "blocker":
+            others = [proposal.steps[j] for j in order if j != i and proposal.applied[j].role == "blocker"]
+            blocks = minimal.blocks(ctx.runtime, ctx.gold, tag, proposal.steps[i], others, proposal.naive, f2p,
+                                    proposal.sample, state.seconds)
+        applied.append(change.model_copy(update={"necessary": bool(fixes[i]), "fixes": fixes[i], "blocks": blocks}))
     state.fields["operators"] = applied
-    return None
+    kept = [i for i, a in enumerate(applied) if a.necessary or a.blocks]
+    if len(kept) == len(applied):
+        return None
+    if proposal.keep is None:
+        return state.discarded("not_minimal", "a change is not necessary: the repair works without undoing it "
+                               f"({', '.join(a.name for a in applied if not (a.necessary or a.blocks))})")
+    # none needed: each repair alone suffices; the first alone is checked from the start
+    kept = kept or [0]
+    raise _Reduced(proposal.keep(kept), [f"{a.name}|{a.target}" for i, a in enumerate(applied) if i not in kept])
 
 
 def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
@@ -371,6 +331,11 @@ def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun
     if not verdict.ok:
         return state.discarded(verdict.kind or "error", verdict.reason)
     applied = fields.get("operators", [])
+    difficulty = None
+    if applied and len(proposal.steps) == len(applied):
+        changes = [applied[i] for i in proposal.order]
+        difficulty = measure(ctx.runtime, gold, tag, changes, proposal.ordered_steps, f2p, first,
+                             proposal.dockerfile, state.seconds)
     task = TaskInstance(
         instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
         workdir=gold.workdir, test_command=gold.test_command, dockerfile=proposal.dockerfile,
@@ -380,6 +345,7 @@ def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun
         extra_bytes=fields["extra_bytes"], seed=ctx.seed, attempt=fields["attempt"],
         applied=applied if proposal.applied else [],
         offline_fair=all(a.offline for a in applied) if proposal.applied else None,
+        repair_steps=proposal.ordered_steps, difficulty=difficulty,
         **proposal.task_fields(verdict),
     )
     issues = write_issues(task)

@@ -23,8 +23,9 @@ How targets are chosen (``Chooser``):
   knows to break before another guess: a narrow pair that made no task alone, or a
   combination of narrow pairs no task has yet; its very last try (and exploration that
   found nothing untried) then a broad pair refused earlier;
-- in a composite proposal, each further target must touch tests the earlier ones do not,
-  and not all of theirs, so that each operator can be necessary (minimality).
+- in a composite proposal, each further target must touch some test the earlier ones
+  touch, so the changes chain on the same failing tests; leave-one-repair-out
+  (``cligym.invert.minimal``) keeps a change only if the repair needs its step.
 """
 
 from __future__ import annotations
@@ -35,13 +36,16 @@ from pathlib import Path
 
 from cligym.errors import BadInput
 from cligym.invert.context import RunContext, open_run, sample_tests
+from cligym.invert.incidents import MixedDegrader, ScenarioDegrader
 from cligym.invert.learning import PARTIAL, Learnt
 from cligym.invert.operators import GoldFiles, Operator, Target, get, solution_script
 from cligym.invert.operators.base import protected
-from cligym.invert.pipeline import LATE_TRIES, MAX_TRIES, Proposal, run_attempts
+from cligym.invert.scenarios import get as get_scenarios
+from cligym.invert.pipeline import LATE_TRIES, MAX_TRIES, run_attempts
+from cligym.invert.proposal import Proposal
 from cligym.models.probe import Probe
 from cligym.models.run import Summary
-from cligym.models.task import AppliedOperator, Candidate
+from cligym.models.task import AppliedOperator, Candidate, RepairStep
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
 
@@ -205,12 +209,10 @@ class Chooser:
 
 
 def _adds(target: Target, covered: set[str]) -> bool:
-    """A further target of a composite must touch a test the earlier ones do not, and
-    must not touch all of theirs (else its breakage or theirs hides the other)."""
-    if not covered:
-        return True
-    mine = set(target.touching)
-    return bool(mine - covered) and not covered <= mine
+    """A further target of a composite must touch a test the earlier ones touch: the
+    changes chain on the same failing tests (repairing one reveals the next), and
+    leave-one-repair-out keeps each only if its repair is needed."""
+    return not covered or bool(set(target.touching) & covered)
 
 
 def _share(target: Target, sample_size: int) -> float:
@@ -228,9 +230,10 @@ class OperatorDegrader:
     seed_prefix = "cligym"
 
     def __init__(self, operators: list[Operator], max_operators: int, attempts: int = 30,
-                 max_share: float = MAX_SHARE) -> None:
+                 max_share: float = MAX_SHARE, min_operators: int = 1) -> None:
         self.operators = operators
         self.max_operators = max_operators
+        self.min_operators = min(min_operators, max_operators)
         self.cap = max(1, int(max_share * 0.9 * attempts))
         self.learnt = Learnt()
         self._all: list[tuple[Operator, list[Target]]] | None = None
@@ -256,7 +259,7 @@ class OperatorDegrader:
         if attempt != self._attempt:
             self._attempt, self._misses = attempt, 0
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
-        counts = [c for c in OPERATOR_COUNT_WEIGHTS if c <= self.max_operators]
+        counts = [c for c in OPERATOR_COUNT_WEIGHTS if self.min_operators <= c <= self.max_operators]
         count = rng.choices(counts, weights=[OPERATOR_COUNT_WEIGHTS[c] for c in counts])[0]
         started = time.monotonic()
         pairs = self._pairs(self._chooser(ctx), rng, sample, count)
@@ -291,7 +294,8 @@ def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]], accept=
     """The proposal of ``pairs`` (in order of application) on ``sample``; its smaller
     versions (``keep``) take states by the same ``accept``."""
     applied = [AppliedOperator(name=op.name, category=op.category, target=t.key, shows=list(op.shows),
-                               offline=op.offline_repair(t), **op.describe(t)) for op, t in pairs]
+                               offline=op.offline_repair(t), places=[t.path] if t.path else [], **op.describe(t))
+               for op, t in pairs]
     task = dict(operators=[a.name for a in applied], category=applied[0].category,
                 categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
                 symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied])
@@ -300,6 +304,7 @@ def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]], accept=
         sample=sample, name="+".join(op.name for op, _ in pairs),
         dockerfile=[line for part in parts for line in part], solution=solution_script(pairs),
         task_fields=lambda verdict: task, applied=applied, parts=parts,
+        steps=[RepairStep(label=op.category, lines=op.solution(t)) for op, t in pairs],
         keep=lambda indexes: proposal_of(sample, [pairs[i] for i in indexes], accept),
         screen=sorted({x for _, t in pairs for x in t.touching}), retry=True, accept=accept,
     )
@@ -312,6 +317,7 @@ def invert(
     attempts: int,
     seed: int = 0,
     operators: list[str] | None = None,
+    scenarios: list[str] | None = None,
     sample_size: int = 200,
     max_operators: int = 3,
     runtime: Runtime | None = None,
@@ -319,20 +325,38 @@ def invert(
     max_tasks: int | None = None,
     deadline: float | None = None,
 ) -> Summary:
-    """Invert a gold environment with the built-in operators; returns the run's summary
-    (``max_tasks``, ``deadline``: see ``run_attempts``)."""
+    """Invert a gold environment without an LLM; returns the run's summary (``max_tasks``,
+    ``deadline``: see ``run_attempts``). Named ``operators`` alone: 1–``max_operators``
+    of them per attempt; named ``scenarios`` alone (``["all"]`` for every one): incident
+    scenarios only; otherwise the default mix of scenarios and chained composites."""
     reporter = reporter or Reporter()
     if not 1 <= max_operators <= 3:
         raise BadInput("--max-operators must be 1, 2 or 3")
     try:
         ops = get(operators)
+        plans = get_scenarios(None if scenarios in (None, ["all"]) else scenarios)
     except KeyError as exc:
-        raise BadInput(f"unknown operator(s): {exc.args[0]} (see 'cligym operators')") from exc
+        raise BadInput(f"unknown operator or scenario name(s): {exc.args[0]} "
+                       "(see 'cligym operators' and 'cligym scenarios')") from exc
+    mix = "operators" if operators and not scenarios else "scenarios" if scenarios and not operators else "mixed"
     ctx = open_run(gold_dir, run_dir, runtime, reporter, attempts, seed=seed, operators=[o.name for o in ops],
+                   scenarios=[p.name for p in plans] if mix != "operators" else [], mix=mix,
                    sample_size=sample_size, max_operators=max_operators)
     with ctx.runtime.session(ctx.gold.image) as session, reporter.task(
         f"inverting {ctx.gold.source.spec}", total=attempts
     ):
         ctx.gold_session = session
-        return run_attempts(ctx, OperatorDegrader(ops, max_operators, attempts), attempts,
+        return run_attempts(ctx, degrader(mix, ops, plans, max_operators, attempts, ctx.seed), attempts,
                             max_tasks=max_tasks, deadline=deadline)
+
+
+def degrader(mix: str, ops: list[Operator], plans, max_operators: int, attempts: int, seed: int):
+    """The degrader of a run: operators, scenarios, or the default mix (chained composites
+    of at least two operators beside the scenarios)."""
+    if mix == "operators":
+        return OperatorDegrader(ops, max_operators, attempts)
+    incidents = ScenarioDegrader(plans, attempts)
+    if mix == "scenarios":
+        return incidents
+    composites = OperatorDegrader(ops, max(2, max_operators), attempts, min_operators=2)
+    return MixedDegrader(incidents, composites, seed)

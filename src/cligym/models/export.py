@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from cligym.models.task import Label
+
 
 class ExportReport(BaseModel):
     format: str
@@ -15,3 +17,9 @@ class ExportReport(BaseModel):
     #: tasks of the run not exported, with why (e.g. not offline-fair under --offline-only)
     left_out: dict[str, str] = Field(default_factory=dict)
     offline_only: bool = False
+    #: --min-difficulty: the easiest measured label exported (None: no difficulty filter)
+    min_difficulty: Label | None = None
+    #: tasks that filter left out (each also in ``left_out``), and how many of them carry
+    #: no measured difficulty
+    below_min_difficulty: int = 0
+    unmeasured_left_out: int = 0

@@ -63,6 +63,23 @@ class RolloutFigures(BaseModel):
     loop_rate_failures: float | None = None
 
 
+class DifficultyFigures(BaseModel):
+    """The measured difficulty of the tasks (``TaskInstance.difficulty``), beside how long
+    their Dockerfiles are. Distributions count measured tasks only; shares are of them."""
+
+    measured: int
+    unmeasured: int  # older records, made before difficulty was measured
+    labels: dict[str, int]  # easy / medium / hard -> tasks (all three, in that order)
+    k: dict[int, int]  # value -> tasks, ascending
+    reveal_depth: dict[int, int]
+    breadth: dict[int, int]  # distinct paths the repair touches
+    subsystems: dict[int, int]
+    sweeper_solves: float | None  # share of measured tasks the generic repair battery solves
+    culprit_named: float | None  # share whose first failing output names an injected path
+    dockerfile_lines: float | None  # mean over every task, FROM line included
+    paper_dockerfile_lines: float  # the CLI-Gym paper's mean
+
+
 class Report(BaseModel):
     inputs: list[str]
     table: list[PaperRow]
@@ -77,6 +94,7 @@ class Report(BaseModel):
     funnel: dict[str, int]  # attempts, verified, exported, validated, rollouts, successful, kept
     discard_reasons: dict[str, int]
     agent_stop_reasons: dict[str, int]
+    difficulty: DifficultyFigures
     rollouts: RolloutFigures | None = None
     tokens: dict[str, float | None]
     storage: dict[str, float | None]

@@ -13,6 +13,10 @@ class InvertConfig(BaseModel):
     gold_image_id: str
     seed: int
     operators: list[str]
+    #: the incident scenarios the run may use, and who degrades: named operators only,
+    #: scenarios only, or the default mix of both
+    scenarios: list[str] = Field(default_factory=list)
+    mix: Literal["operators", "scenarios", "mixed"] = "operators"
     sample_size: int
     max_operators: int
     agent: Literal["operators", "llm"] = "operators"

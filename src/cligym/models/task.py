@@ -20,6 +20,14 @@ DiscardKind = Literal[
 Origin = Literal["operators", "agent"]
 
 
+class RepairStep(BaseModel):
+    """One step of a repair script: the shell lines that undo one change (joined by ``&&``),
+    under a comment naming what it repairs."""
+
+    label: str
+    lines: list[str]
+
+
 class AppliedOperator(BaseModel):
     """One operator of a broken state, with what the run learnt about it."""
 
@@ -38,6 +46,13 @@ class AppliedOperator(BaseModel):
     #: test passes with its ΔD left out), and which F2P tests pass without it
     necessary: bool | None = None
     fixes: list[str] = Field(default_factory=list)
+    #: "fault": it breaks tests; "blocker": it makes the obvious repair of the others fail
+    #: (checked by the blocker check: ``blocks``)
+    role: Literal["fault", "blocker"] = "fault"
+    #: did the blocker check hold (the naive repair fails with it, works once it is undone)?
+    blocks: bool | None = None
+    #: the paths this change injected or broke: what its repair must touch
+    places: list[str] = Field(default_factory=list)
 
 
 class DegradationQuery(BaseModel):
@@ -106,6 +121,40 @@ class Candidate(BaseModel):
         return self.query.category if self.query else self.origin
 
 
+Label = Literal["easy", "medium", "hard"]
+
+
+class Difficulty(BaseModel):
+    """How hard a task is, measured without an LLM (``cligym.verify.difficulty``)."""
+
+    #: changes each necessary (leave-one-repair-out) plus blockers that pass the blocker check
+    k: int
+    #: rounds of "repair every change whose path the failing output names, rerun" until the
+    #: F2P tests pass; ``changes + 1`` when they never do (nothing named is left to repair)
+    reveal_depth: int
+    #: the first failing output, or the image's environment, names an injected path verbatim
+    culprit_named: bool
+    #: the task-blind battery of generic repairs (``sweeper.sh``) makes every F2P test pass
+    sweeper_solves: bool
+    #: distinct paths the oracle repair touches, and distinct subsystems (categories)
+    breadth: int
+    subsystems: int
+    label: Label
+
+    @staticmethod
+    def grade(k: int, reveal_depth: int, culprit_named: bool, sweeper_solves: bool, breadth: int) -> Label:
+        """One point each for: k >= 2, reveal depth >= 2, culprit not named, the sweeper
+        fails, breadth >= 3. Hard: 4 or 5 points (and the sweeper fails); medium: 2 or 3;
+        easy: 0 or 1."""
+        points = (k >= 2) + (reveal_depth >= 2) + (not culprit_named) + (not sweeper_solves) + (breadth >= 3)
+        if points >= 4 and not sweeper_solves:
+            return "hard"
+        return "medium" if points >= 2 else "easy"
+
+
+LABELS: tuple[Label, ...] = ("easy", "medium", "hard")
+
+
 class TaskInstance(BaseModel):
     schema_version: int = 1
     cligym_version: str = __version__
@@ -141,6 +190,13 @@ class TaskInstance(BaseModel):
     #: can the state be repaired with only what is in the image? None: unknown (an older
     #: record, or the agent path, whose repair is derived from the filesystem difference)
     offline_fair: bool | None = None
+    #: the oracle repair, one step per change, in the order it runs (``solution`` is its
+    #: script; [] for the agent path, whose repair is derived)
+    repair_steps: list[RepairStep] = Field(default_factory=list)
+    #: the incident scenario that made the state ("" for operator tasks and the agent path)
+    scenario: str = ""
+    #: measured difficulty (None on records made before it was measured)
+    difficulty: Difficulty | None = None
 
 
 def run_order(task: TaskInstance) -> list[str]:

@@ -11,9 +11,9 @@ from statistics import mean
 
 from cligym.layout import TaskDir
 from cligym.models.gold import GoldEnv
-from cligym.models.report import PaperRow, PassRates, ProjectRow, Report, RolloutFigures, TaskRow
+from cligym.models.report import DifficultyFigures, PaperRow, PassRates, ProjectRow, Report, RolloutFigures, TaskRow
 from cligym.models.rollout import RolloutResult
-from cligym.models.task import TaskInstance
+from cligym.models.task import LABELS, TaskInstance
 from cligym.report.sources import ExportedTask, Run, Sources
 
 #: The paper's dataset (CLI-Gym: Table 2, Table 7, the funnel of its appendix).
@@ -56,6 +56,7 @@ def compute(sources: Sources, out: Path) -> Report:
         funnel=_funnel(sources, tasks, rollouts),
         discard_reasons=dict(Counter(c.discard_kind or "other" for c in candidates if c.status == "discarded")),
         agent_stop_reasons=dict(Counter(c.agent.stop_reason for c in candidates if c.agent)),
+        difficulty=_difficulty(tasks),
         rollouts=_rollouts(sources, rollouts, tasks, exported) if rollouts else None,
         tokens=tokens,
         storage=storage,
@@ -140,6 +141,36 @@ def _projects(sources: Sources) -> list[ProjectRow]:
     return sorted(rows.values(), key=lambda r: r.project)
 
 
+def _spread(values: Iterable[int]) -> dict[int, int]:
+    """How many tasks have each value, in ascending order of value."""
+    return dict(sorted(Counter(values).items()))
+
+
+def _share(flags: list[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 4) if flags else None
+
+
+def _difficulty(tasks: list[TaskInstance]) -> DifficultyFigures:
+    measures = [t.difficulty for t in tasks if t.difficulty is not None]
+    labels = Counter(d.label for d in measures)
+    return DifficultyFigures(
+        measured=len(measures), unmeasured=len(tasks) - len(measures),
+        labels={label: labels[label] for label in LABELS},
+        k=_spread(d.k for d in measures), reveal_depth=_spread(d.reveal_depth for d in measures),
+        breadth=_spread(d.breadth for d in measures), subsystems=_spread(d.subsystems for d in measures),
+        sweeper_solves=_share([d.sweeper_solves for d in measures]),
+        culprit_named=_share([d.culprit_named for d in measures]),
+        dockerfile_lines=_mean(1 + len(t.dockerfile) for t in tasks), paper_dockerfile_lines=PAPER["Dockerfile lines"],
+    )
+
+
+def label_of(task: TaskInstance | None, exported: ExportedTask | None) -> str:
+    """The measured label, else what the export's metadata says (older records), else ""."""
+    if task is not None and task.difficulty is not None:
+        return task.difficulty.label
+    return exported.difficulty if exported is not None else ""
+
+
 def _issue_words(runs: list[Run]) -> dict[str, list[int]]:
     found: dict[str, list[int]] = defaultdict(list)
     for run in runs:
@@ -183,6 +214,7 @@ def _grouped(results: list[RolloutResult], key) -> dict[str, PassRates]:
 def _rollouts(sources: Sources, results: list[RolloutResult], tasks: list[TaskInstance],
               exported: dict[str, ExportedTask]) -> RolloutFigures:
     category = {t.instance_id: t.category for t in tasks} | {n: e.category for n, e in exported.items() if e.category}
+    by_id = {t.instance_id: t for t in tasks}
     hint_of: dict[str, str] = {}
     for rollout in sources.rollouts:
         tasks_dir = rollout.summary.tasks_dir if rollout.summary else ""
@@ -193,7 +225,7 @@ def _rollouts(sources: Sources, results: list[RolloutResult], tasks: list[TaskIn
     return RolloutFigures(
         overall=pass_rates(results),
         per_category=_grouped(results, lambda r: category.get(r.task_id)),
-        per_difficulty=_grouped(results, lambda r: exported[r.task_id].difficulty if r.task_id in exported else ""),
+        per_difficulty=_grouped(results, lambda r: label_of(by_id.get(r.task_id), exported.get(r.task_id))),
         by_hint=_grouped(results, lambda r: hint_of.get(id(r))),
         stop_reasons=dict(Counter(r.stop_reason or "none" for r in results)),
         steps=[r.steps for r in results],
@@ -237,6 +269,6 @@ def _row(task: TaskInstance, exported: ExportedTask | None, out: Path) -> TaskRo
         links = {"instruction": os.path.relpath(text, out), "dockerfile": os.path.relpath(dockerfile, out)}
     return TaskRow(
         instance_id=task.instance_id, project=task.repo, category=task.category, operators=task.operators,
-        difficulty=exported.difficulty if exported else "", f2p=len(task.FAIL_TO_PASS), p2p=len(task.PASS_TO_PASS),
+        difficulty=label_of(task, exported), f2p=len(task.FAIL_TO_PASS), p2p=len(task.PASS_TO_PASS),
         fail_fraction=task.fail_fraction, dockerfile_lines=1 + len(task.dockerfile), **links,
     )

@@ -43,6 +43,38 @@ def bars(title: str, counts: dict[str, int] | dict[str, float], *, xlabel: str =
     return _svg(fig)
 
 
+def columns(title: str, counts: dict[str, int] | dict[int, int], *, xlabel: str) -> str | None:
+    """One column per value, in the given order; integer values run without gaps from the
+    smallest to the largest (a value no task has is drawn as an empty column)."""
+    if not counts or not any(counts.values()):
+        return None
+    if all(isinstance(k, int) for k in counts):
+        low, high = min(counts), max(counts)  # type: ignore[type-var]
+        counts = {k: counts.get(k, 0) for k in range(low, high + 1)}  # type: ignore[call-overload]
+    fig, ax = _figure(title, width=4.0, height=2.8)
+    names = [str(k) for k in counts]
+    ax.bar(names, list(counts.values()), color=COLOUR, width=0.6)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("tasks")
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    return _svg(fig)
+
+
+def shares(title: str, values: dict[str, float | None]) -> str | None:
+    """Horizontal bars of shares between 0 and 1, each labelled with its percentage."""
+    values = {k: v for k, v in values.items() if v is not None}
+    if not values:
+        return None
+    names = list(values)[::-1]
+    fig, ax = _figure(title, width=4.0, height=2.8)
+    ax.barh(names, [values[n] for n in names], color=COLOUR, height=0.5)
+    for row, name in enumerate(names):
+        ax.text(min(values[name] + 0.02, 0.9), row, f"{100 * values[name]:.0f}%", va="center", fontsize=9)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of measured tasks")
+    return _svg(fig)
+
+
 def histogram(title: str, values: list[float] | list[int], *, xlabel: str, bins: int = 20,
               paper: float | None = None) -> str | None:
     """A histogram of ``values``; with ``paper``, the paper's mean as a dashed line."""
@@ -104,6 +136,21 @@ def pass_bars(title: str, groups: dict[str, PassRates]) -> str | None:
     return _svg(fig)
 
 
+def difficulty_charts(report: Report) -> dict[str, str | None]:
+    """The measured difficulty's distributions (none when no task carries a measure)."""
+    d = report.difficulty
+    if not d.measured:
+        return {}
+    return {
+        "difficulty_labels": columns("Tasks per difficulty label", d.labels, xlabel="label"),
+        "difficulty_k": columns("Necessary changes (k)", d.k, xlabel="k"),
+        "reveal_depth": columns("Reveal depth", d.reveal_depth, xlabel="repair-and-rerun rounds"),
+        "repair_breadth": columns("Repair breadth", d.breadth, xlabel="distinct paths the repair touches"),
+        "difficulty_shares": shares("How much the failure gives away",
+                                    {"sweeper solves": d.sweeper_solves, "culprit named": d.culprit_named}),
+    }
+
+
 def charts(report: Report, paper: dict[str, float], paper_funnel: dict[str, int]) -> dict[str, str]:
     """Every chart the report can draw, by id (absent: nothing to draw)."""
     made = {
@@ -121,6 +168,7 @@ def charts(report: Report, paper: dict[str, float], paper_funnel: dict[str, int]
         "funnel": funnel(report.funnel, paper_funnel),
         "discards": bars("Why attempts were discarded", report.discard_reasons, xlabel="attempts"),
     }
+    made |= difficulty_charts(report)
     if report.rollouts is not None:
         r = report.rollouts
         made |= {

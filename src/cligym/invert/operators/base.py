@@ -37,10 +37,9 @@ from cligym.invert.operators.targets import (
     TargetData,
     q,
 )
+from cligym.harness.repair import repair_script
 from cligym.models.probe import Probe
-
-#: The first lines of every solution script.
-SCRIPT_HEAD = ("#!/bin/sh", "# repair script: undo each change, last applied first", "set -e")
+from cligym.models.task import RepairStep
 
 
 class GoldFiles:
@@ -172,27 +171,15 @@ class RestoreOperator(Operator):
         return original.restore()
 
 
-#: The note of a composite repair script on its order.
-RETRY_NOTE = ("# (a step that fails while another change is still in the way, such as a corrupted",
-              "# system file that breaks pip, is tried again once the others are undone)")
+def repair_steps(pairs: list[tuple[Operator, Target]]) -> list[RepairStep]:
+    """The repair of a broken state made by ``pairs`` (in order of application): each
+    operator's solution lines as one step named by its category, last applied first."""
+    return [RepairStep(label=op.category, lines=op.solution(target)) for op, target in reversed(pairs)]
 
 
 def solution_script(pairs: list[tuple[Operator, Target]]) -> str:
-    """The repair script of a broken state made by ``pairs`` (in order of application):
-    each operator's solution lines under a comment naming its category, last applied first.
-    Of several, each is a step (its lines joined by ``&&``) that is tried again at the end
-    when it fails the first time: one breakage may stand in the way of another's repair."""
-    parts = list(SCRIPT_HEAD)
-    if len(pairs) == 1:
-        op, target = pairs[0]
-        return "\n".join([*parts, f"# {op.category}", *op.solution(target)]) + "\n"
-    parts += [*RETRY_NOTE, 'retry=""']
-    for number, (op, target) in reversed(list(enumerate(pairs, 1))):
-        step = f"undo_{number}"
-        parts += [f"# {op.category}", f"{step}() {{", " &&\n".join(f"  {line}" for line in op.solution(target)),
-                  "}", f'{step} || retry="$retry {step}"']
-    parts.append('for step in $retry; do "$step"; done')
-    return "\n".join(parts) + "\n"
+    """The repair script of a broken state made by ``pairs`` (see ``repair_script``)."""
+    return repair_script(repair_steps(pairs))
 
 
 # ---- the registry ----------------------------------------------------------------------

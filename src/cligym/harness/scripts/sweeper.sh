@@ -1,0 +1,64 @@
+#!/bin/sh
+# The sweeper: a fixed, task-blind battery of generic environment repairs. It reads
+# neither the task nor any error; it does what a "fix everything" script does on a broken
+# Python machine. A task it solves teaches little: difficulty measurement runs it in the
+# broken image and then the task's failing tests.
+#
+# Every step is tried; a failing step does not stop the others. The steps:
+#  1. make every interpreter and every program of the venv executable;
+#  2. drop /etc/ld.so.preload and rebuild the dynamic loader's cache and SONAME links;
+#  3. delete all bytecode (every __pycache__ folder and stray .pyc);
+#  4. delete modules in the working directory named like standard-library modules;
+#  5. recreate the virtual environment (venv --clear) and reinstall every wheel of every
+#     local wheelhouse (pip's find-links, and /opt/wheelhouse): all at once, and wheel by
+#     wheel with --no-deps when that fails;
+#  6. refresh the CA certificates, regenerate the configured locales, and restore the time
+#     zone link to UTC when it dangles.
+# shellcheck disable=SC2086
+
+step() { echo "sweeper: $*"; }
+
+step "1 executables"
+chmod a+rx /usr/bin/python3* /usr/local/bin/* 2>/dev/null
+[ -n "${VIRTUAL_ENV:-}" ] && chmod a+rx "$VIRTUAL_ENV"/bin/* 2>/dev/null
+
+step "2 dynamic loader"
+rm -f /etc/ld.so.preload
+ldconfig 2>&1
+
+step "3 bytecode"
+find / -xdev -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null
+find / -xdev -name '*.pyc' -type f -delete 2>/dev/null
+
+step "4 stray standard-library names in $PWD"
+names=$(/usr/bin/python3 -c 'import sys; print(" ".join(sorted(sys.stdlib_module_names)))' 2>/dev/null)
+for file in ./*.py; do
+  [ -f "$file" ] || continue
+  base=$(basename "$file" .py)
+  case " $names " in *" $base "*) rm -f "$file"; echo "removed $file" ;; esac
+done
+
+step "5 venv and wheels"
+houses=$(sed -n 's/^[[:space:]]*find-links[[:space:]]*=[[:space:]]*//p' /etc/pip.conf /etc/xdg/pip/pip.conf 2>/dev/null)
+wheels=""
+seen=" "
+for house in $houses /opt/wheelhouse; do
+  case "$seen" in *" $house "*) continue ;; esac
+  seen="$seen$house "
+  for wheel in "$house"/*.whl; do [ -f "$wheel" ] && wheels="$wheels $wheel"; done
+done
+if [ -n "${VIRTUAL_ENV:-}" ]; then
+  /usr/bin/python3 -m venv --clear "$VIRTUAL_ENV" 2>&1
+  pip="$VIRTUAL_ENV/bin/python -m pip"
+else
+  pip="/usr/bin/python3 -m pip"
+fi
+if [ -n "$wheels" ] && ! $pip install --no-index --force-reinstall $wheels 2>&1; then
+  for wheel in $wheels; do $pip install --no-index --no-deps --force-reinstall "$wheel" 2>&1; done
+fi
+
+step "6 certificates, locales, time zone"
+command -v update-ca-certificates >/dev/null && update-ca-certificates --fresh >/dev/null 2>&1
+command -v locale-gen >/dev/null && [ -f /etc/locale.gen ] && locale-gen >/dev/null 2>&1
+[ -e /etc/localtime ] || ln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime
+exit 0

@@ -1,0 +1,119 @@
+"""Inversion by incident scenarios, and the default mix of scenarios and chained composites.
+
+``ScenarioDegrader`` proposes one scenario's plan per try: a sampled set of tests, a
+scenario drawn by weight (the ones a task-blind sweeper cannot undo weigh more; a
+scenario that has made its share of the run's tasks waits while others can still be
+used), its changes as ΔD parts with one repair step each. A plan the site offers no
+target for is skipped; a state that breaks nothing is a screen miss and the attempt tries
+another scenario. Scenarios are never reduced: a change that fails both
+leave-one-repair-out and the blocker check discards the attempt (``not_minimal``).
+
+``MixedDegrader`` is the default: each attempt is a scenario (``SCENARIO_SHARE`` of them,
+decided by the run's seed and the attempt number alone, so a resumed run decides alike)
+or a chained composite of 2–3 built-in operators.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from cligym.harness.repair import repair_script
+from cligym.invert.context import RunContext, sample_tests
+from cligym.invert.operators import GoldFiles
+from cligym.invert.proposal import Degrader, Proposal
+from cligym.invert.scenarios import Plan, Scenario, Site
+from cligym.models.task import AppliedOperator, Candidate
+
+#: How much a scenario a sweeper cannot undo weighs against one it can.
+RESISTANT_WEIGHT = 6.0
+#: The share of a default run's attempts that are scenarios (the rest: chained composites).
+SCENARIO_SHARE = 0.85
+
+
+def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
+    applied = [AppliedOperator(name=c.name, category=c.category, target=(c.places or [c.name])[0],
+                               symptom=c.symptom, hint=c.hint, shows=c.shows, offline=c.offline, role=c.role,
+                               places=c.places) for c in plan.changes]
+    steps = [c.step for c in plan.changes]
+    faults = [c for c in plan.changes if c.role == "fault"] or plan.changes
+    task = dict(operators=[a.name for a in applied], category=faults[0].category,
+                categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
+                symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied], scenario=plan.scenario)
+    return Proposal(
+        sample=sample, name=plan.scenario, dockerfile=[line for c in plan.changes for line in c.dockerfile],
+        solution=repair_script([steps[i] for i in plan.repair_order]), task_fields=lambda verdict: task,
+        applied=applied, parts=[c.dockerfile for c in plan.changes], steps=steps, repair_order=plan.repair_order,
+        naive=plan.naive, screen=[t for t in sample if t in set(plan.touching)], retry=True,
+    )
+
+
+class ScenarioDegrader:
+    """Proposes one incident scenario's plan per try."""
+
+    seed_prefix = "cligym-scenario"
+
+    def __init__(self, scenarios: list[Scenario], attempts: int = 30, max_share: float = 0.2) -> None:
+        self.scenarios = scenarios
+        self.cap = max(2, int(max_share * attempts + 0.5))
+        self.made: Counter[str] = Counter()
+        self.files: GoldFiles | None = None
+        self._tried: set[str] = set()  # scenarios tried in the attempt under way
+        self._attempt = -1
+
+    def seen(self, candidate: Candidate) -> None:
+        if candidate.status == "verified" and candidate.instance_id:
+            self.made[candidate.instance_id.split(".")[-2]] += 1
+
+    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
+        self._tried.add(proposal.name)
+
+    def _order(self, rng: random.Random) -> list[Scenario]:
+        """Untried scenarios in a weighted random order, the ones under their cap first."""
+        pool = [s for s in self.scenarios if s.name not in self._tried]
+        keys = [(self.made[s.name] >= self.cap, -rng.random() ** (1.0 / self._weight(s))) for s in pool]
+        return [s for _, s in sorted(zip(keys, pool, strict=True), key=lambda pair: pair[0])]
+
+    @staticmethod
+    def _weight(scenario: Scenario) -> float:
+        return RESISTANT_WEIGHT if scenario.resists_sweeper else 1.0
+
+    def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
+        if attempt != self._attempt:
+            self._attempt, self._tried = attempt, set()
+        if self.files is None:
+            self.files = GoldFiles.of_session(ctx.gold_session)
+        sample = sample_tests(rng, ctx.gold, ctx.sample_size)
+        site = Site(ctx.probe, sample, self.files)
+        for scenario in self._order(rng):
+            plan = scenario.plan(site, random.Random(rng.random()))
+            if plan is not None and plan.touching:
+                return proposal_of_plan(sample, plan)
+            self._tried.add(scenario.name)
+        return Proposal(sample=sample, discard=("no_target", "no scenario has a target in the sample"))
+
+
+class MixedDegrader:
+    """Scenarios for most attempts, chained operator composites for the rest."""
+
+    seed_prefix = "cligym-mix"
+
+    def __init__(self, scenarios: ScenarioDegrader, composites: Degrader, seed: int,
+                 share: float = SCENARIO_SHARE) -> None:
+        self.scenarios, self.composites, self.seed, self.share = scenarios, composites, seed, share
+        self._current: Degrader = scenarios
+
+    def of(self, attempt: int) -> Degrader:
+        """Who makes ``attempt``: decided by the run's seed and the attempt number alone."""
+        draw = random.Random(f"{self.seed_prefix}:{self.seed}:{attempt}").random()
+        return self.scenarios if draw < self.share else self.composites
+
+    def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
+        self._current = self.of(attempt)
+        return self._current.propose(ctx, attempt, rng)
+
+    def seen(self, candidate: Candidate) -> None:
+        self.of(candidate.attempt).seen(candidate)
+
+    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
+        self._current.missed(proposal, fail_fraction)

@@ -1,0 +1,199 @@
+"""The scenario model: an incident of 2–4 interacting changes, planned from the probe.
+
+A scenario is a seeded, token-free generator modelled on one class of real incident. From
+a ``Site`` (the probe, the sampled tests, the gold image's files) it plans a ``Plan``: its
+changes in the order ΔD applies them (``Change``: Dockerfile lines, one repair step, the
+paths it injected, whether it is a fault or a blocker), the order the repair runs, the
+obvious repair the blockers defeat (``naive``), and the tests predicted to fail.
+
+The changes of one plan are meant to interact: a fault that hides another (repairing the
+first reveals the second), a blocker that makes the obvious repair fail. The pipeline
+holds every plan to leave-one-repair-out and the blocker check; nothing here is trusted.
+
+Most scenarios work on a ``Submodule``: a submodule of an installed distribution that
+some, not all, sampled tests import, whose wheel the image keeps (so the repair is
+offline). The shared breakages of such a module live here as ``Change`` builders.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from cligym.invert.learning import PARTIAL
+from cligym.invert.operators.base import GoldFiles
+from cligym.invert.operators.package_files import kept_prefix, submodules
+from cligym.invert.operators.probing import reinstall_line, site_packages, wheel_for
+from cligym.invert.operators.targets import pycache_glob, q
+from cligym.models.probe import Probe
+from cligym.models.task import RepairStep
+
+
+class Change(BaseModel):
+    """One change of a scenario: how ΔD makes it, how the repair undoes it, what it touched."""
+
+    name: str
+    category: str
+    role: Literal["fault", "blocker"] = "fault"
+    dockerfile: list[str]
+    repair: list[str]
+    places: list[str]
+    symptom: str
+    hint: str
+    offline: str
+    shows: list[str] = Field(default_factory=list)
+
+    @property
+    def step(self) -> RepairStep:
+        return RepairStep(label=f"{self.category}: {self.name}", lines=self.repair)
+
+
+class Plan(BaseModel):
+    scenario: str
+    changes: list[Change]  # in the order ΔD applies them
+    repair_order: list[int]  # indexes into changes, in the order the repair runs
+    naive: list[RepairStep] = Field(default_factory=list)
+    touching: list[str]  # the sampled tests predicted to fail
+
+
+class Submodule(BaseModel):
+    """A submodule of an installed distribution, with its wheel and the tests reaching it."""
+
+    module: str
+    path: str
+    dist: str
+    version: str
+    dist_info: str  # the distribution's .dist-info folder
+    package: str  # the folder of its top-level package
+    size: int
+    reinstall: str  # the line reinstalling the distribution from the image's wheelhouse
+    wheel: str
+    touching: list[str]
+
+    @property
+    def top(self) -> str:
+        return self.module.split(".", 1)[0]
+
+    @property
+    def inner(self) -> str:
+        """The module's path inside its top-level package's folder."""
+        return self.path[len(self.package) + 1:]
+
+
+class Site:
+    """What a scenario plans from: the probe, the sampled tests, the gold image's files."""
+
+    def __init__(self, probe: Probe, tests: list[str], files: GoldFiles) -> None:
+        self.probe, self.tests, self.files = probe, tests, files
+        self.site = site_packages(probe)
+        self.stdlib = probe.python.get("stdlib", "/usr/lib/python3")
+        self.prefix = probe.python.get("prefix", "/opt/venv")
+        self._subs: list[Submodule] | None = None
+
+    def submodules(self) -> list[Submodule]:
+        """Submodules some sampled tests import (at most ``PARTIAL`` of them), with a wheel."""
+        if self._subs is None:
+            self._subs = []
+            for module, path, dist, touching in submodules(self.probe, self.tests):
+                sub = self._submodule(module, path, dist, touching)
+                if sub is not None:
+                    self._subs.append(sub)
+        return self._subs
+
+    def _submodule(self, module, path, dist, touching) -> Submodule | None:
+        if not touching or len(touching) > PARTIAL * len(self.tests) or not dist.path:
+            return None
+        package = f"{self.site}/{module.split('.', 1)[0]}"
+        entry = self.probe.files.get(package)
+        line, wheel = reinstall_line(self.probe, dist.name, dist.version), wheel_for(self.probe, dist.name, dist.version)
+        if entry is None or entry.type != "d" or not line or not wheel or not path.startswith(package + "/"):
+            return None
+        size = self.probe.files[path].size if path in self.probe.files else 0
+        return Submodule(module=module, path=path, dist=dist.name, version=dist.version, dist_info=dist.path,
+                         package=package, size=size, reinstall=line, wheel=wheel, touching=touching)
+
+    def pick(self, rng: random.Random, need_size: int = 0) -> Submodule | None:
+        """A submodule, the narrow ones likelier."""
+        pool = [s for s in self.submodules() if s.size >= need_size]
+        if not pool:
+            return None
+        return rng.choices(pool, weights=[1.0 / len(s.touching) for s in pool])[0]
+
+    def exists(self, path: str) -> bool:
+        return path in self.probe.files
+
+
+class Scenario:
+    """One class of incident. ``plan`` gives None when the site offers no fitting target."""
+
+    name: ClassVar[str]
+    #: the class of real incident it is modelled on (one line; the docstring tells more)
+    incident: ClassVar[str]
+    #: whether a task-blind sweeper (venv recreated, wheels reinstalled) is meant to fail on it
+    resists_sweeper: ClassVar[bool] = True
+
+    def plan(self, site: Site, rng: random.Random) -> Plan | None:
+        raise NotImplementedError
+
+
+REGISTRY: dict[str, Scenario] = {}
+
+
+def register(cls: type[Scenario]) -> type[Scenario]:
+    if cls.name in REGISTRY:
+        raise ValueError(f"scenario {cls.name} is registered twice")
+    REGISTRY[cls.name] = cls()
+    return cls
+
+
+# ---- changes shared by scenarios ---------------------------------------------------------------
+
+REINSTALL_OFFLINE = "Reinstall {dist}=={version} from the wheel in the image's local wheelhouse (no network needed)."
+
+
+def module_gone(sub: Submodule) -> Change:
+    """The submodule's file deleted, with its bytecode (the repair reinstalls the distribution)."""
+    return Change(
+        name="module_removed", category="package_files", dockerfile=[f"RUN rm -f {q(sub.path)} {pycache_glob(sub.path)}"],
+        repair=[sub.reinstall], places=[sub.path],
+        symptom=f"Tests reaching {sub.module} fail with ModuleNotFoundError although {sub.dist} imports.",
+        hint=f"Whether every installed file of {sub.dist} is there.",
+        offline=REINSTALL_OFFLINE.format(dist=sub.dist, version=sub.version),
+        shows=[r"ModuleNotFoundError", r"No module named", r"cannot import name"])
+
+
+def module_cut(sub: Submodule) -> Change:
+    """The submodule's file cut short mid-write (its bytecode dropped)."""
+    keep = kept_prefix(sub.size)
+    return Change(
+        name="module_truncated", category="package_files",
+        dockerfile=[f"RUN truncate -s {keep} {q(sub.path)} && rm -f {pycache_glob(sub.path)}"],
+        repair=[sub.reinstall], places=[sub.path],
+        symptom=f"Tests reaching {sub.module} fail while importing it (a syntax error or a missing name).",
+        hint=f"Whether the installed files of {sub.dist} are intact.",
+        offline=REINSTALL_OFFLINE.format(dist=sub.dist, version=sub.version),
+        shows=[r"SyntaxError", r"IndentationError", r"cannot import name", r"ImportError", r"EOF"])
+
+
+def record_gone(sub: Submodule) -> Change:
+    """A blocker: the distribution's RECORD deleted, so pip refuses to uninstall (and so to
+    reinstall) it; the repair removes the stale metadata folder so pip installs afresh."""
+    record = f"{sub.dist_info}/RECORD"
+    return Change(
+        name="record_missing", category="package_metadata", role="blocker",
+        dockerfile=[f"RUN rm -f {q(record)}"], repair=[f"rm -rf {q(sub.dist_info)}"], places=[record],
+        symptom=f"pip cannot uninstall {sub.dist}: its RECORD file is not found.",
+        hint=f"The installation metadata pip keeps for {sub.dist}.",
+        offline="Remove the distribution's metadata folder, then install it again from the local wheelhouse.")
+
+
+def shadow_copy(sub: Submodule, folder: str, cut: bool) -> list[str]:
+    """Shell for a RUN line: a copy of the submodule's top-level package in ``folder``, with
+    the submodule cut short (``cut``) or missing, and no bytecode."""
+    copy = f"{folder}/{sub.top}"
+    broken = f"{copy}/{sub.inner}"
+    hurt = f"truncate -s {kept_prefix(sub.size)} {q(broken)}" if cut else f"rm -f {q(broken)}"
+    return [f"mkdir -p {q(folder)}", f"cp -a {q(sub.package)} {q(copy)}", hurt,
+            f"find {q(copy)} -name __pycache__ -type d -prune -exec rm -rf {{}} +"]

@@ -1,0 +1,193 @@
+"""Scenarios: Python packaging incidents, where the obvious repair (reinstall the
+distribution with pip) is itself blocked until something else is found."""
+
+from __future__ import annotations
+
+import re
+
+from cligym.invert.operators.targets import q, write_file_line
+from cligym.invert.scenarios.base import (
+    Change,
+    Plan,
+    Scenario,
+    Site,
+    Submodule,
+    module_cut,
+    module_gone,
+    record_gone,
+    register,
+)
+from cligym.models.task import RepairStep
+
+PIP_CONF = "/etc/pip.conf"
+
+
+def pip(site: Site) -> str:
+    return f"{site.prefix}/bin/python -m pip"
+
+
+def plain_reinstall(site: Site, sub: Submodule, pinned: bool = True) -> RepairStep:
+    """The reinstall a user types first: pip as configured (no --find-links of one's own)."""
+    spec = f"{sub.dist}=={sub.version}" if pinned else sub.dist
+    return RepairStep(label="naive", lines=[f"{pip(site)} install --force-reinstall --no-deps {q(spec)}"])
+
+
+def next_version(version: str) -> str:
+    """A release after ``version`` (its last number bumped)."""
+    m = re.match(r"^(.*?)(\d+)([^\d]*)$", version)
+    return f"{m[1]}{int(m[2]) + 1}" if m else f"{version}.post1"
+
+
+@register
+class HalfFinishedUpgrade(Scenario):
+    """An upgrade of one distribution interrupted half-way: one module was being rewritten
+    (cut short), the old ``RECORD`` was already removed (so pip refuses to uninstall), and
+    the new release's wheel in the local wheelhouse is a partial download (so an unpinned
+    reinstall picks it and fails). ``pip install --force-reinstall`` fails twice before
+    it works."""
+
+    name = "half_finished_upgrade"
+    incident = "an interrupted upgrade: a truncated module, a missing RECORD, a partial wheel in the wheelhouse"
+    resists_sweeper = False
+
+    def plan(self, site, rng):
+        sub = site.pick(rng, need_size=64)
+        size = site.probe.files[sub.wheel].size if sub and sub.wheel in site.probe.files else 0
+        if sub is None or size < 64:
+            return None
+        folder, file = sub.wheel.rsplit("/", 1)
+        partial = f"{folder}/{file.replace('-' + sub.version + '-', '-' + next_version(sub.version) + '-', 1)}"
+        if partial == sub.wheel or site.exists(partial):
+            return None
+        wheel = Change(
+            name="partial_wheel", category="package_metadata", role="blocker",
+            dockerfile=[f"RUN head -c {size // 2} {q(sub.wheel)} > {q(partial)}"], repair=[f"rm -f {q(partial)}"],
+            places=[partial], symptom=f"pip reports the wheel of {sub.dist} in the local wheelhouse as invalid.",
+            hint="The files in the local wheelhouse pip installs from.",
+            offline="Delete the partial wheel; the wheelhouse still holds the installed release's wheel.")
+        changes = [module_cut(sub), record_gone(sub), wheel]
+        return Plan(scenario=self.name, changes=changes, repair_order=[2, 1, 0],
+                    naive=[plain_reinstall(site, sub, pinned=False)], touching=sub.touching)
+
+
+@register
+class ConstraintPinsMissingRelease(Scenario):
+    """A constraints file written for a coming rollout, wired into the machine-wide pip
+    configuration: it pins a distribution to a release the wheelhouse does not have, so
+    every reinstall of it — by name or by wheel file — is refused as a conflict, while one
+    of its modules is missing."""
+
+    name = "constraint_pins_missing_release"
+    incident = "a constraint file in pip's configuration pinning a release that is not available"
+
+    def plan(self, site, rng):
+        sub = site.pick(rng)
+        original = site.files.read(PIP_CONF)
+        if sub is None or original is None or b"constraint" in original:
+            return None
+        constraints = "/etc/pip/constraints.txt"
+        pins = f"# release train 2: pinned ahead of the rollout\n{sub.dist}=={next_version(sub.version)}\n"
+        config = original.rstrip(b"\n") + f"\nconstraint = {constraints}\n".encode()
+        pin = Change(
+            name="constraint_pin", category="package_metadata", role="blocker",
+            dockerfile=[f"RUN {write_file_line(constraints, pins.encode(), '644')} && "
+                        f"{write_file_line(PIP_CONF, config, '644')}"],
+            repair=[write_file_line(PIP_CONF, original, "644"), f"rm -f {q(constraints)}"],
+            places=[constraints, PIP_CONF],
+            symptom=f"pip refuses to install {sub.dist} {sub.version}: the requirements conflict.",
+            hint="What pip's configuration adds to every install.",
+            offline="Take the constraint out of pip's configuration, then reinstall from the local wheelhouse.")
+        return Plan(scenario=self.name, changes=[module_gone(sub), pin], repair_order=[1, 0],
+                    naive=[plain_reinstall(site, sub)], touching=sub.touching)
+
+
+@register
+class InterruptedUninstall(Scenario):
+    """``pip uninstall`` killed mid-way: the package folder is still in pip's stash name
+    (``~`` in place of its first letter), the metadata says it is installed (``pip
+    install`` answers "already satisfied"), and the RECORD is gone (so a forced reinstall
+    cannot uninstall first)."""
+
+    name = "interrupted_uninstall"
+    incident = "an interrupted pip uninstall: the package stashed under a ~name, its metadata left behind"
+    resists_sweeper = False
+
+    def plan(self, site, rng):
+        sub = site.pick(rng)
+        if sub is None:
+            return None
+        users = site.probe.touching(site.tests, "modules", sub.top)
+        stash = f"{site.site}/~{sub.top[1:]}"
+        if len(users) * 2 > len(site.tests) or site.exists(stash):
+            return None
+        stashed = Change(
+            name="package_stashed", category="package_files", dockerfile=[f"RUN mv {q(sub.package)} {q(stash)}"],
+            repair=[f"rm -rf {q(stash)}", sub.reinstall], places=[sub.package, stash],
+            symptom=f"Tests importing {sub.top} fail with ModuleNotFoundError, while pip lists {sub.dist} as installed.",
+            hint=f"What is left of {sub.dist} in site-packages.",
+            offline=f"Reinstall {sub.dist}=={sub.version} from the local wheelhouse and delete pip's stash folder.")
+        return Plan(scenario=self.name, changes=[stashed, record_gone(sub)], repair_order=[1, 0],
+                    naive=[plain_reinstall(site, sub)], touching=users)
+
+
+@register
+class MirrorSwitch(Scenario):
+    """A virtual environment's own ``pip.conf`` (which overrides the machine's) pointing
+    at a new wheel mirror folder that was never filled, left by a half-done migration;
+    meanwhile one module of a distribution is cut short."""
+
+    name = "mirror_switch"
+    incident = "a venv-level pip.conf pointing at an empty wheelhouse, over a damaged module"
+    resists_sweeper = False
+
+    def plan(self, site, rng):
+        sub = site.pick(rng, need_size=64)
+        conf = f"{site.prefix}/pip.conf"
+        if sub is None or site.exists(conf):
+            return None
+        empty = "/srv/wheels/next"
+        text = f"[global]\nno-index = true\nfind-links = {empty}\n".encode()
+        mirror = Change(
+            name="venv_pip_conf", category="interpreter_venv", role="blocker",
+            dockerfile=[f"RUN mkdir -p {empty} && {write_file_line(conf, text, '644')}"],
+            repair=[f"rm -f {q(conf)}"], places=[conf],
+            symptom=f"pip finds no distribution of {sub.dist} to install.",
+            hint="Which pip configuration files apply inside the virtual environment.",
+            offline="Delete the virtual environment's pip.conf; the machine's configuration names the wheelhouse.")
+        return Plan(scenario=self.name, changes=[module_cut(sub), mirror], repair_order=[1, 0],
+                    naive=[plain_reinstall(site, sub)], touching=sub.touching)
+
+
+GHOST_METADATA = "Metadata-Version: 2.1\nName: {name}\nVersion: 0.4.2\n"
+
+
+@register
+class GhostPlugin(Scenario):
+    """A pytest plugin uninstalled by deleting its module by hand: its metadata still
+    registers a ``pytest11`` entry point, so pytest fails to start; behind it, the same
+    clean-up took a submodule of a real distribution."""
+
+    name = "ghost_plugin"
+    incident = "a ghost pytest plugin left by an uninstall, over a module removed by the same clean-up"
+    resists_sweeper = False
+
+    def plan(self, site, rng):
+        sub = site.pick(rng)
+        if sub is None:
+            return None
+        plugin = f"pytest_{sub.top}_compat"
+        info = f"{site.site}/{plugin}-0.4.2.dist-info"
+        if site.exists(info):
+            return None
+        files = {f"{info}/METADATA": GHOST_METADATA.format(name=plugin.replace("_", "-")),
+                 f"{info}/entry_points.txt": f"[pytest11]\n{plugin} = {plugin}.plugin\n",
+                 f"{info}/top_level.txt": f"{plugin}\n"}
+        ghost = Change(
+            name="ghost_plugin", category="test_configuration",
+            dockerfile=[f"RUN {' && '.join(write_file_line(p, t.encode(), '644') for p, t in files.items())}"],
+            repair=[f"rm -rf {q(info)}"], places=[info],
+            symptom="pytest stops before running any test: a plugin it loads cannot be imported.",
+            hint="Which pytest plugins are registered in the environment, and by what.",
+            offline="Delete the metadata folder that still registers the removed plugin.")
+        return Plan(scenario=self.name, changes=[ghost, module_gone(sub)], repair_order=[0, 1],
+                    touching=sorted(set(site.tests)))

@@ -1,0 +1,96 @@
+"""How hard a verified broken state is, measured without an LLM (validity rule 10).
+
+Every measure runs in containers of the broken image, with the task's own F2P tests:
+
+- ``k``: the changes that are each necessary (leave-one-repair-out, ``cligym.invert.minimal``)
+  plus the blockers that passed the blocker check;
+- reveal depth: a reader that repairs exactly the changes whose injected paths the failing
+  output names, reruns the tests, and goes on while something is named. The number of
+  rounds to green; ``changes + 1`` when the output stops naming what is left (such a
+  state cannot be solved by following the traceback);
+- culprit named: the first failing output, or the image's environment (ΔD's ``ENV``
+  lines), names an injected path verbatim;
+- the sweeper (``harness/scripts/sweeper.sh``): a fixed, task-blind battery of generic
+  repairs, then the F2P tests. A state it solves teaches little;
+- breadth: distinct paths the oracle repair touches, and distinct subsystems (categories).
+
+``Difficulty.grade`` turns them into the easy / medium / hard label.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from cligym.harness.images import SOLUTION_PATH, repair_and_test
+from cligym.harness.repair import repair_script
+from cligym.harness.testrun import hang_timeout, run_tests_in_session
+from cligym.harness.verdict import script
+from cligym.models.gold import GoldEnv
+from cligym.models.task import AppliedOperator, Difficulty, RepairStep
+from cligym.models.testrun import TestRun
+from cligym.runtime import Runtime
+
+#: Seconds the sweeper may take (it recreates the venv and reinstalls every wheel).
+SWEEPER_SECONDS = 900
+
+
+def output_text(run: TestRun) -> str:
+    """What a reader of a test run sees: every test's message and the output's tail."""
+    return "\n".join([*(r.message for r in run.results.values()), run.output_tail])
+
+
+def named(places: Sequence[str], text: str) -> bool:
+    return any(place and place in text for place in places)
+
+
+def env_text(dockerfile: Sequence[str]) -> str:
+    """The environment ΔD sets (what ``env`` shows in the broken image beyond gold's)."""
+    return "\n".join(line for line in dockerfile if line.lstrip().upper().startswith("ENV "))
+
+
+def reveal_depth(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedOperator],
+                 steps: Sequence[RepairStep], f2p: list[str], first: str) -> int:
+    """Rounds of "repair what the output names, rerun" until the F2P tests pass."""
+    left = list(range(len(changes)))
+    text = first
+    with runtime.session(image) as session:
+        for round_ in range(1, len(changes) + 1):
+            chosen = [i for i in left if named(changes[i].places, text)]
+            if not chosen:
+                break
+            left = [i for i in left if i not in chosen]
+            session.put_files({SOLUTION_PATH: (repair_script([steps[i] for i in chosen]), 0o755)})
+            session.exec(["sh", SOLUTION_PATH], timeout=600)
+            run = run_tests_in_session(session, gold.workdir, gold.test_command, f2p,
+                                       timeout=hang_timeout(gold.test_seconds))
+            if run.report_found and set(f2p) <= run.passed():
+                return round_
+            text = output_text(run)
+    return len(changes) + 1
+
+
+def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str]) -> bool:
+    """Does the task-blind battery make every F2P test pass?"""
+    _, _, run = repair_and_test(runtime, image, gold, script("sweeper.sh"), f2p, timeout=hang_timeout(gold.test_seconds))
+    return run.report_found and set(f2p) <= run.passed()
+
+
+def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedOperator],
+            steps: Sequence[RepairStep], f2p: list[str], first: TestRun, dockerfile: Sequence[str],
+            seconds: dict[str, float]) -> Difficulty:
+    """The difficulty of the state in ``image``: ``changes[i]`` is undone by ``steps[i]``
+    (both in repair order); ``first`` is the run that recorded the F2P failures."""
+    started = time.monotonic()
+    text = output_text(first)
+    k = sum(1 for c in changes if c.necessary is not False or c.blocks)
+    depth = reveal_depth(runtime, gold, image, changes, steps, f2p, text)
+    culprit = any(named(c.places, text + "\n" + env_text(dockerfile)) for c in changes)
+    solves = sweeper_solves(runtime, gold, image, f2p)
+    places = {p for c in changes for p in c.places}
+    breadth = max(len(places), len(changes))
+    subsystems = len({c.category for c in changes})
+    seconds["difficulty"] = seconds.get("difficulty", 0.0) + time.monotonic() - started
+    return Difficulty(k=k, reveal_depth=depth, culprit_named=culprit, sweeper_solves=solves, breadth=breadth,
+                      subsystems=subsystems,
+                      label=Difficulty.grade(k, depth, culprit, solves, breadth))

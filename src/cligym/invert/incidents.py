@@ -10,7 +10,8 @@ leave-one-repair-out and the blocker check discards the attempt (``not_minimal``
 
 ``MixedDegrader`` is the default: each attempt is a scenario (``SCENARIO_SHARE`` of them,
 decided by the run's seed and the attempt number alone, so a resumed run decides alike)
-or a chained composite of 2–3 built-in operators.
+or a chained composite of 2–3 built-in operators (a composite turn whose search can only
+offer a single operator goes to a scenario: the default mix holds no single faults).
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from cligym.invert.scenarios import Plan, Scenario, Site
 from cligym.models.task import AppliedOperator, Candidate
 
 #: How much a scenario a sweeper cannot undo weighs against one it can.
-RESISTANT_WEIGHT = 6.0
+RESISTANT_WEIGHT = 8.0
 #: The share of a default run's attempts that are scenarios (the rest: chained composites).
-SCENARIO_SHARE = 0.85
+SCENARIO_SHARE = 0.9
 
 
 def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
@@ -109,11 +110,19 @@ class MixedDegrader:
         return self.scenarios if draw < self.share else self.composites
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
+        """The attempt's degrader proposes; a composite turn whose search falls back to a
+        single operator (or finds nothing) gives the try to a scenario instead."""
         self._current = self.of(attempt)
-        return self._current.propose(ctx, attempt, rng)
+        proposal = self._current.propose(ctx, attempt, rng)
+        if self._current is self.composites and (proposal.discard is not None or len(proposal.applied) < 2):
+            self._current = self.scenarios
+            proposal = self.scenarios.propose(ctx, attempt, rng)
+        return proposal
 
     def seen(self, candidate: Candidate) -> None:
-        self.of(candidate.attempt).seen(candidate)
+        # both learn from every attempt: each counts only what it made
+        self.scenarios.seen(candidate)
+        self.composites.seen(candidate)
 
     def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
         self._current.missed(proposal, fail_fraction)

@@ -142,12 +142,16 @@ class Difficulty(BaseModel):
     label: Label
 
     @staticmethod
-    def grade(k: int, reveal_depth: int, culprit_named: bool, sweeper_solves: bool, breadth: int) -> Label:
-        """One point each for: k >= 2, reveal depth >= 2, culprit not named, the sweeper
-        fails, breadth >= 3. Hard: 4 or 5 points (and the sweeper fails); medium: 2 or 3;
-        easy: 0 or 1."""
-        points = (k >= 2) + (reveal_depth >= 2) + (not culprit_named) + (not sweeper_solves) + (breadth >= 3)
-        if points >= 4 and not sweeper_solves:
+    def grade(k: int, reveal_depth: int, culprit_named: bool, sweeper_solves: bool, breadth: int,
+              subsystems: int = 1) -> Label:
+        """One point each for: k >= 2; the cause is hidden (no injected path named, or the
+        named ones are not all: reveal depth >= 2); the sweeper fails; the repair is broad
+        (3 or more places, or 2 or more subsystems). Hard: 3 or 4 points with k >= 2 and
+        the sweeper failing; medium: 2 or more; easy: 0 or 1 (a single fault the sweeper
+        repairs is easy however it hides)."""
+        hidden = not culprit_named or reveal_depth >= 2
+        points = (k >= 2) + hidden + (not sweeper_solves) + (breadth >= 3 or subsystems >= 2)
+        if points >= 3 and k >= 2 and not sweeper_solves:
             return "hard"
         return "medium" if points >= 2 else "easy"
 

@@ -93,4 +93,4 @@ def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[Appli
     seconds["difficulty"] = seconds.get("difficulty", 0.0) + time.monotonic() - started
     return Difficulty(k=k, reveal_depth=depth, culprit_named=culprit, sweeper_solves=solves, breadth=breadth,
                       subsystems=subsystems,
-                      label=Difficulty.grade(k, depth, culprit, solves, breadth))
+                      label=Difficulty.grade(k, depth, culprit, solves, breadth, subsystems))

@@ -22,9 +22,8 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from cligym.invert.learning import PARTIAL
 from cligym.invert.operators.base import GoldFiles
-from cligym.invert.operators.package_files import kept_prefix, submodules
+from cligym.invert.operators.package_files import installed_files, kept_prefix, submodules
 from cligym.invert.operators.probing import reinstall_line, site_packages, wheel_for
 from cligym.invert.operators.targets import pycache_glob, q
 from cligym.models.probe import Probe
@@ -93,17 +92,38 @@ class Site:
         self._subs: list[Submodule] | None = None
 
     def submodules(self) -> list[Submodule]:
-        """Submodules some sampled tests import (at most ``PARTIAL`` of them), with a wheel."""
+        """Submodules of installed distributions that sampled tests import, with a wheel:
+        the ones only some tests import (``package_files.submodules``), and the others
+        every test reaches (a package's ``__init__`` imports them) — ``pick`` prefers the
+        narrow ones."""
         if self._subs is None:
             self._subs = []
-            for module, path, dist, touching in submodules(self.probe, self.tests):
+            narrow = {path: (module, dist, touching) for module, path, dist, touching in submodules(self.probe, self.tests)}
+            for module, path, dist, touching in [*((m, p, d, t) for p, (m, d, t) in narrow.items()), *self._reached(narrow)]:
                 sub = self._submodule(module, path, dist, touching)
                 if sub is not None:
                     self._subs.append(sub)
         return self._subs
 
+    def _reached(self, narrow: dict) -> list[tuple]:
+        """Submodules of non-tooling distributions the sampled tests import that are not
+        narrow ones: (module, path, distribution, touching tests)."""
+        files = installed_files(self.probe)
+        imported = {t: set(self.probe.of(t).modules) for t in self.tests}
+        rows = []
+        for module, path in sorted(self.probe.modules.items()):
+            dist = files.get(path)
+            if dist is None or path in narrow or "." not in module or not path.endswith(".py"):
+                continue
+            if path.endswith("/__init__.py") or path[len(self.site) + 1:-3].replace("/", ".") != module:
+                continue
+            touching = [t for t in self.tests if module in imported[t]]
+            if touching:
+                rows.append((module, path, dist, touching))
+        return rows
+
     def _submodule(self, module, path, dist, touching) -> Submodule | None:
-        if not touching or len(touching) > PARTIAL * len(self.tests) or not dist.path:
+        if not touching or not dist.path:
             return None
         package = f"{self.site}/{module.split('.', 1)[0]}"
         entry = self.probe.files.get(package)

@@ -69,11 +69,14 @@ def test_restrict_cuts_touching_to_the_sample_and_drops_untouched_targets():
     assert restrict(options, ["t9"]) == []
 
 
-def test_a_further_composite_target_must_add_tests_and_not_cover_the_earlier_ones():
+def test_a_further_composite_target_must_chain_on_the_earlier_ones_tests():
+    """Composites chain: a further change fails tests an earlier one fails too, so repairing
+    one reveals the other (leave-one-repair-out, not this choice, rules out decoys)."""
     assert _adds(_target("/a", ["t1"]), set())
     assert _adds(_target("/a", ["t2", "t3"]), {"t1", "t2"})
-    assert not _adds(_target("/a", ["t1"]), {"t1", "t2"})  # nothing new: could be a decoy
-    assert not _adds(_target("/a", ["t1", "t2", "t3"]), {"t1"})  # would hide the earlier one
+    assert _adds(_target("/a", ["t1"]), {"t1", "t2"})
+    assert _adds(_target("/a", ["t1", "t2", "t3"]), {"t1"})
+    assert not _adds(_target("/a", ["t3"]), {"t1", "t2"})  # unrelated: two tasks in one
 
 
 def test_learning_weighs_operators_by_what_broke_and_remembers_tried_pairs():
@@ -154,34 +157,47 @@ def test_known_pairs_come_back_narrowest_first_and_combined_only_in_new_combinat
     learnt.used.update({"test_touch|/a", "test_touch|/b"})
     assert chooser.spare(["t1", "t2", "t3"], partial=True) == []  # the broad one only when asked
     assert chooser.spare(["t1", "t2", "t3"], partial=False)[0][1].key == "/w"
-    seen = set()
-    for seed in range(30):
-        pairs = chooser.combined(random.Random(seed), ["t1", "t2", "t3", "t4"], 2)
-        assert len(pairs) == 2 and [op.order for op, _ in pairs] == sorted(op.order for op, _ in pairs)
-        touched = [set(t.touching) for _, t in pairs]
-        assert touched[0] - touched[1] and touched[1] - touched[0]
-        seen.add(" + ".join(f"{op.name}|{t.key}" for op, t in pairs))
-    assert "test_shadow|/w" not in " ".join(seen) and len(seen) >= 3
-    learnt.used.update(seen)
-    assert chooser.combined(random.Random(0), ["t1", "t2", "t3", "t4"], 2) == []
     learnt.made["test_touch"] = 5  # at its cap: its pairs are not reused
     assert chooser.spare(["t1", "t2", "t3", "t4"], partial=False)[0][0].name == "test_shadow"
 
 
+def test_known_pairs_combine_into_chains_only_in_new_combinations():
+    """A combination's pairs fail some of the same tests (repairing one reveals the other);
+    the broad pair stays out, and a combination made once is not made again."""
+    learnt = Learnt()
+    options = [(_Shadow(), [_target("/s", ["t1"]), _target("/w", ["t1", "t2", "t3"]), _target("/x", ["t2"])]),
+               (_Touch(), [_target("/a", ["t1", "t2"]), _target("/b", ["t2", "t4"]), _target("/c", ["t4"])])]
+    chooser = _chooser(learnt, options)
+    learnt.breaking.update({"test_shadow|/w": 1.0, "test_shadow|/s": 0.1, "test_shadow|/x": 0.1,
+                            "test_touch|/a": 0.2, "test_touch|/b": 0.2, "test_touch|/c": 0.1})
+    seen = set()
+    for seed in range(40):
+        pairs = chooser.combined(random.Random(seed), ["t1", "t2", "t3", "t4"], 2)
+        assert len(pairs) == 2 and [op.order for op, _ in pairs] == sorted(op.order for op, _ in pairs)
+        touched = [set(t.touching) for _, t in pairs]
+        assert touched[0] & touched[1]
+        seen.add(" + ".join(f"{op.name}|{t.key}" for op, t in pairs))
+    assert "test_shadow|/w" not in " ".join(seen) and len(seen) >= 3
+    learnt.used.update(seen)
+    for seed in range(5):
+        again = chooser.combined(random.Random(seed), ["t1", "t2", "t3", "t4"], 2)
+        assert " + ".join(f"{op.name}|{t.key}" for op, t in again) not in seen
+
+
 def test_combinations_go_by_the_tests_seen_failing_where_known():
-    """Both targets are imported by every test (predicted to touch all), yet each broke
-    its own tests: they combine."""
+    """Both targets are imported by every test (predicted to touch all): they may chain;
+    once each is seen failing its own tests, they combine only if those overlap."""
     learnt = Learnt()
     every = ["t1", "t2", "t3", "t4"]
     options = [(_Shadow(), [_target("/s", every)]), (_Touch(), [_target("/a", every)])]
     chooser = _chooser(learnt, options)
     learnt.breaking.update({"test_shadow|/s": 0.25, "test_touch|/a": 0.5})
-    assert chooser.combined(random.Random(0), every, 2) == []  # by prediction one hides the other
-    learnt.fails.update({"test_shadow|/s": {"t1"}, "test_touch|/a": {"t1", "t2"}})
-    assert chooser.combined(random.Random(0), every, 2) == []  # /s fails nothing /a does not
-    learnt.fails["test_touch|/a"] = {"t2", "t3"}
+    assert len(chooser.combined(random.Random(0), every, 2)) == 2  # by prediction they overlap
+    learnt.fails.update({"test_shadow|/s": {"t1"}, "test_touch|/a": {"t2", "t3"}})
+    assert chooser.combined(random.Random(0), every, 2) == []  # seen failing apart: unrelated
+    learnt.fails["test_touch|/a"] = {"t1", "t2"}
     pairs = chooser.combined(random.Random(0), every, 2)
-    assert sorted((op.name, t.touching) for op, t in pairs) == [("test_shadow", ["t1"]), ("test_touch", ["t2", "t3"])]
+    assert sorted((op.name, t.touching) for op, t in pairs) == [("test_shadow", ["t1"]), ("test_touch", ["t1", "t2"])]
 
 
 # ---- the screen and minimality on a real gold image -----------------------------------

@@ -25,7 +25,8 @@ from cligym.invert.operators import (
     register,
     solution_script,
 )
-from cligym.invert.operators.base import RETRY_NOTE, GoldFiles, categories
+from cligym.harness.repair import RETRY_NOTE
+from cligym.invert.operators.base import GoldFiles, categories
 from cligym.invert.operators.dependencies import Reinstall, wheel_data
 from cligym.models.fs import Entry
 from cligym.models.probe import Dist, Probe
@@ -101,20 +102,20 @@ def test_solution_script_is_the_one_header():
     script = solution_script([(elf, first), (relink, second)])
     assert script == "\n".join([
         "#!/bin/sh",
-        "# repair script: undo each change, last applied first",
+        "# repair script: one step per change",
         "set -e",
         *RETRY_NOTE,
         'retry=""',
         "# time_zone_data",
-        "undo_2() {",
+        "step_1() {",
         "  ln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime",
         "}",
-        'undo_2 || retry="$retry undo_2"',
+        'step_1 || retry="$retry step_1"',
         "# dynamic_linking",
-        "undo_1() {",
+        "step_2() {",
         "  printf '\\177ELF' | dd of=/usr/lib/libz.so.1.2.13 bs=1 count=4 conv=notrunc status=none",
         "}",
-        'undo_1 || retry="$retry undo_1"',
+        'step_2 || retry="$retry step_2"',
         'for step in $retry; do "$step"; done',
     ]) + "\n"
     assert solution_script([(relink, second)]).endswith("# time_zone_data\nln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime\n")

@@ -126,6 +126,8 @@ def _print_summary(summary, gold_dir: Path, output: Path) -> None:
         ("verified tasks", f"{summary.verified} (yield {summary.yield_:.0%})"),
         ("discarded", counts(summary.discard_reasons)),
         ("per category", counts(summary.per_category)),
+        ("difficulty", counts(summary.per_difficulty)),
+        ("necessary changes (k)", counts(summary.per_k)),
     ]
     if summary.seconds_per_verified is not None:
         rows.append(("seconds per verified task", f"{summary.seconds_per_verified:.1f}"))

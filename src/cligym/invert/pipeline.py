@@ -15,12 +15,15 @@ after that is the same whoever proposed it, and lives here once:
 4. the selected tests run in a fresh container of it. When the degrader saw the tests fail
    itself (the agent, in its own container), the fresh run must fail exactly the same set
    (``reproduced``); otherwise this run decides FAIL_TO_PASS and PASS_TO_PASS;
-5. minimality (``cligym.invert.minimal``): a state of several operators keeps only the
-   operators whose ΔD, left out, lets some F2P test pass; with decoys dropped the smaller
-   state goes through the pipeline again from step 1;
+5. minimality (``cligym.invert.minimal``): a state of several changes keeps only the
+   changes whose repair step is needed — the full repair without it leaves some F2P test
+   failing (leave-one-repair-out: chained faults stay) — and the blockers that pass the
+   blocker check; with decoys dropped the smaller state goes through the pipeline again
+   from step 1 (a degrader that cannot reduce its proposal has it discarded);
 6. ``cligym.verify.check_broken_state``: a repeat run, the leak scan, no untouchable path
    changed, and the solution makes every selected test pass;
-7. the TaskInstance and its issue texts are saved (a text ``check_issues`` refuses
+7. the difficulty is measured (``cligym.verify.difficulty``: k, reveal depth, culprit
+   named, the sweeper, breadth, a label), then the TaskInstance and its issue texts are saved (a text ``check_issues`` refuses
    discards the attempt), then the Candidate; the broken image is removed whatever
    happened.
 

@@ -1,5 +1,5 @@
 """The summary of an inversion run: yield, discard reasons, categories, time per verified
-task, and (the LLM-agent path) tokens and the reproduction rate."""
+task, the tasks' difficulty labels, and (the LLM-agent path) tokens and the reproduction rate."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from cligym.layout import RunDir
 from cligym.models.gold import GoldEnv
 from cligym.models.io import load
 from cligym.models.run import Summary
-from cligym.models.task import Candidate
+from cligym.models.task import Candidate, TaskInstance
 
 
 def summarize(run: RunDir, gold: GoldEnv, attempts: int) -> Summary:
@@ -36,8 +36,23 @@ def summarize(run: RunDir, gold: GoldEnv, attempts: int) -> Summary:
             round(sum(c.extra_bytes or 0 for c in verified) / len(verified)) if verified else None
         ),
         selected_tests_seconds=round(sum(sample_seconds) / len(sample_seconds), 3),
+        **_difficulty_figures(run, verified),
         **_agent_figures(candidates, verified),
     )
+
+
+def _difficulty_figures(run: RunDir, verified: list[Candidate]) -> dict:
+    """Verified tasks per difficulty label and per k, from their records."""
+    labels: Counter[str] = Counter()
+    ks: Counter[str] = Counter()
+    for c in verified:
+        path = run.instance(c.instance_id or "")
+        task = load(TaskInstance, path) if path.is_file() else None
+        measured = task.difficulty if task else None
+        labels[measured.label if measured else "unmeasured"] += 1
+        if measured:
+            ks[str(measured.k)] += 1
+    return {"per_difficulty": dict(labels), "per_k": dict(sorted(ks.items()))}
 
 
 def _agent_figures(candidates: list[Candidate], verified: list[Candidate]) -> dict:

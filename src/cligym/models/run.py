@@ -40,6 +40,9 @@ class Summary(BaseModel):
     mean_fail_fraction: float | None
     mean_extra_bytes: float | None
     selected_tests_seconds: float  # the mean gold runtime of a sample (for the cost ratio)
+    #: verified tasks per difficulty label, and per k (tasks made before it was measured: "unmeasured")
+    per_difficulty: dict[str, int] = Field(default_factory=dict)
+    per_k: dict[str, int] = Field(default_factory=dict)
     # the LLM-agent path (zero / None for operator runs)
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 from bench_tasks import gold_of  # benchmarks/bench_tasks.py
-from report import stop_on_sigterm  # benchmarks/report.py
+from report import stop_on_sigterm, table  # benchmarks/report.py
 
 from cligym.errors import CligymError
 from cligym.invert.search import invert
@@ -101,15 +101,6 @@ def bench(spec: str, root: Path, attempts: int, seed: int, single: bool, runtime
     return numbers
 
 
-def table(rows: list[dict]) -> str:
-    cells = [[title for _, title, _ in COLUMNS]]
-    for row in rows:
-        cells.append([fmt.format(row[key]) if key in row else "-" for key, _, fmt in COLUMNS])
-    widths = [max(len(r[i]) for r in cells) for i in range(len(COLUMNS))]
-    return "\n".join("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-                     for r in cells)
-
-
 def total(rows: list[dict]) -> dict:
     tasks = [t for r in rows for t in r.get("_tasks", [])]
     attempts = sum(r.get("attempts", 0) for r in rows)
@@ -140,14 +131,14 @@ def main() -> None:
             except CligymError as exc:
                 rows.append({"project": spec, "error": str(exc)})
                 print(f"{spec}: {exc}", file=sys.stderr)
-            print(table(rows[-1:]), file=sys.stderr, flush=True)
+            print(table(rows[-1:], COLUMNS), file=sys.stderr, flush=True)
     rows.append(total(rows))
     plain = [{k: v for k, v in r.items() if k != "_tasks"} for r in rows]
     if args.json:
         json.dump(plain, sys.stdout, indent=2)
         print()
     else:
-        print(table(plain))
+        print(table(plain, COLUMNS))
         for row in plain[:-1]:
             print(f"# {row['project']}: {row.get('scenarios') or row.get('error')} discards {row.get('discards')}")
 

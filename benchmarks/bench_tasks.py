@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from report import stop_on_sigterm  # benchmarks/report.py
+from report import stop_on_sigterm, table  # benchmarks/report.py
 
 from cligym.errors import CligymError
 from cligym.export.stage import export
@@ -107,16 +107,6 @@ def bench(spec: str, root: Path, attempts: int, seed: int, runtime: Runtime) -> 
     return numbers
 
 
-def table(rows: list[dict]) -> str:
-    cells = [[title for _, title, _ in COLUMNS]]
-    for row in rows:
-        cells.append([fmt.format(row[key]) if key in row else "-" for key, _, fmt in COLUMNS])
-    widths = [max(len(r[i]) for r in cells) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-             for r in cells]
-    return "\n".join([lines[0], "-" * len(lines[0]), *lines[1:]])
-
-
 def main() -> None:
     stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -142,7 +132,7 @@ def main() -> None:
         json.dump(rows, sys.stdout, indent=2)
         print()
     else:
-        print(table(rows))
+        print(table(rows, COLUMNS))
 
 
 def save_rows(folder: Path, rows: list[dict]) -> None:

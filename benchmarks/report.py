@@ -26,3 +26,15 @@ def stop_on_sigterm() -> None:
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     signal.signal(signal.SIGTERM, interrupt)
+
+
+def table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
+    """Rows as an aligned text table: ``columns`` are (key, title, format); a row without
+    a key shows "-"."""
+    cells = [[title for _, title, _ in columns]]
+    for row in rows:
+        cells.append([fmt.format(row[key]) if key in row else "-" for key, _, fmt in columns])
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+             for r in cells]
+    return "\n".join([lines[0], "-" * len(lines[0]), *lines[1:]])

@@ -44,8 +44,10 @@ def _recheck(runtime, gold, gold_dir, run_dir, attempts, summary):
         assert set(task.errors) == set(task.FAIL_TO_PASS)
         verdict = recheck_task(runtime, gold, probe.files, task)  # (a)-(d), from scratch
         assert verdict.ok, f"{task.instance_id}: {verdict.kind} {verdict.reason}"
-        # true and fair: every operator necessary, the texts state only what was observed
-        assert task.applied and all(a.necessary and a.fixes for a in task.applied), task.applied
+        # true and fair: every change necessary (or a checked blocker), the texts state only
+        # what was observed
+        assert task.applied and all((a.necessary and a.fixes) or a.blocks for a in task.applied), task.applied
+        assert task.difficulty is not None and task.difficulty.k >= 1
         assert task.offline_fair is True
         assert check_issues(task, load(TaskIssues, path.parent / "issues.json")) == []
     for path in candidates:

@@ -11,7 +11,8 @@ leave-one-repair-out and the blocker check discards the attempt (``not_minimal``
 ``MixedDegrader`` is the default: each attempt is a scenario (``SCENARIO_SHARE`` of them,
 decided by the run's seed and the attempt number alone, so a resumed run decides alike)
 or a chained composite of 2–3 built-in operators (a composite turn whose search can only
-offer a single operator goes to a scenario: the default mix holds no single faults).
+offer a single operator goes to a scenario; a project no scenario fits gets composites,
+and single faults only when nothing else is left).
 """
 
 from __future__ import annotations
@@ -110,13 +111,22 @@ class MixedDegrader:
         return self.scenarios if draw < self.share else self.composites
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
-        """The attempt's degrader proposes; a composite turn whose search falls back to a
-        single operator (or finds nothing) gives the try to a scenario instead."""
-        self._current = self.of(attempt)
-        proposal = self._current.propose(ctx, attempt, rng)
-        if self._current is self.composites and (proposal.discard is not None or len(proposal.applied) < 2):
-            self._current = self.scenarios
-            proposal = self.scenarios.propose(ctx, attempt, rng)
+        """The attempt's degrader proposes. A composite turn whose search can only offer a
+        single operator goes to a scenario; a scenario turn no scenario has a target for
+        goes to a composite; when neither has one, the operator search's own proposal
+        (a single fault) is taken rather than none."""
+        first = self.of(attempt)
+        fallback: Proposal | None = None
+        for degrader in (first, self.composites if first is self.scenarios else self.scenarios):
+            self._current = degrader
+            proposal = degrader.propose(ctx, attempt, rng)
+            if proposal.discard is None and (degrader is self.scenarios or len(proposal.applied) >= 2):
+                return proposal
+            if degrader is self.composites and proposal.discard is None:
+                fallback = proposal
+        if fallback is not None:
+            self._current = self.composites
+            return fallback
         return proposal
 
     def seen(self, candidate: Candidate) -> None:

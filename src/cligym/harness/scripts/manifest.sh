@@ -47,9 +47,10 @@ m_walk() {
   find "$dir" -name __pycache__ -type d -prune -o "$@" ! -type f ! -type l ! -type d -print | sed 's/^/other /'
 }
 
-m_site() {  # a site directory, less pip's bookkeeping files (no run reads them)
+m_site() {  # a site directory, less pip's bookkeeping files (no run reads them) and what an
+  # interrupted pip leaves under a "~" name (no import reaches it; .pth files still count)
   m_walk "$1" keep ! -path '*.dist-info/RECORD' ! -path '*.dist-info/INSTALLER' \
-    ! -path '*.dist-info/REQUESTED' ! -path '*.dist-info/direct_url.json'
+    ! -path '*.dist-info/REQUESTED' ! -path '*.dist-info/direct_url.json' ! \( -path "$1/~*" ! -name '*.pth' \)
 }
 
 m_hooks() {

@@ -6,24 +6,28 @@ from __future__ import annotations
 import random
 
 from cligym.invert.operators import REGISTRY, Operator, Target
-from cligym.invert.operators.targets import write_file_line
+from cligym.invert.operators.targets import q, write_file_line
 from cligym.invert.scenarios.base import Change, Plan, Scenario, Site, module_gone, register
 
-CLEANUP = '''
-# one-off clean-up added during the 2.x migration: drop the module the old layout shipped
-import os as _os
-try:
-    _os.remove({path!r})
-except OSError:
-    pass
-del _os
+CLEANUP = '''\
+# crash-reporter hook of a backport, with a one-off clean-up added during a migration:
+# drop the module the old layout shipped
+import os
+
+
+def install():
+    try:
+        os.remove({path!r})
+    except OSError:
+        pass
 '''
 
 
 @register
 class SelfUndoingFix(Scenario):
-    """A clean-up snippet appended to the distribution's ``sitecustomize`` during a
-    migration deletes one module file at every interpreter start. The module is gone; a
+    """Debian's own ``sitecustomize`` imports ``apport_python_hook`` when one exists and
+    calls its ``install()`` at every interpreter start; a backported hook carries a
+    one-off clean-up from a migration that deletes one module file. The module is gone; a
     reinstall brings it back only until the next Python process starts — the fix undoes
     itself until the hook is found."""
 
@@ -32,18 +36,17 @@ class SelfUndoingFix(Scenario):
 
     def plan(self, site, rng):
         sub = site.pick(rng)
-        hook = site.probe.realpath(f"{site.stdlib}/sitecustomize.py")
-        original = site.files.read(hook)
-        if sub is None or original is None:
+        custom = site.files.read(f"{site.stdlib}/sitecustomize.py") or b""
+        hook = f"{site.stdlib}/apport_python_hook.py"
+        if sub is None or b"apport_python_hook" not in custom or site.exists(hook):
             return None
-        changed = original.rstrip(b"\n") + b"\n" + CLEANUP.format(path=sub.path).encode()
         undo = Change(
             name="startup_cleanup", category="import_system",
-            dockerfile=[f"RUN {write_file_line(hook, changed, '644')}"],
-            repair=[write_file_line(hook, original, "644")], places=[hook],
+            dockerfile=[f"RUN {write_file_line(hook, CLEANUP.format(path=sub.path).encode(), '644')}"],
+            repair=[f"rm -f {q(hook)}"], places=[hook],
             symptom=f"{sub.module} is missing again after every reinstall of {sub.dist}.",
             hint="What runs each time the Python interpreter starts.",
-            offline="Take the clean-up lines out of the system's sitecustomize (the rest of it is the distribution's).")
+            offline="Delete the hook module the system's sitecustomize imports at start-up.")
         return Plan(scenario=self.name, changes=[undo, module_gone(sub)], repair_order=[0, 1], touching=sub.touching)
 
 

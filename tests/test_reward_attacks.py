@@ -12,7 +12,8 @@ its processes still running (slow set; ``tests/verifier_runs.py``).
   against the exported one, with the verifier's own verdict line.
 - Each repair in ``tests/data/repairs/`` (what a careful engineer might do on top of the
   oracle's repair: reinstall every wheel with ``python``, ``python3`` or ``pip``, recreate the
-  venv with links or copies, ``ldconfig``, restore from a copy, precompile everything) scores 1.
+  venv with links or copies, ``ldconfig``, restore from a copy, precompile everything, leave
+  an interrupted pip's ``~`` stash behind) scores 1.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ REASONS = {
     "stdlib_probe_module": "the environment differs from gold: +file ",
     "pycache_symlink": "the environment differs from gold: +dir ",
     "hidden_pth": "the environment differs from gold: +file ",
+    "tilde_pth": "the environment differs from gold: +file ",
     "bash_wrapper": "",
     "pid_hopper": "",
     "pyvenv_home": "the environment differs from gold: -venv ",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from cligym.harness.images import SOLUTION_PATH, repair_and_test
 from cligym.harness.repair import repair_script
@@ -53,10 +54,11 @@ def reveal_depth(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[
                  steps: Sequence[RepairStep], f2p: list[str], first: str) -> int:
     """Rounds of "repair what the output names, rerun" until the F2P tests pass."""
     left = list(range(len(changes)))
-    text = first
+    chosen = [i for i in left if named(changes[i].places, first)]
+    if not chosen:
+        return len(changes) + 1  # nothing named: no container needed to know
     with runtime.session(image) as session:
         for round_ in range(1, len(changes) + 1):
-            chosen = [i for i in left if named(changes[i].places, text)]
             if not chosen:
                 break
             left = [i for i in left if i not in chosen]
@@ -67,6 +69,7 @@ def reveal_depth(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[
             if run.report_found and set(f2p) <= run.passed():
                 return round_
             text = output_text(run)
+            chosen = [i for i in left if named(changes[i].places, text)]
     return len(changes) + 1
 
 
@@ -84,9 +87,11 @@ def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[Appli
     started = time.monotonic()
     text = output_text(first)
     k = sum(1 for c in changes if c.necessary is not False or c.blocks)
-    depth = reveal_depth(runtime, gold, image, changes, steps, f2p, text)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # two containers at once
+        sweeping = pool.submit(sweeper_solves, runtime, gold, image, f2p)
+        depth = reveal_depth(runtime, gold, image, changes, steps, f2p, text)
+        solves = sweeping.result()
     culprit = any(named(c.places, text + "\n" + env_text(dockerfile)) for c in changes)
-    solves = sweeper_solves(runtime, gold, image, f2p)
     places = {p for c in changes for p in c.places}
     breadth = max(len(places), len(changes))
     subsystems = len({c.category for c in changes})

@@ -92,7 +92,7 @@ class DistroHookShadow(_Shadowed):
     incident = "a distro import hook (Debian's sitecustomize) that puts a stale folder first on sys.path"
 
     def shadow(self, site, sub, cut):
-        custom = site.files.read(f"{site.stdlib}/sitecustomize.py") or b""
+        custom = site.files.read(site.probe.realpath(f"{site.stdlib}/sitecustomize.py")) or b""
         hook = f"{site.stdlib}/apport_python_hook.py"
         if b"apport_python_hook" not in custom or site.exists(hook):
             return None

@@ -36,7 +36,7 @@ class SelfUndoingFix(Scenario):
 
     def plan(self, site, rng):
         sub = site.pick(rng)
-        custom = site.files.read(f"{site.stdlib}/sitecustomize.py") or b""
+        custom = site.files.read(site.probe.realpath(f"{site.stdlib}/sitecustomize.py")) or b""
         hook = f"{site.stdlib}/apport_python_hook.py"
         if sub is None or b"apport_python_hook" not in custom or site.exists(hook):
             return None

@@ -19,7 +19,8 @@ after that is the same whoever proposed it, and lives here once:
    changes whose repair step is needed — the full repair without it leaves some F2P test
    failing (leave-one-repair-out: chained faults stay) — and the blockers that pass the
    blocker check; with decoys dropped the smaller state goes through the pipeline again
-   from step 1 (a degrader that cannot reduce its proposal has it discarded);
+   from step 1 (a proposal that cannot be reduced is a miss: the degrader proposes
+   another when it may, else the attempt is discarded);
 6. ``cligym.verify.check_broken_state``: a repeat run, the leak scan, no untouchable path
    changed, and the solution makes every selected test pass;
 7. the difficulty is measured (``cligym.verify.difficulty``: k, reveal depth, culprit
@@ -305,6 +306,8 @@ def _minimal(state: _Attempt, tag: str) -> Candidate | None:
     kept = [i for i, a in enumerate(applied) if a.necessary or a.blocks]
     if len(kept) == len(applied):
         return None
+    if proposal.keep is None and proposal.retry:
+        raise _Miss()  # a plan whose changes do not all matter: the degrader proposes another
     if proposal.keep is None:
         return state.discarded("not_minimal", "a change is not necessary: the repair works without undoing it "
                                f"({', '.join(a.name for a in applied if not (a.necessary or a.blocks))})")

@@ -103,13 +103,13 @@ class ConstraintPinsMissingRelease(Scenario):
 
 @register
 class InterruptedUninstall(Scenario):
-    """``pip uninstall`` killed mid-way: the package folder is still in pip's stash name
-    (``~`` in place of its first letter), the metadata says it is installed (``pip
-    install`` answers "already satisfied"), and the RECORD is gone (so a forced reinstall
-    cannot uninstall first)."""
+    """``pip uninstall`` killed after it deleted the package's files and its ``RECORD`` but
+    before it removed the metadata folder: pip still lists the distribution (``pip
+    install`` answers "already satisfied"), and a forced reinstall cannot uninstall first
+    ("RECORD file not found")."""
 
     name = "interrupted_uninstall"
-    incident = "an interrupted pip uninstall: the package stashed under a ~name, its metadata left behind"
+    incident = "an interrupted pip uninstall: the package's files gone, its metadata left without a RECORD"
     resists_sweeper = False
 
     def plan(self, site, rng):
@@ -117,16 +117,15 @@ class InterruptedUninstall(Scenario):
         if sub is None:
             return None
         users = site.probe.touching(site.tests, "modules", sub.top)
-        stash = f"{site.site}/~{sub.top[1:]}"
-        if len(users) * 2 > len(site.tests) or site.exists(stash):
+        if len(users) * 2 > len(site.tests):
             return None
-        stashed = Change(
-            name="package_stashed", category="package_files", dockerfile=[f"RUN mv {q(sub.package)} {q(stash)}"],
-            repair=[f"rm -rf {q(stash)}", sub.reinstall], places=[sub.package, stash],
+        gone = Change(
+            name="package_files_gone", category="package_files", dockerfile=[f"RUN rm -rf {q(sub.package)}"],
+            repair=[sub.reinstall], places=[sub.package],
             symptom=f"Tests importing {sub.top} fail with ModuleNotFoundError, while pip lists {sub.dist} as installed.",
             hint=f"What is left of {sub.dist} in site-packages.",
-            offline=f"Reinstall {sub.dist}=={sub.version} from the local wheelhouse and delete pip's stash folder.")
-        return Plan(scenario=self.name, changes=[stashed, record_gone(sub)], repair_order=[1, 0],
+            offline=f"Reinstall {sub.dist}=={sub.version} from the local wheelhouse once pip can.")
+        return Plan(scenario=self.name, changes=[gone, record_gone(sub)], repair_order=[1, 0],
                     naive=[plain_reinstall(site, sub)], touching=users)
 
 

@@ -5,8 +5,9 @@ scenario drawn by weight (the ones a task-blind sweeper cannot undo weigh more; 
 scenario that has made its share of the run's tasks waits while others can still be
 used), its changes as ΔD parts with one repair step each. A plan the site offers no
 target for is skipped; a state that breaks nothing is a screen miss and the attempt tries
-another scenario. Scenarios are never reduced: a change that fails both
-leave-one-repair-out and the blocker check discards the attempt (``not_minimal``).
+another scenario. Scenarios are never reduced: a plan with a change that fails both
+leave-one-repair-out and the blocker check (an optional import that hides a deleted
+module, say) is a miss, and the attempt tries another scenario.
 
 ``MixedDegrader`` is the default: each attempt is a scenario (``SCENARIO_SHARE`` of them,
 decided by the run's seed and the attempt number alone, so a resumed run decides alike)

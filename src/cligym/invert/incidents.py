@@ -1,9 +1,10 @@
 """Inversion by incident scenarios, and the default mix of scenarios and chained composites.
 
 ``ScenarioDegrader`` proposes one scenario's plan per try: a sampled set of tests, a
-scenario drawn by weight (the ones a task-blind sweeper cannot undo weigh more; a
-scenario that has made its share of the run's tasks waits while others can still be
-used), its changes as ΔD parts with one repair step each. A plan the site offers no
+scenario drawn at random (the ones a task-blind sweeper cannot undo first, the others
+only when those have no target or miss; a scenario that has made its share of the run's
+tasks waits while others can still be used), its changes as ΔD parts with one repair
+step each. A plan the site offers no
 target for is skipped; a state that breaks nothing is a screen miss and the attempt tries
 another scenario. Scenarios are never reduced: a plan with a change that fails both
 leave-one-repair-out and the blocker check (an optional import that hides a deleted
@@ -28,8 +29,6 @@ from cligym.invert.proposal import Degrader, Proposal
 from cligym.invert.scenarios import Plan, Scenario, Site
 from cligym.models.task import AppliedOperator, Candidate
 
-#: How much a scenario a sweeper cannot undo weighs against one it can.
-RESISTANT_WEIGHT = 8.0
 #: The share of a default run's attempts that are scenarios (the rest: chained composites).
 SCENARIO_SHARE = 0.9
 
@@ -72,14 +71,12 @@ class ScenarioDegrader:
         self._tried.add(proposal.name)
 
     def _order(self, rng: random.Random) -> list[Scenario]:
-        """Untried scenarios in a weighted random order, the ones under their cap first."""
+        """Untried scenarios in a random order: the ones under their cap first, of those the
+        ones a sweeper cannot undo first (the others are the fallback when those have no
+        target or their plans miss)."""
         pool = [s for s in self.scenarios if s.name not in self._tried]
-        keys = [(self.made[s.name] >= self.cap, -rng.random() ** (1.0 / self._weight(s))) for s in pool]
+        keys = [(self.made[s.name] >= self.cap, not s.resists_sweeper, rng.random()) for s in pool]
         return [s for _, s in sorted(zip(keys, pool, strict=True), key=lambda pair: pair[0])]
-
-    @staticmethod
-    def _weight(scenario: Scenario) -> float:
-        return RESISTANT_WEIGHT if scenario.resists_sweeper else 1.0
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
         if attempt != self._attempt:

@@ -1,0 +1,74 @@
+"""The default mix (no engine): who proposes each try, and the order scenarios are tried."""
+
+from __future__ import annotations
+
+import random
+
+from cligym.invert.incidents import MixedDegrader, ScenarioDegrader
+from cligym.invert.proposal import Proposal
+from cligym.invert.scenarios import REGISTRY
+from cligym.models.task import AppliedOperator
+
+
+def _applied(n: int) -> list[AppliedOperator]:
+    return [AppliedOperator(name=f"op{i}", category="c", target=f"/t{i}", symptom="", hint="") for i in range(n)]
+
+
+class _Fixed:
+    """A degrader that always answers the same way, and counts its calls."""
+
+    seed_prefix = "fixed"
+
+    def __init__(self, name: str, changes: int = 0, discard: bool = False) -> None:
+        self.name, self.changes, self.discard, self.calls = name, changes, discard, 0
+
+    def propose(self, ctx, attempt, rng):
+        self.calls += 1
+        if self.discard:
+            return Proposal(sample=["t"], discard=("no_target", f"{self.name} has nothing"))
+        return Proposal(sample=["t"], name=self.name, applied=_applied(self.changes))
+
+    def seen(self, candidate):
+        pass
+
+    def missed(self, proposal, fail_fraction):
+        pass
+
+
+def _attempts(mix: MixedDegrader, who) -> list[int]:
+    return [a for a in range(40) if mix.of(a) is who][:3]
+
+
+def test_a_composite_turn_offering_one_operator_goes_to_a_scenario():
+    scenarios, composites = _Fixed("scenario", 2), _Fixed("composite", 1)
+    mix = MixedDegrader(scenarios, composites, seed=0)
+    attempt = _attempts(mix, composites)[0]
+    assert mix.propose(None, attempt, random.Random(0)).name == "scenario"
+
+
+def test_a_scenario_turn_with_no_target_goes_to_a_composite_then_to_a_single_fault():
+    mix = MixedDegrader(_Fixed("scenario", discard=True), _Fixed("composite", 2), seed=0)
+    attempt = _attempts(mix, mix.scenarios)[0]
+    assert mix.propose(None, attempt, random.Random(0)).name == "composite"
+    lone = MixedDegrader(_Fixed("scenario", discard=True), _Fixed("single", 1), seed=0)
+    assert lone.propose(None, attempt, random.Random(0)).name == "single"  # nothing else is left
+    empty = MixedDegrader(_Fixed("scenario", discard=True), _Fixed("none", discard=True), seed=0)
+    assert empty.propose(None, attempt, random.Random(0)).discard is not None
+
+
+def test_the_mix_is_mostly_scenarios_and_decided_by_seed_and_attempt_alone():
+    mix = MixedDegrader(_Fixed("s"), _Fixed("c"), seed=3)
+    again = MixedDegrader(_Fixed("s"), _Fixed("c"), seed=3)
+    turns = [mix.of(a) is mix.scenarios for a in range(400)]
+    assert turns == [again.of(a) is again.scenarios for a in range(400)]
+    assert 0.8 <= sum(turns) / len(turns) <= 0.97
+
+
+def test_scenarios_a_sweeper_cannot_undo_are_tried_first_and_capped_ones_last():
+    degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=30)
+    order = degrader._order(random.Random(1))
+    resistant = [s.resists_sweeper for s in order]
+    assert resistant == sorted(resistant, reverse=True) and any(resistant) and not all(resistant)
+    first = order[0].name
+    degrader.made[first] = degrader.cap
+    assert degrader._order(random.Random(1))[-1].name == first

@@ -22,15 +22,13 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 from bench_tasks import gold_of  # benchmarks/bench_tasks.py
-from report import stop_on_sigterm, table  # benchmarks/report.py
+from report import each_project, project_arguments, stop_on_sigterm, table  # benchmarks/report.py
 
-from cligym.errors import CligymError
 from cligym.invert.search import invert
 from cligym.layout import GoldDir, RunDir
 from cligym.models.gold import GoldEnv
@@ -114,24 +112,13 @@ def total(rows: list[dict]) -> dict:
 def main() -> None:
     stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("projects", nargs="*", default=PROJECTS)
-    parser.add_argument("-n", type=int, default=30, help="attempts per project")
-    parser.add_argument("--seed", type=int, default=0)
+    project_arguments(parser, PROJECTS)
     parser.add_argument("--single", action="store_true", help="single built-in operators, not the default mix")
-    parser.add_argument("--keep", type=Path, help="keep gold and run directories here (a rerun resumes)")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     runtime = Runtime()
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        root = args.keep or Path(tmp)
-        for spec in args.projects:
-            try:
-                rows.append(bench(spec, root, args.n, args.seed, args.single, runtime))
-            except CligymError as exc:
-                rows.append({"project": spec, "error": str(exc)})
-                print(f"{spec}: {exc}", file=sys.stderr)
-            print(table(rows[-1:], COLUMNS), file=sys.stderr, flush=True)
+    rows = each_project(args.projects, args.keep,
+                        lambda spec, root: bench(spec, root, args.n, args.seed, args.single, runtime),
+                        lambda rows: print(table(rows[-1:], COLUMNS), file=sys.stderr, flush=True))
     rows.append(total(rows))
     plain = [{k: v for k, v in r.items() if k != "_tasks"} for r in rows]
     if args.json:

@@ -26,14 +26,12 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from report import stop_on_sigterm, table  # benchmarks/report.py
+from report import each_project, project_arguments, stop_on_sigterm, table  # benchmarks/report.py
 
-from cligym.errors import CligymError
 from cligym.export.stage import export
 from cligym.gold import make_gold
 from cligym.invert.search import invert
@@ -110,24 +108,11 @@ def bench(spec: str, root: Path, attempts: int, seed: int, runtime: Runtime) -> 
 def main() -> None:
     stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("projects", nargs="*", default=PROJECTS)
-    parser.add_argument("-n", type=int, default=30, help="attempts per project")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--keep", type=Path, help="keep gold and run directories here (a rerun resumes)")
-    parser.add_argument("--json", action="store_true")
+    project_arguments(parser, PROJECTS)
     args = parser.parse_args()
     runtime = Runtime()
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        root = args.keep or Path(tmp)
-        for spec in args.projects:
-            try:
-                rows.append(bench(spec, root, args.n, args.seed, runtime))
-            except CligymError as exc:
-                rows.append({"project": spec, "error": str(exc)})
-                print(f"{spec}: {exc}", file=sys.stderr)
-            if args.keep:
-                save_rows(args.keep, rows)
+    rows = each_project(args.projects, args.keep, lambda spec, root: bench(spec, root, args.n, args.seed, runtime),
+                        lambda rows: save_rows(args.keep, rows) if args.keep else None)
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
         print()

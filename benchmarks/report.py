@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from pathlib import Path
 
 
 def print_numbers(numbers: dict, as_json: bool) -> None:
@@ -38,3 +39,34 @@ def table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
     lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
              for r in cells]
     return "\n".join([lines[0], "-" * len(lines[0]), *lines[1:]])
+
+
+def project_arguments(parser, projects: list[str]):
+    """The options every per-project benchmark takes: the projects, -n, --seed, --keep, --json."""
+    parser.add_argument("projects", nargs="*", default=projects)
+    parser.add_argument("-n", type=int, default=30, help="attempts per project")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", type=Path, help="keep gold and run directories here (a rerun resumes)")
+    parser.add_argument("--json", action="store_true")
+    return parser
+
+
+def each_project(specs: list[str], keep: Path | None, one, after=None) -> list[dict]:
+    """``one(spec, root)`` for every project, in a kept folder or a temporary one; a project
+    that fails gives a row with its error. ``after(rows)`` runs after each project."""
+    import tempfile
+
+    from cligym.errors import CligymError
+
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = keep or Path(tmp)
+        for spec in specs:
+            try:
+                rows.append(one(spec, root))
+            except CligymError as exc:
+                rows.append({"project": spec, "error": str(exc)})
+                print(f"{spec}: {exc}", file=sys.stderr)
+            if after is not None:
+                after(rows)
+    return rows

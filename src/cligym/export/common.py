@@ -54,18 +54,13 @@ def difficulty(task: TaskInstance) -> str:
 
 
 def measured_metadata(task: TaskInstance) -> dict:
-    """The measure behind the label as metadata keys (all None without a measure, and
-    ``scenario`` None when unset: ``toml_document`` leaves None out)."""
+    """The measure behind the label as metadata keys (none without a measure), and the
+    scenario when set (``toml_document`` leaves None out)."""
     d = task.difficulty
-    return {
-        "difficulty_k": d.k if d else None,
-        "reveal_depth": d.reveal_depth if d else None,
-        "culprit_named": d.culprit_named if d else None,
-        "sweeper_solves": d.sweeper_solves if d else None,
-        "repair_breadth": d.breadth if d else None,
-        "subsystems": d.subsystems if d else None,
-        "scenario": task.scenario or None,
-    }
+    measured = {"difficulty_k": d.k, "reveal_depth": d.reveal_depth, "culprit_named": d.culprit_named,
+                "sweeper_solves": d.sweeper_solves, "repair_breadth": d.breadth,
+                "subsystems": d.subsystems} if d else {}
+    return {**measured, "scenario": task.scenario or None}
 
 
 def check_min_difficulty(value: str | None) -> Label | None:

@@ -11,7 +11,7 @@ from cligym.config import LABEL, home
 from cligym.harness.testrun import run_tests_in_session
 from cligym.models.gold import GoldEnv
 from cligym.models.testrun import TestRun
-from cligym.runtime import Runtime, run_id
+from cligym.runtime import RunResult, Runtime, Session, run_id
 
 SOLUTION_PATH = "/tmp/cligym-solve.sh"
 
@@ -56,8 +56,14 @@ def repair_and_test(
     """Run the solution script in a container of ``image``, then the tests in the same
     container. Returns the script's exit code and output, and the test run."""
     with runtime.session(image) as session:
-        session.put_files({SOLUTION_PATH: (solution, 0o755)})
-        fixed = session.exec(["sh", SOLUTION_PATH], timeout=600)
-        session.exec(["rm", "-f", SOLUTION_PATH], timeout=60)
+        fixed = run_script(session, solution)
         run = run_tests_in_session(session, gold.workdir, gold.test_command, tests, timeout=timeout)
     return fixed.exit_code, fixed.output, run
+
+
+def run_script(session: Session, script: str) -> RunResult:
+    """Run a repair script in a running container (written to a scratch path, removed after)."""
+    session.put_files({SOLUTION_PATH: (script, 0o755)})
+    result = session.exec(["sh", SOLUTION_PATH], timeout=600)
+    session.exec(["rm", "-f", SOLUTION_PATH], timeout=60)
+    return result

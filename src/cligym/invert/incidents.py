@@ -22,7 +22,6 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from cligym.harness.repair import repair_script
 from cligym.invert.context import RunContext, sample_tests
 from cligym.invert.operators import GoldFiles
 from cligym.invert.proposal import Degrader, Proposal
@@ -44,7 +43,7 @@ def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
                 symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied], scenario=plan.scenario)
     return Proposal(
         sample=sample, name=plan.scenario, dockerfile=[line for c in plan.changes for line in c.dockerfile],
-        solution=repair_script([steps[i] for i in plan.repair_order]), task_fields=lambda verdict: task,
+        task_fields=lambda verdict: task,
         applied=applied, parts=[c.dockerfile for c in plan.changes], steps=steps, repair_order=plan.repair_order,
         naive=plan.naive, screen=[t for t in sample if t in set(plan.touching)], retry=True,
     )

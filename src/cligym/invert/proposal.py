@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from cligym.harness.repair import repair_script
 from cligym.invert.context import RunContext
 from cligym.models.fs import LeakReport
 from cligym.models.task import AppliedOperator, Candidate, RepairStep
@@ -22,6 +23,7 @@ class Proposal:
     name: str = ""  # the instance id's middle part (operator names, or "agent")
     dockerfile: list[str] = field(default_factory=list)  # ΔD
     #: the repair script, or a function deriving it from the filesystem difference to gold
+    #: (default: the script of ``steps`` in ``order``)
     solution: str | Callable[[LeakReport], str] = ""
     discard: tuple[str, str] | None = None  # (kind, reason): the degrader gave up already
     #: the run the degrader made itself (its own container); the fresh build must reproduce it
@@ -49,6 +51,10 @@ class Proposal:
     #: argument: is this one of the attempt's last ``LATE_TRIES`` tries)? None: any state
     #: that fails something
     accept: Callable[[float, bool], bool] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.solution and self.steps:
+            self.solution = repair_script(self.ordered_steps)
 
     @property
     def order(self) -> list[int]:

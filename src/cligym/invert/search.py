@@ -38,7 +38,7 @@ from cligym.errors import BadInput
 from cligym.invert.context import RunContext, open_run, sample_tests
 from cligym.invert.incidents import MixedDegrader, ScenarioDegrader
 from cligym.invert.learning import PARTIAL, Learnt
-from cligym.invert.operators import GoldFiles, Operator, Target, get, solution_script
+from cligym.invert.operators import GoldFiles, Operator, Target, get
 from cligym.invert.operators.base import protected
 from cligym.invert.scenarios import get as get_scenarios
 from cligym.invert.pipeline import LATE_TRIES, MAX_TRIES, run_attempts
@@ -302,7 +302,7 @@ def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]], accept=
     parts = [op.apply(t) for op, t in pairs]
     return Proposal(
         sample=sample, name="+".join(op.name for op, _ in pairs),
-        dockerfile=[line for part in parts for line in part], solution=solution_script(pairs),
+        dockerfile=[line for part in parts for line in part],
         task_fields=lambda verdict: task, applied=applied, parts=parts,
         steps=[RepairStep(label=op.category, lines=op.solution(t)) for op, t in pairs],
         keep=lambda indexes: proposal_of(sample, [pairs[i] for i in indexes], accept),

@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from cligym.harness.images import SOLUTION_PATH, repair_and_test
+from cligym.harness.images import repair_and_test, run_script
 from cligym.harness.repair import repair_script
 from cligym.harness.testrun import hang_timeout, run_tests_in_session
 from cligym.harness.verdict import script
@@ -62,8 +62,7 @@ def reveal_depth(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[
             if not chosen:
                 break
             left = [i for i in left if i not in chosen]
-            session.put_files({SOLUTION_PATH: (repair_script([steps[i] for i in chosen]), 0o755)})
-            session.exec(["sh", SOLUTION_PATH], timeout=600)
+            run_script(session, repair_script([steps[i] for i in chosen]))
             run = run_tests_in_session(session, gold.workdir, gold.test_command, f2p,
                                        timeout=hang_timeout(gold.test_seconds))
             if run.report_found and set(f2p) <= run.passed():

@@ -247,10 +247,11 @@ def wheel_for(probe: Probe, dist: str, version: str) -> str | None:
     return None
 
 
-def reinstall_line(probe: Probe, dist: str, version: str) -> str | None:
-    """The shell line that reinstalls ``dist==version`` from the wheel in the image, with the
-    environment's own pip and no index; None when the image holds no such wheel."""
-    wheel = wheel_for(probe, dist, version)
+def reinstall_line(probe: Probe, dist: str, version: str, wheel: str | None = None) -> str | None:
+    """The shell line that reinstalls ``dist==version`` from the wheel in the image (``wheel``
+    when the caller found it already), with the environment's own pip and no index; None
+    when the image holds no such wheel."""
+    wheel = wheel or wheel_for(probe, dist, version)
     if wheel is None:
         return None
     pip = f"{probe.python.get('prefix', '/opt/venv')}/bin/python -m pip"

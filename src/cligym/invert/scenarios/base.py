@@ -90,6 +90,7 @@ class Site:
         self.stdlib = probe.python.get("stdlib", "/usr/lib/python3")
         self.prefix = probe.python.get("prefix", "/opt/venv")
         self._subs: list[Submodule] | None = None
+        self._wheels: dict[tuple[str, str], str | None] = {}
 
     def submodules(self) -> list[Submodule]:
         """Submodules of installed distributions that sampled tests import, with a wheel:
@@ -127,9 +128,14 @@ class Site:
             return None
         package = f"{self.site}/{module.split('.', 1)[0]}"
         entry = self.probe.files.get(package)
-        line, wheel = reinstall_line(self.probe, dist.name, dist.version), wheel_for(self.probe, dist.name, dist.version)
-        if entry is None or entry.type != "d" or not line or not wheel or not path.startswith(package + "/"):
+        if entry is None or entry.type != "d" or not path.startswith(package + "/"):
             return None
+        if (dist.name, dist.version) not in self._wheels:  # one scan of the listing per distribution
+            self._wheels[(dist.name, dist.version)] = wheel_for(self.probe, dist.name, dist.version)
+        wheel = self._wheels[(dist.name, dist.version)]
+        if not wheel:
+            return None
+        line = reinstall_line(self.probe, dist.name, dist.version, wheel)
         size = self.probe.files[path].size if path in self.probe.files else 0
         return Submodule(module=module, path=path, dist=dist.name, version=dist.version, dist_info=dist.path,
                          package=package, size=size, reinstall=line, wheel=wheel, touching=touching)

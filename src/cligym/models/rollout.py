@@ -22,6 +22,8 @@ class RolloutResult(BaseModel):
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
     seconds: float = Field(default=0.0, ge=0)
+    #: the verifier's own last word (``cligym verifier: reward R: why``), or why no reward was read
+    verdict: str = ""
 
     @property
     def successful(self) -> bool:

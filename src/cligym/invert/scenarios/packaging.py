@@ -102,6 +102,36 @@ class ConstraintPinsMissingRelease(Scenario):
 
 
 @register
+class BuildStagePipTarget(Scenario):
+    """A multi-stage image build set ``target`` in the machine-wide pip configuration so
+    that a build stage could install into a folder it copied later; the setting stayed
+    in the final image. Every ``pip install`` since "succeeds" into that folder, which no
+    interpreter searches, so reinstalling the distribution whose module is missing changes
+    nothing — nor does reinstalling everything."""
+
+    name = "build_stage_pip_target"
+    incident = "a pip 'target' setting left in the global pip configuration by a build stage"
+
+    def plan(self, site, rng):
+        sub = site.pick(rng)
+        original = site.files.read(PIP_CONF)
+        if sub is None or original is None or b"[install]" in original or b"target" in original:
+            return None
+        folder = rng.choice(["/opt/build/pydeps", "/usr/local/share/app-build/site", "/srv/build/python-deps"])
+        config = original.rstrip(b"\n") + f"\n\n# build stage: collect dependencies for the runtime layer\n" \
+            f"[install]\ntarget = {folder}\n".encode()
+        redirect = Change(
+            name="pip_install_target", category="package_metadata", role="blocker",
+            dockerfile=[f"RUN {write_file_line(PIP_CONF, config, '644')}"],
+            repair=[write_file_line(PIP_CONF, original, "644")], places=[PIP_CONF],
+            symptom=f"Reinstalling {sub.dist} reports success, yet the tests still fail the same way.",
+            hint="Where pip's configuration makes every install go.",
+            offline="Take the install target out of pip's configuration, then reinstall from the local wheelhouse.")
+        return Plan(scenario=self.name, changes=[module_gone(sub), redirect], repair_order=[1, 0],
+                    naive=[plain_reinstall(site, sub)], touching=sub.touching)
+
+
+@register
 class InterruptedUninstall(Scenario):
     """``pip uninstall`` killed after it deleted the package's files and its ``RECORD`` but
     before it removed the metadata folder: pip still lists the distribution (``pip

@@ -2,7 +2,8 @@
 
 Each one puts a copy of an installed top-level package where Python looks first — a
 legacy egg, a distro hook's folder, the working directory, a stale ``PYTHONPATH``, the
-interpreter's own zip entry — with one submodule missing or cut short in the copy, and
+interpreter's own zip entry — with one submodule missing in the copy (an old copy, made
+before that module existed; now and then one cut short mid-copy, ``CUT_SHARE``), and
 deletes that submodule from the installed distribution too. The failing tests name a
 module, not where it came from; reinstalling the distribution (the obvious repair) changes
 nothing while the copy is first; removing the copy alone reveals the real hole. Both
@@ -15,6 +16,10 @@ import random
 
 from cligym.invert.operators.targets import q, write_file_line
 from cligym.invert.scenarios.base import Change, Plan, Scenario, Site, Submodule, module_gone, register, shadow_copy
+
+#: The share of copies whose submodule is cut short rather than missing. A cut module's
+#: SyntaxError prints the copy's path; a missing one only the module's name.
+CUT_SHARE = 0.2
 
 SHOWS = [r"ModuleNotFoundError", r"No module named", r"cannot import name", r"SyntaxError", r"ImportError"]
 
@@ -29,7 +34,7 @@ class _Shadowed(Scenario):
         sub = site.pick(rng, need_size=64)
         if sub is None:
             return None
-        shadow = self.shadow(site, sub, cut=rng.random() < 0.5)
+        shadow = self.shadow(site, sub, cut=rng.random() < CUT_SHARE)
         if shadow is None:
             return None
         return Plan(scenario=self.name, changes=[shadow, module_gone(sub)], repair_order=[0, 1], touching=sub.touching)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from cligym.invert.incidents import MixedDegrader, ScenarioDegrader
+from cligym.invert.incidents import HIDDEN_WEIGHT, MixedDegrader, ScenarioDegrader
 from cligym.invert.proposal import Proposal
 from cligym.invert.scenarios import REGISTRY
 from cligym.models.task import AppliedOperator
@@ -72,3 +72,17 @@ def test_scenarios_a_sweeper_cannot_undo_are_tried_first_and_capped_ones_last():
     first = order[0].name
     degrader.made[first] = degrader.cap
     assert degrader._order(random.Random(1))[-1].name == first
+
+
+def test_scenarios_that_hide_their_cause_are_drawn_first_more_often():
+    """Among the scenarios a sweeper cannot undo, the ones whose mechanism shows no injected
+    path lead the order more often than their share of the pool (HIDDEN_WEIGHT)."""
+    degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=30)
+    resistant = [s for s in REGISTRY.values() if s.resists_sweeper]
+    hidden = sum(1 for s in resistant if not s.shows_cause)
+    assert 0 < hidden < len(resistant)
+    firsts = [degrader._order(random.Random(seed))[0] for seed in range(2000)]
+    assert all(s.resists_sweeper for s in firsts)
+    share = sum(1 for s in firsts if not s.shows_cause) / len(firsts)
+    weighted = HIDDEN_WEIGHT * hidden / (HIDDEN_WEIGHT * hidden + len(resistant) - hidden)
+    assert share > hidden / len(resistant) + 0.1 and abs(share - weighted) < 0.05

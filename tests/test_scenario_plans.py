@@ -68,6 +68,7 @@ def test_a_scenario_without_its_landmark_plans_nothing(site):
     assert REGISTRY["self_undoing_fix"].plan(bare, random.Random(1)) is None
     redirected = Site(site.probe, site.tests, GoldFiles({"/etc/pip.conf": b"[install]\ntarget = /x\n"}.get))
     assert REGISTRY["build_stage_pip_target"].plan(redirected, random.Random(1)) is None
+    assert REGISTRY["system_pip_user_install"].plan(redirected, random.Random(1)) is None
 
 
 def run_sh(script: str, tmp_path: Path) -> str:

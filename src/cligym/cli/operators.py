@@ -45,14 +45,17 @@ def scenarios(
 
     The default 'cligym invert' run draws most attempts from them (the rest are chained
     composites of operators); '--scenarios NAMES' uses only the named ones. The sweeper
-    column says whether a task-blind battery of generic repairs is meant to fail on it
-    (measured per task: see the task's difficulty)."""
+    column says whether a task-blind battery of generic repairs is meant to fail on it;
+    'shows cause', whether its mechanism puts an injected path in the failing output or the
+    environment (the default mix draws the others likelier). Both are measured per task:
+    see the task's difficulty."""
     from cligym.invert.scenarios import REGISTRY
 
-    rows = [{"name": s.name, "incident": s.incident, "resists_sweeper": s.resists_sweeper}
-            for s in sorted(REGISTRY.values(), key=lambda s: s.name)]
+    rows = [{"name": s.name, "incident": s.incident, "resists_sweeper": s.resists_sweeper,
+             "shows_cause": s.shows_cause} for s in sorted(REGISTRY.values(), key=lambda s: s.name)]
     if as_json:
         print_json(rows)
         return
-    print_table(f"{len(rows)} incident scenarios", ("name", "resists sweeper", "incident"),
-                ([r["name"], "yes" if r["resists_sweeper"] else "no", r["incident"]] for r in rows))
+    yes = {True: "yes", False: "no"}
+    print_table(f"{len(rows)} incident scenarios", ("name", "resists sweeper", "shows cause", "incident"),
+                ([r["name"], yes[r["resists_sweeper"]], yes[r["shows_cause"]], r["incident"]] for r in rows))

@@ -2,8 +2,9 @@
 
 ``ScenarioDegrader`` proposes one scenario's plan per try: a sampled set of tests, a
 scenario drawn at random (the ones a task-blind sweeper cannot undo first, the others
-only when those have no target or miss; a scenario that has made its share of the run's
-tasks waits while others can still be used), its changes as ΔD parts with one repair
+only when those have no target or miss; the ones that hide their cause likelier than
+those whose mechanism shows an injected path; a scenario that has made its share of the
+run's tasks waits while others can still be used), its changes as ΔD parts with one repair
 step each. A plan the site offers no
 target for is skipped; a state that breaks nothing is a screen miss and the attempt tries
 another scenario. Scenarios are never reduced: a plan with a change that fails both
@@ -30,6 +31,8 @@ from cligym.models.task import AppliedOperator, Candidate
 
 #: The share of a default run's attempts that are scenarios (the rest: chained composites).
 SCENARIO_SHARE = 0.9
+#: How much likelier a scenario that hides its cause is drawn before one that shows it.
+HIDDEN_WEIGHT = 3.0
 
 
 def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
@@ -72,9 +75,13 @@ class ScenarioDegrader:
     def _order(self, rng: random.Random) -> list[Scenario]:
         """Untried scenarios in a random order: the ones under their cap first, of those the
         ones a sweeper cannot undo first (the others are the fallback when those have no
-        target or their plans miss)."""
+        target or their plans miss); within a tier a weighted draw without replacement,
+        where a scenario that hides its cause weighs ``HIDDEN_WEIGHT`` times one whose
+        mechanism shows an injected path (a traceback that names the culprit makes an
+        easy task)."""
         pool = [s for s in self.scenarios if s.name not in self._tried]
-        keys = [(self.made[s.name] >= self.cap, not s.resists_sweeper, rng.random()) for s in pool]
+        keys = [(self.made[s.name] >= self.cap, not s.resists_sweeper,
+                 -rng.random() ** (1.0 / (1.0 if s.shows_cause else HIDDEN_WEIGHT))) for s in pool]
         return [s for _, s in sorted(zip(keys, pool, strict=True), key=lambda pair: pair[0])]
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:

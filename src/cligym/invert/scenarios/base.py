@@ -159,6 +159,10 @@ class Scenario:
     incident: ClassVar[str]
     #: whether a task-blind sweeper (venv recreated, wheels reinstalled) is meant to fail on it
     resists_sweeper: ClassVar[bool] = True
+    #: whether its mechanism leaves an injected path where a reader of the failing output or
+    #: of ``env`` sees it (a shadow copy in the traceback's frames, a truncated module's
+    #: SyntaxError, a folder in an ``ENV`` line); measured per task all the same
+    shows_cause: ClassVar[bool] = False
 
     def plan(self, site: Site, rng: random.Random) -> Plan | None:
         raise NotImplementedError

@@ -47,6 +47,7 @@ class HalfFinishedUpgrade(Scenario):
     it works."""
 
     name = "half_finished_upgrade"
+    shows_cause = True  # the truncated module's SyntaxError prints its path
     incident = "an interrupted upgrade: a truncated module, a missing RECORD, a partial wheel in the wheelhouse"
     resists_sweeper = False
 
@@ -101,8 +102,36 @@ class ConstraintPinsMissingRelease(Scenario):
                     naive=[plain_reinstall(site, sub)], touching=sub.touching)
 
 
+class _PipInstallSetting(Scenario):
+    """A setting in the machine-wide pip configuration's ``[install]`` section that defeats
+    every reinstall, over a module deleted from an installed distribution."""
+
+    #: the change's name, the lines of the ``[install]`` section, what the naive repair shows
+    change: str
+    setting: str
+    symptom: str
+
+    def lines(self, rng) -> str:
+        return self.setting
+
+    def plan(self, site, rng):
+        sub = site.pick(rng)
+        original = site.files.read(PIP_CONF)
+        if sub is None or original is None or b"[install]" in original:
+            return None
+        config = original.rstrip(b"\n") + f"\n\n[install]\n{self.lines(rng)}".encode()
+        setting = Change(
+            name=self.change, category="package_metadata", role="blocker",
+            dockerfile=[f"RUN {write_file_line(PIP_CONF, config, '644')}"],
+            repair=[write_file_line(PIP_CONF, original, "644")], places=[PIP_CONF],
+            symptom=self.symptom.format(dist=sub.dist), hint="What pip's configuration adds to every install.",
+            offline="Take the [install] setting out of pip's configuration, then reinstall from the local wheelhouse.")
+        return Plan(scenario=self.name, changes=[module_gone(sub), setting], repair_order=[1, 0],
+                    naive=[plain_reinstall(site, sub)], touching=sub.touching)
+
+
 @register
-class BuildStagePipTarget(Scenario):
+class BuildStagePipTarget(_PipInstallSetting):
     """A multi-stage image build set ``target`` in the machine-wide pip configuration so
     that a build stage could install into a folder it copied later; the setting stayed
     in the final image. Every ``pip install`` since "succeeds" into that folder, which no
@@ -111,24 +140,27 @@ class BuildStagePipTarget(Scenario):
 
     name = "build_stage_pip_target"
     incident = "a pip 'target' setting left in the global pip configuration by a build stage"
+    change = "pip_install_target"
+    symptom = "Reinstalling {dist} reports success, yet the tests still fail the same way."
 
-    def plan(self, site, rng):
-        sub = site.pick(rng)
-        original = site.files.read(PIP_CONF)
-        if sub is None or original is None or b"[install]" in original or b"target" in original:
-            return None
+    def lines(self, rng) -> str:
         folder = rng.choice(["/opt/build/pydeps", "/usr/local/share/app-build/site", "/srv/build/python-deps"])
-        config = original.rstrip(b"\n") + f"\n\n# build stage: collect dependencies for the runtime layer\n" \
-            f"[install]\ntarget = {folder}\n".encode()
-        redirect = Change(
-            name="pip_install_target", category="package_metadata", role="blocker",
-            dockerfile=[f"RUN {write_file_line(PIP_CONF, config, '644')}"],
-            repair=[write_file_line(PIP_CONF, original, "644")], places=[PIP_CONF],
-            symptom=f"Reinstalling {sub.dist} reports success, yet the tests still fail the same way.",
-            hint="Where pip's configuration makes every install go.",
-            offline="Take the install target out of pip's configuration, then reinstall from the local wheelhouse.")
-        return Plan(scenario=self.name, changes=[module_gone(sub), redirect], repair_order=[1, 0],
-                    naive=[plain_reinstall(site, sub)], touching=sub.touching)
+        return f"# build stage: collect dependencies for the runtime layer\ntarget = {folder}\n"
+
+
+@register
+class SystemPipUserInstall(_PipInstallSetting):
+    """An image that once ran its tools on the system Python (whose site-packages Debian
+    marks as externally managed) set ``user = true`` in the machine-wide pip configuration;
+    after the move to a virtual environment the setting stayed, and pip refuses every
+    install inside the venv ("Can not perform a '--user' install") while a module of an
+    installed distribution is missing."""
+
+    name = "system_pip_user_install"
+    incident = "a 'user = true' pip setting from the system-Python days that refuses every install in the venv"
+    change = "pip_user_install"
+    setting = "# installs go to ~/.local: the system site-packages is externally managed\nuser = true\n"
+    symptom = "pip refuses to reinstall {dist}: it cannot perform a --user install in the virtual environment."
 
 
 @register
@@ -166,6 +198,7 @@ class MirrorSwitch(Scenario):
     meanwhile one module of a distribution is cut short."""
 
     name = "mirror_switch"
+    shows_cause = True  # the truncated module's SyntaxError prints its path
     incident = "a venv-level pip.conf pointing at an empty wheelhouse, over a damaged module"
     resists_sweeper = False
 

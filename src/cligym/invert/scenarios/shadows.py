@@ -27,6 +27,8 @@ SHOWS = [r"ModuleNotFoundError", r"No module named", r"cannot import name", r"Sy
 class _Shadowed(Scenario):
     """A shadow copy (``shadow``) over the submodule deleted from the installed package."""
 
+    shows_cause = True  # the copy's files are in the traceback's frames when its __init__ runs
+
     def shadow(self, site: Site, sub: Submodule, cut: bool) -> Change | None:
         raise NotImplementedError
 

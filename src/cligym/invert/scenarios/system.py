@@ -72,6 +72,7 @@ class LibrarySearchOrder(Scenario):
     reveals the moved link; ``ldconfig`` alone changes nothing the loader searches first."""
 
     name = "library_search_order"
+    shows_cause = True  # LD_LIBRARY_PATH names the stray file's folder
     incident = "a library search-order chain: an LD_LIBRARY_PATH stray file and a moved soname link"
 
     def plan(self, site, rng):

@@ -52,7 +52,10 @@ def test_concurrent_rollouts_give_the_same_results(harbor_tasks, runtime, tmp_pa
     before = set(runtime.labelled_containers(mine=True))
     one = rollout(some, tmp_path / "one", agent="oracle", k=2, runtime=runtime, workers=1)
     three = rollout(some, tmp_path / "three", agent="oracle", k=2, runtime=runtime, workers=3)
-    assert three.per_task == one.per_task and three.attempts == one.attempts == 2 * one.tasks
+    verdicts = sorted((p.parent.parent.name, p.parent.parent.parent.name, json.loads(p.read_text())["verdict"])
+                      for p in tmp_path.glob("*/*/*/result.json"))
+    assert three.per_task == one.per_task, [v for v in verdicts if "reward 1" not in v[2]]
+    assert three.attempts == one.attempts == 2 * one.tasks
     assert set(runtime.labelled_containers(mine=True)) == before
 
 

@@ -72,7 +72,7 @@ ADDED_SINCE = {GoldEnv: ("requirements_from", "inferred", "left_out"), Probe: ("
                TaskInstance: ("applied", "offline_fair", "repair_steps", "scenario", "difficulty"),
                Candidate: ("screened", "decoys", "refused"),
                TaskIssues: ("style", "refused", "prompt_tokens", "completion_tokens"),
-               Summary: ("per_difficulty", "per_k")}
+               Summary: ("per_difficulty", "per_k"), RolloutResult: ("verdict",)}
 #: Fields added since to records held in a list field: model -> (list field, added fields).
 ADDED_INSIDE = {Candidate: ("operators", ("shows", "offline", "necessary", "fixes", "role", "blocks", "places"))}
 #: Fields added since to a record held in a field: model -> (field, added fields).

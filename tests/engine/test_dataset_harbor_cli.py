@@ -1,0 +1,140 @@
+"""Harbor's own CLI (``harbor run``, Harbor 0.25.0 in a Python 3.12 venv) on a dataset
+``cligym dataset build`` made from a real PyPI project: the oracle scores 1 and nop 0 on
+every task, through Harbor's own trial runner and verifier. Containers run on the local
+engine through ``tests/harbor_plain_docker.py`` (no network, a pids limit)."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+from cligym.layout import DatasetDir
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = ROOT / ".venv-harbor-cli"
+HARBOR = "harbor==0.25.0"
+ENV_CLASS = "tests.harbor_plain_docker:PlainDockerEnvironment"
+LABEL = "cligym.test=harbor-cli"
+
+pytestmark = pytest.mark.slow
+
+
+def python312() -> str:
+    """A Python >= 3.12 (Harbor's requirement): one pyenv installed, or one on PATH."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = sorted(glob.glob(str(pyenv / "3.1[2-9]*" / "bin" / "python3")))
+    candidates += [found for name in ("python3.13", "python3.12") if (found := shutil.which(name))]
+    for candidate in candidates:
+        ok = subprocess.run([candidate, "-c", "import sys; assert sys.version_info >= (3, 12)"],
+                            capture_output=True, timeout=60)
+        if ok.returncode == 0:
+            return candidate
+    pytest.fail("Harbor needs Python >= 3.12: none under pyenv or on PATH")
+
+
+@pytest.fixture(scope="module")
+def harbor() -> Path:
+    """Harbor's CLI in its own venv (made once, kept beside the project's .venv)."""
+    stamp = VENV / ".cligym-installed"
+    if not stamp.exists():
+        subprocess.run([python312(), "-m", "venv", "--clear", str(VENV)], check=True, timeout=300)
+        pip = subprocess.run([str(VENV / "bin" / "python"), "-m", "pip", "install", "-q",
+                              "--disable-pip-version-check", HARBOR], capture_output=True, text=True, timeout=1200)
+        assert pip.returncode == 0, pip.stderr[-2000:]
+        stamp.touch()
+    return VENV / "bin" / "harbor"
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory, base_image) -> Path:
+    folder = tmp_path_factory.mktemp("harbor-cli")
+    projects = folder / "projects.toml"
+    projects.write_text('attempts = 3\ntasks = 2\n\n[[project]]\nsource = "python-dotenv==1.2.1"\n')
+    out = folder / "out"
+    done = subprocess.run([sys.executable, "-m", "cligym", "dataset", "build", str(projects), "-o", str(out),
+                           "--seed", "5", "--no-bundle", "-q"], capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out
+
+
+def harbor_run(harbor: Path, tasks: Path, agent: str, jobs: Path) -> dict:
+    """``harbor run`` over every task; returns its job's result.json."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT),
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # Harbor's model-price table: the copy it ships
+    done = subprocess.run([str(harbor), "run", "-p", str(tasks), "-a", agent, "--env", ENV_CLASS, "-o", str(jobs),
+                           "-n", "2"], capture_output=True, text=True, timeout=2400, env=env)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    (result,) = jobs.glob("*/result.json")
+    return json.loads(result.read_text())
+
+
+def _leftovers() -> list[str]:
+    found = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={LABEL}"], capture_output=True, text=True)
+    return found.stdout.split()
+
+
+@pytest.mark.parametrize("agent, expected", [("oracle", 1.0), ("nop", 0.0)])
+def test_harbor_cli_scores_every_task(harbor, dataset, tmp_path, agent, expected):
+    tasks = DatasetDir(dataset).harbor.path
+    names = sorted(p.parent.name for p in tasks.glob("*/task.toml"))
+    assert len(names) >= 2
+    try:
+        result = harbor_run(harbor, tasks, agent, tmp_path / "jobs")
+        stats = result["stats"]
+        assert stats["n_errored_trials"] == 0 and stats["n_completed_trials"] == len(names), json.dumps(stats)
+        (evals,) = stats["evals"].values()
+        rewards = evals["reward_stats"]["reward"]
+        assert set(rewards) == {str(expected)} and len(rewards[str(expected)]) == len(names), rewards
+    finally:
+        assert _leftovers() == []
+
+
+def variants(task: Path, scripts: dict[str, str], out: Path) -> Path:
+    """One copy of ``task`` per script, whose solution slot runs it (with the attacks'
+    payload beside it): a folder of tasks ``harbor run`` takes as they are."""
+    data = ROOT / "tests" / "data"
+    for name, script in scripts.items():
+        copy = out / f"{task.name[:40]}-{name.replace('_', '-')}"
+        shutil.copytree(task, copy)
+        (copy / "solution" / "solve.sh").write_text("#!/bin/bash\n" + script)
+        (copy / "solution" / "solve.sh").chmod(0o755)
+        shutil.copy(data / "attacks" / "forge.py", copy / "solution" / "forge.py")
+        config = tomllib.loads((copy / "task.toml").read_text())
+        config["task"]["name"] = f"cligym/{copy.name}"  # one name per trial
+        (copy / "task.toml").write_text(tomli_w.dumps(config))
+    return out
+
+
+def rewards(result: dict) -> dict[str, list[str]]:
+    stats = result["stats"]
+    assert stats["n_errored_trials"] == 0, json.dumps(stats)
+    (evals,) = stats["evals"].values()
+    return evals["reward_stats"]["reward"]
+
+
+def test_no_attack_scores_and_every_honest_repair_does_in_harbors_cli(harbor, dataset, tmp_path):
+    """Every scripted attack (tests/data/attacks) run as the agent's work in Harbor's own
+    CLI scores 0, the launcher attack included (task.toml's [environment] env puts the
+    task's own tests/bin first on the PATH Harbor's `bash -c` searches); every honest
+    repair (tests/data/repairs) on top of the oracle's scores 1."""
+    data = ROOT / "tests" / "data"
+    task = sorted(p.parent for p in DatasetDir(dataset).harbor.path.glob("*/task.toml"))[0]
+    attacks = {p.stem: p.read_text() for p in sorted((data / "attacks").glob("*.sh"))}
+    oracle = (task / "solution" / "solve.sh").read_text()
+    repairs = {p.stem: oracle + "\n" + p.read_text() for p in sorted((data / "repairs").glob("*.sh"))}
+    try:
+        found = rewards(harbor_run(harbor, variants(task, attacks, tmp_path / "attacks"), "oracle", tmp_path / "a"))
+        assert set(found) == {"0.0"} and len(found["0.0"]) == len(attacks), found
+        found = rewards(harbor_run(harbor, variants(task, repairs, tmp_path / "repairs"), "oracle", tmp_path / "r"))
+        assert set(found) == {"1.0"} and len(found["1.0"]) == len(repairs), found
+    finally:
+        assert _leftovers() == []

@@ -1,0 +1,157 @@
+"""What makes the search's tasks true and varied: target choice, learning, the share cap,
+the screen with its retries, and minimality (decoy operators dropped, evidence recorded).
+
+The choosing and learning are pure and tested on hand-made operators; the screen and
+minimality are tested on the real markupsafe gold image with hand-made operators whose
+effect is known: an empty ``html`` module on PYTHONPATH fails the four tests that use
+``html`` (a part of the suite), and touching an unrelated file breaks nothing (a decoy).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from cligym.invert.context import open_run
+from cligym.invert.operators import Operator, Target, TargetData
+from cligym.invert.pipeline import run_attempts
+from cligym.invert.search import proposal_of
+from cligym.models.io import load, save
+from cligym.models.task import Candidate, TaskInstance
+from cligym.ui import Reporter
+
+
+class _Shadow(Operator):
+    name = "test_shadow"
+    category = "environment_variables"
+    symptom = "The standard library's html module lacks what the tests use."
+    hint = "Which html module Python imports."
+    shows: ClassVar[tuple[str, ...]] = (r"html",)
+    offline = "remove the stray module"
+    CONTENT = ""  # what the stray module holds
+
+    def apply(self, target):
+        folder = target.path.rpartition("/")[0]
+        return [f"RUN mkdir -p {folder} && printf '{self.CONTENT}' > {target.path}", f"ENV PYTHONPATH={folder}"]
+
+    def solution(self, target):
+        return [f"rm -f {target.path}"]
+
+
+class _Touch(Operator):
+    name = "test_touch"
+    category = "system_files"
+    symptom = "An SSL certificate error (PEM lib)."
+    hint = "Certificates."
+    shows: ClassVar[tuple[str, ...]] = (r"PEM|certificate",)
+    offline = "remove the file"
+
+    def apply(self, target):
+        return [f"RUN touch {target.path}"]
+
+    def solution(self, target):
+        return [f"rm -f {target.path}"]
+
+
+def _target(path: str, touching: list[str]) -> Target:
+    return Target(path=path, data=TargetData(), touching=touching)
+
+
+class _Scripted:
+    """A degrader proposing what the test scripted, in order, on the whole suite."""
+
+    seed_prefix = "test"
+
+    def __init__(self, scripts) -> None:
+        self.scripts = list(scripts)
+        self.misses: list[str] = []
+
+    def seen(self, candidate) -> None:
+        pass
+
+    def missed(self, proposal, fail_fraction) -> None:
+        self.misses.append((proposal.name, fail_fraction))
+
+    def propose(self, ctx, attempt, rng):
+        script = self.scripts.pop(0)(ctx)
+        pairs, accept = script if isinstance(script, tuple) else (script, None)
+        proposal = proposal_of(list(ctx.gold.tests), pairs, accept)
+        if not self.scripts:  # the last script: no other proposal to try after a miss
+            proposal.retry = False
+            keep = proposal.keep
+            proposal.keep = lambda indexes: _no_retry(keep(indexes))
+        return proposal
+
+
+def _no_retry(proposal):
+    proposal.retry = False
+    return proposal
+
+
+def _html(ctx) -> Target:
+    return _target("/usr/local/lib/stray/html.py", [t for t in ctx.gold.tests if "escaping" in t or "unescape" in t])
+
+
+class _Hang(_Shadow):
+    """A start-up hook on PYTHONPATH that sleeps: every Python process hangs."""
+
+    name = "test_hang"
+    symptom = "Python never starts."
+    shows: ClassVar[tuple[str, ...]] = (r"timed out",)
+    CONTENT = r"import time\ntime.sleep(3600)\n"
+
+
+def test_screen_retries_and_minimality_drops_a_decoy(runtime, gold_envs, tmp_path):
+    gold = gold_envs("markupsafe==3.0.2")
+    save(gold, tmp_path / "gold" / "gold.json")
+    ctx = open_run(tmp_path / "gold", tmp_path / "run", runtime, Reporter(), 2, seed=0, operators=["test"],
+                   sample_size=200, max_operators=3)
+    decoy = ("/etc/cligym-decoy", list(gold.tests)[:3])
+    degrader = _Scripted([
+        lambda ctx: [(_Touch(), _target(*decoy))],  # breaks nothing: the screen misses, the attempt tries again
+        lambda ctx: ([(_Shadow(), _html(ctx))], lambda ff, late: False),  # breaks, but the degrader refuses it
+        lambda ctx: [(_Shadow(), _html(ctx))],
+        lambda ctx: [(_Shadow(), _html(ctx)), (_Touch(), _target(*decoy))],  # a composite with a decoy
+    ])
+    with runtime.session(gold.image) as session:
+        ctx.gold_session = session
+        run_attempts(ctx, degrader, 2)
+    first = load(Candidate, ctx.run.candidate(0))
+    assert first.status == "verified", first.reason
+    shadow = "test_shadow|/usr/local/lib/stray/html.py"
+    assert first.screened == ["test_touch|/etc/cligym-decoy", shadow]
+    assert first.refused == {shadow: first.fail_fraction} and 0 < first.fail_fraction < 1
+    assert degrader.misses == [("test_touch", None), ("test_shadow", first.fail_fraction)]
+    second = load(Candidate, ctx.run.candidate(1))
+    # the decoy is dropped and the smaller state is the first attempt's: a duplicate
+    assert second.decoys == ["test_touch|/etc/cligym-decoy"]
+    assert second.status == "discarded" and second.discard_kind == "duplicate", second.reason
+    task = load(TaskInstance, ctx.run.instance(first.instance_id))
+    assert [(a.name, a.necessary) for a in task.applied] == [("test_shadow", True)]
+    assert set(task.applied[0].fixes) == set(task.FAIL_TO_PASS) and 0 < task.fail_fraction < 1
+    assert task.offline_fair is True
+
+
+def test_a_state_whose_tests_hang_is_a_miss_after_a_limit_from_golds_own_timing(runtime, gold_envs, tmp_path,
+                                                                                 monkeypatch):
+    """A start-up hook that sleeps hangs every test: the run is stopped after the limit
+    gold's suite time gives (the floor lowered here) and the attempt tries another state."""
+    from cligym.harness import testrun
+
+    monkeypatch.setattr(testrun, "HANG_FLOOR", 10.0)
+    gold = gold_envs("markupsafe==3.0.2")
+    assert testrun.hang_timeout(gold.test_seconds) < 10.0 + 5 * 5  # markupsafe's suite takes well under 5 s
+    assert testrun.hang_timeout([]) == testrun.HANG_CAP == testrun.hang_timeout([10_000.0])
+    save(gold, tmp_path / "gold" / "gold.json")
+    ctx = open_run(tmp_path / "gold", tmp_path / "run", runtime, Reporter(), 1, seed=0, operators=["test"],
+                   sample_size=200, max_operators=3)
+    degrader = _Scripted([
+        lambda ctx: [(_Hang(), _target("/usr/local/lib/hang/sitecustomize.py", list(ctx.gold.tests)))],
+        lambda ctx: [(_Shadow(), _html(ctx))],
+    ])
+    with runtime.session(gold.image) as session:
+        ctx.gold_session = session
+        run_attempts(ctx, degrader, 1)
+    first = load(Candidate, ctx.run.candidate(0))
+    assert first.status == "verified", first.reason
+    assert degrader.misses[0] == ("test_hang", None)
+    assert [a.name for a in first.operators] == ["test_shadow"]

@@ -1,0 +1,130 @@
+"""The reward cannot be had without a repair, and every honest repair earns it.
+
+Real tasks of two projects (python-dotenv and markupsafe, a default operator) are exported
+as Harbor tasks; the solution slot (solve.sh executed as Harbor's oracle agent runs it)
+holds the attack or the repair, then the task's verifier runs: the way ``cligym validate``
+runs it (default set), and the way Harbor's CLI runs it, in the agent's own container with
+its processes still running (slow set; ``tests/verifier_runs.py``).
+
+- Each attack in ``tests/data/attacks/`` (the seven ways found to score 1 without
+  repairing anything, and two of those a red-team review found next) scores 1 against the naive verifier (pytest's exit status in the
+  image, reward.txt), launched as Harbor launches it, so the attack really works; and 0
+  against the exported one, with the verifier's own verdict line.
+- Each repair in ``tests/data/repairs/`` (what a careful engineer might do on top of the
+  oracle's repair: reinstall every wheel with ``python``, ``python3`` or ``pip``, recreate the
+  venv with links or copies, ``ldconfig``, restore from a copy, precompile everything, leave
+  an interrupted pip's ``~`` stash behind) scores 1.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cligym.export.stage import export
+from cligym.harness.verifier import build_task_image
+from cligym.invert import invert
+from cligym.layout import ExportDir, RunDir, TaskDir
+from cligym.models.io import load, save
+from cligym.models.task import TaskInstance
+from tests.engine.test_verifier_cheats import naive_verifier
+from tests.verifier_runs import solve_then_judge
+
+DATA = Path(__file__).parents[1] / "data"
+ATTACKS = sorted(p.stem for p in (DATA / "attacks").glob("*.sh"))
+REPAIRS = sorted(p.stem for p in (DATA / "repairs").glob("*.sh"))
+PROJECTS = ["python-dotenv==1.0.1", "markupsafe==3.0.2"]
+#: the verifier's reason for each attack's 0 (an attack that changes nothing the tests load
+#: gets the verdict of the unrepaired breakage: it only shows that the verifier itself ran)
+REASONS = {
+    "reward_json": "",
+    "project_code": "the environment differs from gold: -file ",
+    "stdlib_probe_module": "the environment differs from gold: +file ",
+    "pycache_symlink": "the environment differs from gold: +dir ",
+    "hidden_pth": "the environment differs from gold: +file ",
+    "tilde_pth": "the environment differs from gold: +file ",
+    "bash_wrapper": "",
+    "pid_hopper": "",
+    "pyvenv_home": "the environment differs from gold: -venv ",
+    "workdir_package": "",  # the breakage of these tasks is a new module in the same folder, found first
+}
+
+
+@pytest.fixture(scope="module", params=PROJECTS, ids=lambda p: p.split("==")[0])
+def task(request, runtime, gold_envs, tmp_path_factory):
+    """(an exported Harbor task of the project, its TaskInstance, its built image)."""
+    gold = gold_envs(request.param)
+    root = tmp_path_factory.mktemp("attacks")
+    save(gold, root / "gold" / "gold.json")
+    summary = invert(root / "gold", root / "run", attempts=4, seed=5, operators=["cwd_shadow_module"],
+                     max_operators=1, runtime=runtime)
+    assert summary.verified >= 1, summary
+    export(root / "run", "harbor", root / "tasks", runtime=runtime)
+    # a task whose breakage leaves pytest running (some tests still pass): one that stops
+    # pytest's own start-up gives no attack anything to forge, even against a naive verifier
+    found = [(d, load(TaskInstance, RunDir(root / "run").instance(d.name))) for d in ExportDir(root / "tasks").task_dirs()]
+    running = [(d, t) for d, t in found if t.PASS_TO_PASS]
+    assert running, [t.dockerfile for _, t in found]
+    task_dir, instance = running[0]
+    tag = build_task_image(runtime, task_dir, "attacks")
+    yield task_dir, instance, tag
+    runtime.remove_image(tag)
+
+
+def variant(task_dir: TaskDir, dest: Path, solve: str, naive: TaskInstance | None = None) -> TaskDir:
+    """A copy of the task whose solution slot runs ``solve`` (with the attacks' payload
+    beside it), and whose tests/ is the naive verifier when ``naive`` is given."""
+    shutil.copytree(task_dir.path, dest)
+    copy = TaskDir(dest)
+    copy.solve_sh.write_text("#!/bin/bash\n" + solve)
+    copy.solve_sh.chmod(0o755)
+    shutil.copy(DATA / "attacks" / "forge.py", copy.solution / "forge.py")
+    if naive is not None:
+        shutil.rmtree(copy.tests)
+        copy.tests.mkdir()
+        copy.test_sh.write_text(naive_verifier(naive))
+        copy.test_sh.chmod(0o755)
+    return copy
+
+
+def attack_scores_zero(attack: str, task, runtime, tmp_path, runner: str) -> None:
+    task_dir, instance, tag = task
+    script = (DATA / "attacks" / f"{attack}.sh").read_text()
+    naive = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "naive", script, naive=instance), "harbor")
+    assert naive.reward == 1.0, f"{attack} does not even fool the naive verifier: {naive}"
+    result = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "bundled", script), runner)
+    assert result.reward == 0.0, f"{attack} fooled the exported verifier run the {runner} way: {result}"
+    assert result.detail.startswith("cligym verifier: reward 0: ") and REASONS[attack] in result.detail, result
+
+
+def honest_repair_scores_one(repair: str, task, runtime, tmp_path, runner: str) -> None:
+    task_dir, _, tag = task
+    solve = task_dir.solve_sh.read_text() + "\n" + (DATA / "repairs" / f"{repair}.sh").read_text()
+    result = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "honest", solve), runner)
+    assert result.reward == 1.0, f"{repair} was refused when run the {runner} way: {result}"
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_an_attack_fools_a_naive_verifier_but_scores_zero(attack, task, runtime, tmp_path):
+    attack_scores_zero(attack, task, runtime, tmp_path, "cligym")
+
+
+@pytest.mark.parametrize("repair", REPAIRS)
+def test_an_honest_repair_on_top_of_the_oracle_scores_one(repair, task, runtime, tmp_path):
+    honest_repair_scores_one(repair, task, runtime, tmp_path, "cligym")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_an_attack_scores_zero_in_the_agents_own_container_as_harbor_runs_it(attack, task, runtime, tmp_path):
+    """Harbor's way: the agent's processes still running, its bash on the image's PATH (the
+    task's [environment] env puts tests/bin first), its PID 1 a shell."""
+    attack_scores_zero(attack, task, runtime, tmp_path, "harbor")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("repair", REPAIRS)
+def test_an_honest_repair_scores_one_as_harbor_runs_it(repair, task, runtime, tmp_path):
+    honest_repair_scores_one(repair, task, runtime, tmp_path, "harbor")

@@ -1,0 +1,190 @@
+"""An exported verifier cannot be talked into a reward.
+
+A real task (markupsafe, a verified breakage of the project's code) is exported as Harbor;
+each cheat runs as an agent's work would, in the task's solution slot (solve.sh executed as
+Harbor's oracle agent runs it), and then the verifier runs as Harbor's does. Every cheat
+scores 1 against the naive verifier cligym used to write (kept below as the baseline, so
+the test shows each cheat really works) and 0 against the bundled one; the honest
+solution scores 1 and doing nothing scores 0.
+"""
+
+from __future__ import annotations
+
+import base64
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cligym.export.stage import export
+from cligym.harness.images import build_broken
+from cligym.harness.verifier import build_task_image
+from cligym.invert import invert
+from cligym.layout import ExportDir, RunDir, TaskDir
+from cligym.models.io import load, save
+from cligym.models.task import TaskInstance, run_order
+from cligym.verify.checks import verifier_check
+from tests.verifier_runs import solve_then_judge
+
+CODE_OPERATORS = ["code_comparison_flipped", "code_return_flipped", "code_boundary_shifted"]
+
+
+def naive_verifier(task: TaskInstance) -> str:
+    """cligym's former tests/test.sh: the project's test command in the image, reward from
+    pytest's exit status."""
+    listed = "\n".join(f"  {shlex.quote(t)}" for t in run_order(task))
+    return f"""#!/bin/bash
+mkdir -p /logs/verifier
+cd {shlex.quote(task.workdir)} || {{ echo 0 > /logs/verifier/reward.txt; exit 0; }}
+tests=(
+{listed}
+)
+{task.test_command} -p no:cacheprovider -rA -o junit_family=xunit1 --junitxml=/logs/verifier/junit.xml "${{tests[@]}}" > /logs/verifier/pytest-output.txt 2>&1
+status=$?
+cat /logs/verifier/pytest-output.txt
+if [ "$status" -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+exit 0
+"""
+
+CONFTEST_HOOK = '''
+import pytest
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome, report.longrepr = "passed", None
+
+def pytest_sessionfinish(session, exitstatus):
+    session.exitstatus = 0
+'''
+
+
+def cheats(task: TaskInstance) -> dict[str, str]:
+    """name -> the shell script an agent would run instead of repairing anything."""
+    root = task.workdir
+    files = sorted({t.split("::")[0] for t in task.FAIL_TO_PASS})
+    deselect = " ".join(shlex.quote(f"--deselect={t}") for t in task.FAIL_TO_PASS)
+    ini = f"[pytest]\naddopts = {deselect}\n"
+    return {
+        "conftest_hook": f"cat > {root}/conftest.py <<'EOF'\n{CONFTEST_HOOK}\nEOF\n",
+        "python_wrapper": "p=$(command -v python) && rm -f \"$p\" && printf '#!/bin/sh\\nexit 0\\n' > \"$p\" "
+                          "&& chmod +x \"$p\"\n",
+        "reward_writer": "mkdir -p /logs/verifier\n"
+                         "nohup sh -c 'while :; do echo 1 > /tmp/.r; mv -f /tmp/.r /logs/verifier/reward.txt; done' "
+                         ">/dev/null 2>&1 &\n",
+        "edited_tests": "".join(f"printf '\\npytestmark = __import__(\"pytest\").mark.xfail\\n' >> {root}/{f}\n"
+                                for f in files),
+        "deselecting_ini": f"cat > {root}/pytest.ini <<'EOF'\n{ini}EOF\n",
+    }
+
+
+@pytest.fixture(scope="module")
+def task_env(runtime, gold_envs, tmp_path_factory):
+    """(an exported Harbor task, its TaskInstance, its built image)."""
+    gold = gold_envs("markupsafe==3.0.2")
+    root = tmp_path_factory.mktemp("cheats")
+    save(gold, root / "gold" / "gold.json")
+    summary = invert(root / "gold", root / "run", attempts=4, seed=3, operators=CODE_OPERATORS,
+                     max_operators=1, runtime=runtime)
+    assert summary.verified >= 1, summary
+    # code mutations are not offline-fair (only the oracle knows the line): exported on request
+    export(root / "run", "harbor", root / "tasks", offline_only=False, runtime=runtime)
+    task_dir = ExportDir(root / "tasks").task_dirs()[0]
+    task = load(TaskInstance, RunDir(root / "run").instance(task_dir.name))
+    tag = build_task_image(runtime, task_dir, "cheats")
+    yield task_dir, task, tag
+    runtime.remove_image(tag)
+
+
+def variant(task_dir: TaskDir, dest: Path, solve: str | None, naive: TaskInstance | None = None) -> TaskDir:
+    """A copy of the task whose solution slot runs ``solve`` (None: the task's own), and
+    whose tests are the naive verifier when ``naive`` is given."""
+    shutil.copytree(task_dir.path, dest)
+    copy = TaskDir(dest)
+    if solve is not None:
+        copy.solve_sh.write_text("#!/bin/bash\n" + solve)
+    if naive is not None:
+        shutil.rmtree(copy.tests)
+        copy.tests.mkdir()
+        copy.test_sh.write_text(naive_verifier(naive))
+    copy.solve_sh.chmod(0o755)
+    copy.test_sh.chmod(0o755)
+    return copy
+
+
+def reward(runtime, tag: str, task: TaskDir, solve: bool = True, runner: str = "cligym"):
+    """The solution slot (unless nop), then the verifier run by ``runner`` ("cligym" as
+    validate runs it, "harbor" in the agent's own container as Harbor's CLI does): the
+    reward and the verifier's verdict line."""
+    result = solve_then_judge(runtime, tag, task, runner, solve=solve)
+    return result.reward, result.detail
+
+
+#: Why the bundled verifier gives each cheat 0: the interpreter was found changed, or (for
+#: the cheats that leave it alone) the unrepaired breakage, a changed module of the project.
+REASONS = {
+    "conftest_hook": "the environment differs from gold: ",
+    "python_wrapper": "the environment differs from gold: ",
+    "reward_writer": "the environment differs from gold: ",
+    "edited_tests": "the environment differs from gold: ",
+    "deselecting_ini": "the environment differs from gold: ",
+}
+
+
+@pytest.mark.parametrize("runner", ["cligym", "harbor"])
+def test_oracle_scores_one_and_nop_zero(runner, task_env, runtime, tmp_path):
+    task_dir, task, tag = task_env
+    value, output = reward(runtime, tag, task_dir, runner=runner)
+    assert value == 1.0 and f"reward 1: all {len(run_order(task))} listed tests passed" in output, output[-2000:]
+    value, output = reward(runtime, tag, task_dir, solve=False, runner=runner)
+    # the mutated module is in site-packages: the verifier finds it changed before any test runs
+    assert value == 0.0 and "reward 0: the environment differs from gold: " in output, output[-2000:]
+
+
+def test_verifier_keeps_a_shell_keepalive_and_still_stops_a_cheat(task_env, runtime, tmp_path):
+    """Harbor starts a task's container as ``sh -c "sleep infinity"``: the shell is PID 1
+    and the sleep its child, which the verifier's stop of every other process once killed,
+    ending the container mid-verification. Run as Harbor runs it, in the agent's own
+    container, the oracle still scores 1 there, and a process the solution left writing the
+    reward file is still stopped."""
+    task_dir, task, tag = task_env
+    value, output = reward(runtime, tag, task_dir, runner="harbor")
+    assert value == 1.0, output
+    writer = variant(task_dir, tmp_path / "writer", cheats(task)["reward_writer"])
+    value, output = reward(runtime, tag, writer, runner="harbor")
+    assert value == 0.0, output
+
+
+@pytest.mark.parametrize("cheat", ["conftest_hook", "python_wrapper", "reward_writer", "edited_tests",
+                                   "deselecting_ini"])
+def test_a_cheat_beats_the_naive_verifier_but_not_the_bundled_one(cheat, task_env, runtime, tmp_path):
+    task_dir, task, tag = task_env
+    script = cheats(task)[cheat]
+    naive = variant(task_dir, tmp_path / "naive", script, naive=task)
+    value, output = reward(runtime, tag, naive, runner="harbor")
+    assert value == 1.0, f"{cheat} does not even fool the naive verifier: {output[-1500:]}"
+    bundled = variant(task_dir, tmp_path / "bundled", script)
+    value, output = reward(runtime, tag, bundled)
+    assert value == 0.0, f"{cheat} fooled the bundled verifier: {output[-1500:]}"
+    verdict = output.rsplit("cligym verifier: ", 1)[-1]
+    assert verdict.startswith("reward 0: ") and REASONS[cheat] in verdict, output
+    if cheat == "python_wrapper":
+        assert " /opt/venv/bin/python " in verdict
+
+
+def test_invert_time_check_discards_a_state_the_verifier_repairs_by_itself(runtime, gold_envs):
+    """A conftest.py added by ΔD breaks every test, but the verifier deletes conftests gold
+    did not have: with nothing done it would score 1, so the state is trivial."""
+    gold = gold_envs("markupsafe==3.0.2")
+    tests = [t for t in gold.tests if t.startswith("tests/test_escape.py::")][:5]
+    conftest = "import pytest\n\n@pytest.fixture(autouse=True)\ndef _broken():\n    raise RuntimeError('broken')\n"
+    line = f"RUN echo {base64.b64encode(conftest.encode()).decode()} | base64 -d > {gold.workdir}/conftest.py"
+    tag = "cligym/test-verdict-trivial:1"
+    build_broken(runtime, gold, [line], tag)
+    try:
+        verdict = verifier_check(runtime, gold, tag, tests, [], tests, f"#!/bin/sh\nrm -f {gold.workdir}/conftest.py\n")
+    finally:
+        runtime.remove_image(tag)
+    assert (verdict.ok, verdict.kind) == (False, "trivial") and "reward 1.0 with nothing done" in verdict.reason

@@ -1,0 +1,104 @@
+"""Incident scenarios as plans (no engine): what each one proposes from a real probe, the
+repair scripts made of steps, and the difficulty label's rule."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cligym.harness.repair import repair_script
+from cligym.invert.operators import GoldFiles
+from cligym.invert.scenarios import REGISTRY, Site
+from cligym.models.probe import Probe
+from cligym.models.task import Difficulty, RepairStep
+
+#: The probe of python-dotenv 1.0.1's gold environment, cut to the files scenarios read.
+PROBE = Path(__file__).parents[1] / "data" / "probe-dotenv-1.0.1.json"
+DEBIAN_HOOK = b"try:\n    import apport_python_hook\nexcept ImportError:\n    pass\nelse:\n    apport_python_hook.install()\n"
+GOLD = {"/etc/pip.conf": b"[global]\nno-index = true\nfind-links = /opt/wheelhouse\n",
+        "/etc/python3.11/sitecustomize.py": DEBIAN_HOOK, "/usr/lib/python3.11/sitecustomize.py": DEBIAN_HOOK}
+
+
+@pytest.fixture(scope="module")
+def site() -> Site:
+    probe = Probe.model_validate_json(PROBE.read_text())
+    return Site(probe, probe.tests, GoldFiles(GOLD.get))
+
+
+def test_there_are_at_least_twelve_scenarios_each_citing_its_incident():
+    assert len(REGISTRY) >= 12
+    for scenario in REGISTRY.values():
+        assert scenario.incident and len((type(scenario).__doc__ or "").split()) >= 15, scenario.name
+
+
+def test_every_plan_is_two_to_four_changes_with_a_repair_step_each(site):
+    planned = {}
+    for name, scenario in sorted(REGISTRY.items()):
+        plan = scenario.plan(site, random.Random(7))
+        if plan is None:
+            continue
+        planned[name] = plan
+        assert 2 <= len(plan.changes) <= 4, name
+        assert sorted(plan.repair_order) == list(range(len(plan.changes))), name
+        assert any(c.role == "fault" for c in plan.changes), name
+        assert plan.touching and set(plan.touching) <= set(site.tests), name
+        for change in plan.changes:
+            assert change.dockerfile and change.repair and change.places and change.offline, (name, change.name)
+            assert all(line.startswith(("RUN ", "ENV ")) for line in change.dockerfile), (name, change.name)
+        if any(c.role == "blocker" for c in plan.changes):
+            assert plan.naive, f"{name}: a blocker needs the naive repair it blocks"
+    # the site (one narrow submodule, Debian's hook, a wheelhouse) fits most of them
+    assert len(planned) >= 10, sorted(set(REGISTRY) - set(planned))
+
+
+def test_plans_are_seeded(site):
+    for scenario in REGISTRY.values():
+        one, two = scenario.plan(site, random.Random(3)), scenario.plan(site, random.Random(3))
+        assert (one and one.model_dump()) == (two and two.model_dump()), scenario.name
+
+
+def test_a_scenario_without_its_landmark_plans_nothing(site):
+    """No Debian hook: no distro-hook scenario; a pip.conf with a constraint: no second one."""
+    bare = Site(site.probe, site.tests, GoldFiles({"/etc/pip.conf": b"[global]\nconstraint = /x\n"}.get))
+    assert REGISTRY["distro_hook_shadow"].plan(bare, random.Random(1)) is None
+    assert REGISTRY["constraint_pins_missing_release"].plan(bare, random.Random(1)) is None
+    assert REGISTRY["self_undoing_fix"].plan(bare, random.Random(1)) is None
+    redirected = Site(site.probe, site.tests, GoldFiles({"/etc/pip.conf": b"[install]\ntarget = /x\n"}.get))
+    assert REGISTRY["build_stage_pip_target"].plan(redirected, random.Random(1)) is None
+    assert REGISTRY["system_pip_user_install"].plan(redirected, random.Random(1)) is None
+
+
+def run_sh(script: str, tmp_path: Path) -> str:
+    path = tmp_path / "repair.sh"
+    path.write_text(script)
+    return subprocess.run(["sh", str(path)], capture_output=True, text=True, check=False).stdout
+
+
+def test_a_repair_script_runs_its_steps_in_order_and_can_leave_one_out(tmp_path):
+    steps = [RepairStep(label=f"s{i}", lines=[f"echo step{i}"]) for i in range(3)]
+    assert run_sh(repair_script(steps), tmp_path).split() == ["step0", "step1", "step2"]
+    assert run_sh(repair_script(steps, skip=1), tmp_path).split() == ["step0", "step2"]
+    assert run_sh(repair_script(steps[:1]), tmp_path).split() == ["step0"]
+
+
+def test_a_failed_step_is_tried_again_after_the_others(tmp_path):
+    flag = tmp_path / "flag"
+    steps = [RepairStep(label="needs flag", lines=[f"test -f {flag}", "echo first"]),
+             RepairStep(label="makes flag", lines=[f"touch {flag}", "echo second"])]
+    assert run_sh(repair_script(steps), tmp_path).split() == ["second", "first"]
+
+
+@pytest.mark.parametrize("measures, label", [
+    ((1, 1, True, True, 1, 1), "easy"),  # one fault the traceback names, the sweeper fixes it
+    ((1, 2, False, True, 1, 1), "easy"),  # hidden, but one fault the sweeper fixes
+    ((1, 2, False, False, 1, 1), "medium"),  # hidden and the sweeper fails
+    ((2, 1, True, True, 2, 2), "medium"),  # a chain on two subsystems the sweeper fixes
+    ((3, 4, True, True, 3, 2), "medium"),  # the sweeper solves it: never hard
+    ((2, 3, True, False, 2, 2), "hard"),
+    ((2, 3, False, False, 2, 1), "hard"),
+])
+def test_the_label_rule(measures, label):
+    assert Difficulty.grade(*measures) == label

@@ -1,0 +1,59 @@
+"""The pieces around the verdict bundle that need no container: export refuses to write
+over records, the exporter's busybox check, and the default operator set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cligym.errors import BadInput
+from cligym.export.stage import export
+from cligym.harness import verdict
+from cligym.invert.operators import REGISTRY, get
+
+#: A task record written by an earlier cligym (it loads unchanged).
+RECORD = Path(__file__).parents[1] / "data" / "records-0.1.0" / "instance.json"
+
+
+def make_run(path: Path) -> Path:
+    """A run directory with one task record (what export refuses to lose)."""
+    (path / "candidates").mkdir(parents=True)
+    (path / "config.json").write_text("{}")
+    (path / "tasks" / "t1").mkdir(parents=True)
+    (path / "tasks" / "t1" / "instance.json").write_bytes(RECORD.read_bytes())
+    return path
+
+
+@pytest.mark.parametrize("where", ["run", "parent", "inside", "gold", "holds_gold", "rollout"])
+def test_export_refuses_an_output_that_would_take_records_with_it(tmp_path, where):
+    run = make_run(tmp_path / "runs" / "run")
+    gold = tmp_path / "g"
+    gold.mkdir()
+    (gold / "gold.json").write_text("{}")
+    rollout = tmp_path / "r"
+    (rollout / "task" / "000").mkdir(parents=True)
+    (rollout / "task" / "000" / "result.json").write_text("{}")
+    (rollout / "summary.json").write_text("{}")
+    out = {"run": run, "parent": tmp_path / "runs", "inside": run / "tasks", "gold": gold / "out",
+           "holds_gold": tmp_path, "rollout": rollout}[where]
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.raises(BadInput, match="refusing to export into"):
+        export(run, "harbor", out, force=True)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_missing_or_dynamic_busybox_is_one_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(verdict, "HOST_BUSYBOX", tmp_path / "busybox")
+    with pytest.raises(verdict.NoBusybox, match="busybox-static"):
+        verdict.busybox_bytes()
+    (tmp_path / "busybox").write_bytes(b"\x7fELF" + b"\0" * 100 + b"/lib64/ld-linux-x86-64.so.2")
+    with pytest.raises(verdict.NoBusybox, match="not a static busybox"):
+        verdict.busybox_bytes()
+
+
+def test_the_default_operator_set_leaves_out_what_the_verifier_undoes():
+    left_out = {op.name for op in REGISTRY.values() if not op.default}
+    assert {op.name for op in REGISTRY.values() if op.category == "test_configuration"} <= left_out
+    assert {op.name for op in get()} == set(REGISTRY) - left_out
+    assert [op.name for op in get(["conftest_autouse_chdir"])] == ["conftest_autouse_chdir"]  # named, it runs

@@ -1,0 +1,78 @@
+"""The verifier's shell files (package data under cligym/harness/scripts) pass shellcheck
+as POSIX sh, the dialect busybox's ash runs; and the listing functions compare what a path
+opens, not how it gets there, run here under the same static busybox on a scratch tree."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "src" / "cligym" / "harness" / "scripts"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SCRIPTS.glob("*.sh")))
+def test_shellcheck_finds_nothing(name):
+    checker = shutil.which("shellcheck")
+    assert checker, "shellcheck is missing (scripts/setup.sh installs it)"
+    done = subprocess.run([checker, "-s", "sh", str(SCRIPTS / name)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout
+
+
+def listing(tmp_path: Path, kind: str, target: Path) -> list[str]:
+    """``m_listing`` of one spec line, under the host's static busybox (it only reads files)."""
+    spec = tmp_path / "spec.txt"
+    spec.write_text(f"{kind} {target}\n")
+    done = subprocess.run(["/bin/busybox", "sh", "-c", f'. "$1"; PYBIN="$2" m_listing "$3"',
+                           "test", str(SCRIPTS / "manifest.sh"), str(target), str(spec)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return [line.replace(str(tmp_path), "") for line in done.stdout.splitlines()]
+
+
+def test_a_link_and_a_copy_of_the_same_bytes_list_alike_a_real_folder_for_a_linked_one_does_not(tmp_path):
+    tree = tmp_path / "t"
+    (tree / "real").mkdir(parents=True)
+    (tree / "real" / "lib.so.1.2").write_bytes(b"\x7fELF same bytes")
+    (tree / "lib.so.1").symlink_to("real/lib.so.1.2")
+    (tree / "dir").symlink_to("real")
+    before = listing(tmp_path, "T", tree)
+    (tree / "lib.so.1").unlink()
+    (tree / "lib.so.1").symlink_to(tree / "real" / "lib.so.1.2")  # absolute now: the same file
+    assert listing(tmp_path, "T", tree) == before
+    (tree / "lib.so.1").unlink()
+    shutil.copy(tree / "real" / "lib.so.1.2", tree / "lib.so.1")  # a copy: the same bytes
+    assert listing(tmp_path, "T", tree) == before
+    (tree / "dir").unlink()
+    shutil.copytree(tree / "real", tree / "dir")  # a real folder where a link to one was
+    assert listing(tmp_path, "T", tree) != before
+
+
+def test_console_scripts_differ_only_in_what_runs(tmp_path):
+    bindir = tmp_path / "venv" / "bin"
+    bindir.mkdir(parents=True)
+    script = bindir / "tool"
+    script.write_text(f"#!{bindir}/python\nimport sys\nsys.exit(0)\n")
+    script.chmod(0o755)
+    before = listing(tmp_path, "P", bindir)
+    script.write_text(f"#!{bindir}/python3.11\nimport sys\nsys.exit(0)\n")  # pip run as python3.11
+    assert listing(tmp_path, "P", bindir) == before
+    script.write_text("#!/usr/bin/python3\nimport sys\nsys.exit(0)\n")  # another interpreter
+    assert listing(tmp_path, "P", bindir) != before
+    script.write_text(f"#!{bindir}/python\nimport sys\nsys.exit(0)\n")
+    script.chmod(0o644)  # may no longer run
+    assert listing(tmp_path, "P", bindir) != before
+
+
+def test_pyvenv_cfg_is_read_as_the_interpreter_reads_it(tmp_path):
+    cfg = tmp_path / "pyvenv.cfg"
+    cfg.write_text("home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.2\n"
+                   "command = /usr/bin/python3 -m venv /opt/venv\n")
+    before = listing(tmp_path, "C", cfg)
+    cfg.write_text("home=/usr/bin\ninclude-system-site-packages = false\nversion = 3.11.9\n"
+                   "command = /usr/bin/python3 -m venv --clear /opt/venv\n")  # keys it does not read
+    assert listing(tmp_path, "C", cfg) == before
+    cfg.write_text("Home = /srv/bin\nhome = /usr/bin\ninclude-system-site-packages = false\n")
+    assert listing(tmp_path, "C", cfg) != before

@@ -1,5 +1,5 @@
-"""The parts of a dataset build that need no engine: the project list, the ledger, Harbor's
-manifest digests (checked by Harbor's own code), the worker pool's processes."""
+"""The dataset build's refusals that come after its engine check: a spent disk budget stops
+the build before any unit, and a rerun with another seed or project list is refused."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""What makes the search's tasks true and varied: target choice, learning, the share cap,
-the screen with its retries, and minimality (decoy operators dropped, evidence recorded).
-
-The choosing and learning are pure and tested on hand-made operators; the screen and
-minimality are tested on the real markupsafe gold image with hand-made operators whose
-effect is known: an empty ``html`` module on PYTHONPATH fails the four tests that use
+"""The screen with its retries, and minimality (decoy operators dropped, evidence
+recorded), on the real markupsafe gold image with hand-made operators whose effect is
+known: an empty ``html`` module on PYTHONPATH fails the four tests that use
 ``html`` (a part of the suite), and touching an unrelated file breaks nothing (a decoy).
 """
 
@@ -12,48 +9,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 from cligym.invert.context import open_run
-from cligym.invert.operators import Operator, Target, TargetData
+from cligym.invert.operators import Target
 from cligym.invert.pipeline import run_attempts
 from cligym.invert.search import proposal_of
 from cligym.models.io import load, save
 from cligym.models.task import Candidate, TaskInstance
 from cligym.ui import Reporter
-
-
-class _Shadow(Operator):
-    name = "test_shadow"
-    category = "environment_variables"
-    symptom = "The standard library's html module lacks what the tests use."
-    hint = "Which html module Python imports."
-    shows: ClassVar[tuple[str, ...]] = (r"html",)
-    offline = "remove the stray module"
-    CONTENT = ""  # what the stray module holds
-
-    def apply(self, target):
-        folder = target.path.rpartition("/")[0]
-        return [f"RUN mkdir -p {folder} && printf '{self.CONTENT}' > {target.path}", f"ENV PYTHONPATH={folder}"]
-
-    def solution(self, target):
-        return [f"rm -f {target.path}"]
-
-
-class _Touch(Operator):
-    name = "test_touch"
-    category = "system_files"
-    symptom = "An SSL certificate error (PEM lib)."
-    hint = "Certificates."
-    shows: ClassVar[tuple[str, ...]] = (r"PEM|certificate",)
-    offline = "remove the file"
-
-    def apply(self, target):
-        return [f"RUN touch {target.path}"]
-
-    def solution(self, target):
-        return [f"rm -f {target.path}"]
-
-
-def _target(path: str, touching: list[str]) -> Target:
-    return Target(path=path, data=TargetData(), touching=touching)
+from tests.unit.test_invert_quality import _Shadow, _target, _Touch
 
 
 class _Scripted:

@@ -1,4 +1,5 @@
-"""Node ids from JUnit reports, and subset runs of real tests in a container."""
+"""Subset runs of recorded test ids on real gold images: a vanished id fails alone, a broken
+module fails only its tests, and a broken test command marks every id."""
 
 from __future__ import annotations
 

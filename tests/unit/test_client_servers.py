@@ -1,6 +1,6 @@
-"""The client and the agent loop against the scripted server imitating real servers' ways:
-vLLM without a tool-call parser, llama.cpp without --jinja, reasoning fields and <think>
-text, duplicate tool-call ids, no usage, replies cut at the length limit, a context limit."""
+"""The client against the scripted server imitating real servers' ways: vLLM without a
+tool-call parser, llama.cpp without --jinja, decoding controls, reasoning fields and
+<think> text."""
 
 from __future__ import annotations
 

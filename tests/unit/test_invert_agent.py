@@ -1,7 +1,4 @@
-"""Inversion by an LLM agent: query parsing, the agent's Dockerfile, and whole runs of
-``cligym invert --agent llm`` on a real gold image, driven by the scripted
-OpenAI-compatible server (a real degradation through execute_bash, a Dockerfile written
-by the agent, the harness's checks, a task that exports and validates)."""
+"""Inversion by an LLM agent without a container: query parsing and the agent's Dockerfile."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The tool never harms its host or its data: record ids cannot lead writes out of their
-directory, a failing gold leaves other processes' images alone, and an engine that never
-answers is a clear error in seconds."""
+directory, and an engine that never answers is a clear error in seconds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Node ids from JUnit reports, and subset runs of real tests in a container."""
+"""Node ids from JUnit reports: rebuilt from xunit1 cases, inherited tests, pytest's
+mangling, outcomes and messages, and the shell command a subset run is given."""
 
 from __future__ import annotations
 

@@ -1,14 +1,13 @@
-"""package_files: a submodule or data file of an installed distribution deleted or cut
-short breaks only the tests that reach it, and reinstalling the distribution from the
-image's wheelhouse (offline, no embedded bytes) repairs it.
+"""package_files on real gold images: a submodule or data file of an installed
+distribution deleted or cut short breaks only the tests that reach it, and reinstalling
+the distribution from the image's wheelhouse (offline, no embedded bytes) repairs it.
 
-The rows use real gold images: python-dotenv's CLI tests wrap help text with click's
-lazily imported ``click._textwrap``; apispec's OpenAPI validation tests load
-openapi-spec-validator's JSON schemas, one schema per OpenAPI version, on first use. (A
-file a test module's imports reach is never a target: one test module failing to import
-stops pytest's collection, and no test runs at all; apispec's ``yaml_utils``, imported by
-its YAML test module, broke all 636 tests that way.) The unit tests build a probe by hand.
-"""
+python-dotenv's CLI tests wrap help text with click's lazily imported ``click._textwrap``;
+apispec's OpenAPI validation tests load openapi-spec-validator's JSON schemas, one schema
+per OpenAPI version, on first use. (A file a test module's imports reach is never a
+target: one test module failing to import stops pytest's collection, and no test runs at
+all; apispec's ``yaml_utils``, imported by its YAML test module, broke all 636 tests that
+way.)"""
 
 from __future__ import annotations
 

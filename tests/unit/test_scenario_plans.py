@@ -12,6 +12,7 @@ import pytest
 from cligym.harness.repair import repair_script
 from cligym.invert.operators import GoldFiles
 from cligym.invert.scenarios import REGISTRY, Site
+from cligym.invert.scenarios.base import missing_code, removable_functions
 from cligym.models.probe import Probe
 from cligym.models.task import Difficulty, RepairStep
 
@@ -102,3 +103,87 @@ def test_a_failed_step_is_tried_again_after_the_others(tmp_path):
 ])
 def test_the_label_rule(measures, label):
     assert Difficulty.grade(*measures) == label
+
+
+MODULE = b'''"""A module."""
+import functools
+
+__all__ = ["exported"]
+
+
+def exported():
+    return 1
+
+
+def decorator(f):
+    return f
+
+
+@decorator
+def decorated():
+    return used_inside()
+
+
+def used_inside():
+    return 2
+
+
+def reexported():
+    return 3
+
+
+@functools.lru_cache
+def unused(x):
+    """Called by nothing at import time."""
+    return x * 2
+
+
+class Thing:
+    handler = decorated
+
+    def method(self):
+        return used_inside()
+
+    def __repr__(self):
+        return "Thing"
+
+
+class Lone:
+    def only(self):
+        return 4
+'''
+
+
+def test_removable_functions_are_the_ones_no_import_needs():
+    found = removable_functions(MODULE, b"from .mod import reexported\n")
+    lines = MODULE.decode().splitlines()
+    # used_inside is called only from a function's body: deleting it breaks callers, not the import
+    assert [f[0] for f in found] == ["used_inside", "unused", "Thing.method"]
+    name, first, last = found[1]
+    assert lines[first - 1] == "@functools.lru_cache" and lines[last - 1] == "    return x * 2"
+    # named in the package's __init__: not removable; a broken module offers nothing
+    assert [f[0] for f in removable_functions(MODULE, b"from .mod import reexported, unused, method\n")] == \
+        ["used_inside"]
+    assert removable_functions(b"def broken(:\n", b"") == []
+
+
+def test_a_module_usually_loses_one_function_and_still_imports(site, tmp_path):
+    sub = site.submodules()[0]
+    path = tmp_path / "mod.py"
+    path.write_bytes(MODULE)
+    files = GoldFiles({sub.path: MODULE, f"{sub.package}/__init__.py": b"from .mod import reexported\n"}.get)
+    changes = [missing_code(Site(site.probe, site.tests, files), sub, random.Random(seed)) for seed in range(40)]
+    names = [c.name for c in changes]
+    assert {"function_removed", "module_removed"} == set(names) and names.count("function_removed") > 20
+    narrow = next(c for c in changes if c.name == "function_removed")
+    sed = narrow.dockerfile[0].removeprefix("RUN ").split(" && ")[0].replace(repr(sub.path)[1:-1], str(path))
+    subprocess.run(["sh", "-c", sed.replace(f"'{path}'", str(path))], check=True)
+    left = path.read_text()
+    compile(left, "mod.py", "exec")
+    gone = [f for f in ("def used_inside", "def unused", "def method") if f not in left]
+    assert len(gone) == 1 and ("lru_cache" in left) == (gone != ["def unused"])
+    assert "def reexported" in left and "def only" in left
+    assert "handler = decorated" in left
+    assert narrow.repair == [sub.reinstall]
+    # a module that offers no removable function is deleted whole
+    assert all(missing_code(site, sub, random.Random(seed)).name == "module_removed" for seed in range(5))

@@ -17,7 +17,9 @@ offline). The shared breakages of such a module live here as ``Change`` builders
 
 from __future__ import annotations
 
+import ast
 import random
+import re
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
@@ -180,6 +182,8 @@ def register(cls: type[Scenario]) -> type[Scenario]:
 
 # ---- changes shared by scenarios ---------------------------------------------------------------
 
+#: The share of blocked-reinstall scenarios that delete one function of a module, not the module.
+NARROW_SHARE = 0.75
 REINSTALL_OFFLINE = "Reinstall {dist}=={version} from the wheel in the image's local wheelhouse (no network needed)."
 
 
@@ -192,6 +196,93 @@ def module_gone(sub: Submodule) -> Change:
         hint=f"Whether every installed file of {sub.dist} is there.",
         offline=REINSTALL_OFFLINE.format(dist=sub.dist, version=sub.version),
         shows=[r"ModuleNotFoundError", r"No module named", r"cannot import name"])
+
+
+def _import_time_names(tree: ast.Module) -> set[str]:
+    """Every name, attribute and string the module's import evaluates: its top-level
+    statements, class bodies, decorators, base classes and default values — not the bodies
+    of functions and methods, which run only when called."""
+    names: set[str] = set()
+
+    def collect(node: ast.AST) -> None:
+        for x in ast.walk(node):
+            if isinstance(x, ast.Name):
+                names.add(x.id)
+            elif isinstance(x, ast.Attribute):
+                names.add(x.attr)
+            elif isinstance(x, ast.Constant) and isinstance(x.value, str):
+                names.add(x.value)
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for part in [*node.decorator_list, *node.args.defaults, *filter(None, node.args.kw_defaults)]:
+                collect(part)
+        elif isinstance(node, ast.ClassDef):
+            for part in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+                collect(part)
+            for child in node.body:
+                visit(child)
+        else:
+            collect(node)
+
+    for node in tree.body:
+        visit(node)
+    return names
+
+
+def removable_functions(source: bytes, init: bytes) -> list[tuple[str, int, int]]:
+    """The functions and methods of a module that its import does not need: named nowhere
+    the import evaluates (``__all__``, a decorator, a class body, a default value) nor in
+    its package's ``__init__``, not a dunder, not a class's only statement — so deleting
+    one breaks only the code that calls it, when it calls it. (qualified name, first
+    line, last line) each."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    needed = _import_time_names(tree)
+    init_text = init.decode("utf-8", "replace")
+    found = []
+    owners = [(None, tree.body), *((c.name, c.body) for c in tree.body if isinstance(c, ast.ClassDef))]
+    for owner, body in owners:
+        for node in body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name.startswith("__"):
+                continue
+            if node.name in needed or re.search(rf"\b{re.escape(node.name)}\b", init_text) or len(body) < 2:
+                continue
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            found.append((f"{owner}.{node.name}" if owner else node.name, first, node.end_lineno))
+    return found
+
+
+def function_gone(sub: Submodule, files: GoldFiles, rng: random.Random) -> Change | None:
+    """One function or method deleted from the submodule (an older revision of the file,
+    from before it was added): only the code that calls it fails, when it calls it, and the
+    error names the function, not the file. None when the module offers none."""
+    found = removable_functions(files.read(sub.path) or b"", files.read(f"{sub.package}/__init__.py") or b"")
+    if not found:
+        return None
+    name, first, last = rng.choice(found)
+    return Change(
+        name="function_removed", category="package_files",
+        dockerfile=[f"RUN sed -i '{first},{last}d' {q(sub.path)} && rm -f {pycache_glob(sub.path)}"],
+        repair=[sub.reinstall], places=[sub.path],
+        symptom=f"Code calling {name} of {sub.module} fails: {sub.dist} seems to lack it.",
+        hint=f"Whether the installed files of {sub.dist} are those of its release.",
+        offline=REINSTALL_OFFLINE.format(dist=sub.dist, version=sub.version),
+        shows=[r"has no attribute", r"cannot import name", r"NameError", r"is not defined"])
+
+
+def missing_code(site: Site, sub: Submodule, rng: random.Random) -> Change:
+    """The fault of a scenario over ``sub``: usually (``NARROW_SHARE``) one function or
+    method of it deleted, which fails only the tests that call it; else, or when the module
+    offers none, the whole module deleted, which fails every test whose imports reach it
+    (all of them where a package's ``__init__`` imports the module)."""
+    if rng.random() < NARROW_SHARE:
+        narrow = function_gone(sub, site.files, rng)
+        if narrow is not None:
+            return narrow
+    return module_gone(sub)
 
 
 def module_cut(sub: Submodule) -> Change:

@@ -13,6 +13,7 @@ from cligym.invert.scenarios.base import (
     Site,
     Submodule,
     module_cut,
+    missing_code,
     module_gone,
     record_gone,
     register,
@@ -98,7 +99,7 @@ class ConstraintPinsMissingRelease(Scenario):
             symptom=f"pip refuses to install {sub.dist} {sub.version}: the requirements conflict.",
             hint="What pip's configuration adds to every install.",
             offline="Take the constraint out of pip's configuration, then reinstall from the local wheelhouse.")
-        return Plan(scenario=self.name, changes=[module_gone(sub), pin], repair_order=[1, 0],
+        return Plan(scenario=self.name, changes=[missing_code(site, sub, rng), pin], repair_order=[1, 0],
                     naive=[plain_reinstall(site, sub)], touching=sub.touching)
 
 
@@ -126,7 +127,7 @@ class _PipInstallSetting(Scenario):
             repair=[write_file_line(PIP_CONF, original, "644")], places=[PIP_CONF],
             symptom=self.symptom.format(dist=sub.dist), hint="What pip's configuration adds to every install.",
             offline="Take the [install] setting out of pip's configuration, then reinstall from the local wheelhouse.")
-        return Plan(scenario=self.name, changes=[module_gone(sub), setting], repair_order=[1, 0],
+        return Plan(scenario=self.name, changes=[missing_code(site, sub, rng), setting], repair_order=[1, 0],
                     naive=[plain_reinstall(site, sub)], touching=sub.touching)
 
 

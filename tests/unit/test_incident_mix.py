@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from cligym.invert.incidents import HIDDEN_WEIGHT, MixedDegrader, ScenarioDegrader
+from cligym.invert.incidents import HIDDEN_WEIGHT, MISSES_PER_SCENARIO, MixedDegrader, ScenarioDegrader
 from cligym.invert.proposal import Proposal
 from cligym.invert.scenarios import REGISTRY
 from cligym.models.task import AppliedOperator
@@ -86,3 +86,14 @@ def test_scenarios_that_hide_their_cause_are_drawn_first_more_often():
     share = sum(1 for s in firsts if not s.shows_cause) / len(firsts)
     weighted = HIDDEN_WEIGHT * hidden / (HIDDEN_WEIGHT * hidden + len(resistant) - hidden)
     assert share > hidden / len(resistant) + 0.1 and abs(share - weighted) < 0.05
+
+
+def test_a_scenario_leaves_the_draw_after_its_plans_missed_three_times_in_an_attempt():
+    degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=30)
+    first = degrader._order(random.Random(2))[0]
+    miss = Proposal(sample=[], name=first.name)
+    for _ in range(MISSES_PER_SCENARIO - 1):
+        degrader.missed(miss, None)
+    assert first in degrader._order(random.Random(2))
+    degrader.missed(miss, None)
+    assert first not in degrader._order(random.Random(2))

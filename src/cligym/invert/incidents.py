@@ -5,11 +5,11 @@ scenario drawn at random (the ones a task-blind sweeper cannot undo first, the o
 only when those have no target or miss; the ones that hide their cause likelier than
 those whose mechanism shows an injected path; a scenario that has made its share of the
 run's tasks waits while others can still be used), its changes as ΔD parts with one repair
-step each. A plan the site offers no
-target for is skipped; a state that breaks nothing is a screen miss and the attempt tries
-another scenario. Scenarios are never reduced: a plan with a change that fails both
-leave-one-repair-out and the blocker check (an optional import that hides a deleted
-module, say) is a miss, and the attempt tries another scenario.
+step each. A scenario the site offers no target for is skipped; a state that breaks
+nothing is a screen miss and the attempt draws again (a scenario whose plans have missed
+``MISSES_PER_SCENARIO`` times in the attempt is left out of the draw). Scenarios are never
+reduced: a plan with a change that fails both leave-one-repair-out and the blocker check
+(an optional import that hides a deleted module, say) is a miss too.
 
 ``MixedDegrader`` is the default: each attempt is a scenario (``SCENARIO_SHARE`` of them,
 decided by the run's seed and the attempt number alone, so a resumed run decides alike)
@@ -33,6 +33,9 @@ from cligym.models.task import AppliedOperator, Candidate
 SCENARIO_SHARE = 0.9
 #: How much likelier a scenario that hides its cause is drawn before one that shows it.
 HIDDEN_WEIGHT = 3.0
+#: Plans of one scenario an attempt may see miss (break nothing, or fail a check) before it
+#: tries another: a plan that deletes one function may pick one no sampled test calls.
+MISSES_PER_SCENARIO = 3
 
 
 def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
@@ -62,7 +65,7 @@ class ScenarioDegrader:
         self.cap = max(2, int(max_share * attempts + 0.5))
         self.made: Counter[str] = Counter()
         self.files: GoldFiles | None = None
-        self._tried: set[str] = set()  # scenarios tried in the attempt under way
+        self._misses: Counter[str] = Counter()  # misses of each scenario in the attempt under way
         self._attempt = -1
 
     def seen(self, candidate: Candidate) -> None:
@@ -70,23 +73,23 @@ class ScenarioDegrader:
             self.made[candidate.instance_id.split(".")[-2]] += 1
 
     def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
-        self._tried.add(proposal.name)
+        self._misses[proposal.name] += 1
 
     def _order(self, rng: random.Random) -> list[Scenario]:
-        """Untried scenarios in a random order: the ones under their cap first, of those the
+        """The scenarios still in the attempt's draw in a random order: the ones under their cap first, of those the
         ones a sweeper cannot undo first (the others are the fallback when those have no
         target or their plans miss); within a tier a weighted draw without replacement,
         where a scenario that hides its cause weighs ``HIDDEN_WEIGHT`` times one whose
         mechanism shows an injected path (a traceback that names the culprit makes an
         easy task)."""
-        pool = [s for s in self.scenarios if s.name not in self._tried]
+        pool = [s for s in self.scenarios if self._misses[s.name] < MISSES_PER_SCENARIO]
         keys = [(self.made[s.name] >= self.cap, not s.resists_sweeper,
                  -rng.random() ** (1.0 / (1.0 if s.shows_cause else HIDDEN_WEIGHT))) for s in pool]
         return [s for _, s in sorted(zip(keys, pool, strict=True), key=lambda pair: pair[0])]
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
         if attempt != self._attempt:
-            self._attempt, self._tried = attempt, set()
+            self._attempt, self._misses = attempt, Counter()
         if self.files is None:
             self.files = GoldFiles.of_session(ctx.gold_session)
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
@@ -95,7 +98,7 @@ class ScenarioDegrader:
             plan = scenario.plan(site, random.Random(rng.random()))
             if plan is not None and plan.touching:
                 return proposal_of_plan(sample, plan)
-            self._tried.add(scenario.name)
+            self._misses[scenario.name] = MISSES_PER_SCENARIO  # no target in this sample
         return Proposal(sample=sample, discard=("no_target", "no scenario has a target in the sample"))
 
 

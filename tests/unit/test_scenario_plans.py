@@ -172,7 +172,8 @@ def test_a_module_usually_loses_one_function_and_still_imports(site, tmp_path):
     path = tmp_path / "mod.py"
     path.write_bytes(MODULE)
     files = GoldFiles({sub.path: MODULE, f"{sub.package}/__init__.py": b"from .mod import reexported\n"}.get)
-    changes = [missing_code(Site(site.probe, site.tests, files), sub, random.Random(seed)) for seed in range(40)]
+    rich = Site(site.probe, site.tests, files)
+    changes = [missing_code(rich, sub, random.Random(seed)) for seed in range(40)]
     names = [c.name for c in changes]
     assert {"function_removed", "module_removed"} == set(names) and names.count("function_removed") > 20
     narrow = next(c for c in changes if c.name == "function_removed")
@@ -187,3 +188,6 @@ def test_a_module_usually_loses_one_function_and_still_imports(site, tmp_path):
     assert narrow.repair == [sub.reinstall]
     # a module that offers no removable function is deleted whole
     assert all(missing_code(site, sub, random.Random(seed)).name == "module_removed" for seed in range(5))
+    # a degrader whose narrow plans kept missing asks for whole modules
+    rich.narrow = False
+    assert {missing_code(rich, sub, random.Random(seed)).name for seed in range(10)} == {"module_removed"}

@@ -7,7 +7,8 @@ those whose mechanism shows an injected path; a scenario that has made its share
 run's tasks waits while others can still be used), its changes as ΔD parts with one repair
 step each. A scenario the site offers no target for is skipped; a state that breaks
 nothing is a screen miss and the attempt draws again (a scenario whose plans have missed
-``MISSES_PER_SCENARIO`` times in the attempt is left out of the draw). Scenarios are never
+``MISSES_PER_SCENARIO`` times in the attempt is left out of the draw; its last plan
+deletes whole modules, never one function). Scenarios are never
 reduced: a plan with a change that fails both leave-one-repair-out and the blocker check
 (an optional import that hides a deleted module, say) is a miss too.
 
@@ -95,6 +96,7 @@ class ScenarioDegrader:
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         site = Site(ctx.probe, sample, self.files)
         for scenario in self._order(rng):
+            site.narrow = self._misses[scenario.name] < MISSES_PER_SCENARIO - 1  # its last try: whole modules
             plan = scenario.plan(site, random.Random(rng.random()))
             if plan is not None and plan.touching:
                 return proposal_of_plan(sample, plan)

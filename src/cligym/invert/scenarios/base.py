@@ -92,6 +92,9 @@ class Site:
         self.stdlib = probe.python.get("stdlib", "/usr/lib/python3")
         self.prefix = probe.python.get("prefix", "/opt/venv")
         self._subs: list[Submodule] | None = None
+        #: whether a plan may delete one function rather than a module (a degrader whose
+        #: narrow plans keep missing turns it off)
+        self.narrow = True
         self._wheels: dict[tuple[str, str], str | None] = {}
 
     def submodules(self) -> list[Submodule]:
@@ -262,7 +265,10 @@ def function_gone(sub: Submodule, files: GoldFiles, rng: random.Random) -> Chang
     found = removable_functions(files.read(sub.path) or b"", files.read(f"{sub.package}/__init__.py") or b"")
     if not found:
         return None
-    name, first, last = rng.choice(found)
+    text = (files.read(sub.path) or b"").decode("utf-8", "replace")
+    # one referred to elsewhere in the module (a helper its other code calls) is likelier used
+    weights = [len(re.findall(rf"\b{re.escape(n.rsplit('.', 1)[-1])}\b", text)) for n, _, _ in found]
+    name, first, last = rng.choices(found, weights=weights)[0]
     return Change(
         name="function_removed", category="package_files",
         dockerfile=[f"RUN sed -i '{first},{last}d' {q(sub.path)} && rm -f {pycache_glob(sub.path)}"],
@@ -274,11 +280,11 @@ def function_gone(sub: Submodule, files: GoldFiles, rng: random.Random) -> Chang
 
 
 def missing_code(site: Site, sub: Submodule, rng: random.Random) -> Change:
-    """The fault of a scenario over ``sub``: usually (``NARROW_SHARE``) one function or
-    method of it deleted, which fails only the tests that call it; else, or when the module
-    offers none, the whole module deleted, which fails every test whose imports reach it
+    """The fault of a scenario over ``sub``: usually (``NARROW_SHARE``, while the site
+    allows it) one function or method of it deleted, which fails only the tests that call
+    it; else, or when the module offers none, the whole module deleted, which fails every test whose imports reach it
     (all of them where a package's ``__init__`` imports the module)."""
-    if rng.random() < NARROW_SHARE:
+    if site.narrow and rng.random() < NARROW_SHARE:
         narrow = function_gone(sub, site.files, rng)
         if narrow is not None:
             return narrow

@@ -190,15 +190,20 @@ NARROW_SHARE = 0.75
 REINSTALL_OFFLINE = "Reinstall {dist}=={version} from the wheel in the image's local wheelhouse (no network needed)."
 
 
+def damaged(sub: Submodule, name: str, run: str, symptom: str, hint: str, shows: list[str]) -> Change:
+    """A change to the submodule's installed file (``run``, which drops its bytecode too)
+    that reinstalling its distribution from the image's wheelhouse undoes."""
+    return Change(name=name, category="package_files", dockerfile=[f"RUN {run}"],
+                  repair=[sub.reinstall], places=[sub.path], symptom=symptom, hint=hint,
+                  offline=REINSTALL_OFFLINE.format(dist=sub.dist, version=sub.version), shows=shows)
+
+
 def module_gone(sub: Submodule) -> Change:
     """The submodule's file deleted, with its bytecode (the repair reinstalls the distribution)."""
-    return Change(
-        name="module_removed", category="package_files", dockerfile=[f"RUN rm -f {q(sub.path)} {pycache_glob(sub.path)}"],
-        repair=[sub.reinstall], places=[sub.path],
-        symptom=f"Tests reaching {sub.module} fail with ModuleNotFoundError although {sub.dist} imports.",
-        hint=f"Whether every installed file of {sub.dist} is there.",
-        offline=REINSTALL_OFFLINE.format(dist=sub.dist, version=sub.version),
-        shows=[r"ModuleNotFoundError", r"No module named", r"cannot import name"])
+    return damaged(sub, "module_removed", f"rm -f {q(sub.path)} {pycache_glob(sub.path)}",
+                   f"Tests reaching {sub.module} fail with ModuleNotFoundError although {sub.dist} imports.",
+                   f"Whether every installed file of {sub.dist} is there.",
+                   [r"ModuleNotFoundError", r"No module named", r"cannot import name"])
 
 
 def _import_time_names(tree: ast.Module) -> set[str]:
@@ -269,21 +274,17 @@ def function_gone(sub: Submodule, files: GoldFiles, rng: random.Random) -> Chang
     # one referred to elsewhere in the module (a helper its other code calls) is likelier used
     weights = [len(re.findall(rf"\b{re.escape(n.rsplit('.', 1)[-1])}\b", text)) for n, _, _ in found]
     name, first, last = rng.choices(found, weights=weights)[0]
-    return Change(
-        name="function_removed", category="package_files",
-        dockerfile=[f"RUN sed -i '{first},{last}d' {q(sub.path)} && rm -f {pycache_glob(sub.path)}"],
-        repair=[sub.reinstall], places=[sub.path],
-        symptom=f"Code calling {name} of {sub.module} fails: {sub.dist} seems to lack it.",
-        hint=f"Whether the installed files of {sub.dist} are those of its release.",
-        offline=REINSTALL_OFFLINE.format(dist=sub.dist, version=sub.version),
-        shows=[r"has no attribute", r"cannot import name", r"NameError", r"is not defined"])
+    return damaged(sub, "function_removed", f"sed -i '{first},{last}d' {q(sub.path)} && rm -f {pycache_glob(sub.path)}",
+                   f"Code calling {name} of {sub.module} fails: {sub.dist} seems to lack it.",
+                   f"Whether the installed files of {sub.dist} are those of its release.",
+                   [r"has no attribute", r"cannot import name", r"NameError", r"is not defined"])
 
 
 def missing_code(site: Site, sub: Submodule, rng: random.Random) -> Change:
     """The fault of a scenario over ``sub``: usually (``NARROW_SHARE``, while the site
     allows it) one function or method of it deleted, which fails only the tests that call
-    it; else, or when the module offers none, the whole module deleted, which fails every test whose imports reach it
-    (all of them where a package's ``__init__`` imports the module)."""
+    it; else, or when the module offers none, the whole module deleted, which fails every
+    test whose imports reach it (all of them where a package's ``__init__`` imports it)."""
     if site.narrow and rng.random() < NARROW_SHARE:
         narrow = function_gone(sub, site.files, rng)
         if narrow is not None:
@@ -293,15 +294,11 @@ def missing_code(site: Site, sub: Submodule, rng: random.Random) -> Change:
 
 def module_cut(sub: Submodule) -> Change:
     """The submodule's file cut short mid-write (its bytecode dropped)."""
-    keep = kept_prefix(sub.size)
-    return Change(
-        name="module_truncated", category="package_files",
-        dockerfile=[f"RUN truncate -s {keep} {q(sub.path)} && rm -f {pycache_glob(sub.path)}"],
-        repair=[sub.reinstall], places=[sub.path],
-        symptom=f"Tests reaching {sub.module} fail while importing it (a syntax error or a missing name).",
-        hint=f"Whether the installed files of {sub.dist} are intact.",
-        offline=REINSTALL_OFFLINE.format(dist=sub.dist, version=sub.version),
-        shows=[r"SyntaxError", r"IndentationError", r"cannot import name", r"ImportError", r"EOF"])
+    return damaged(sub, "module_truncated",
+                   f"truncate -s {kept_prefix(sub.size)} {q(sub.path)} && rm -f {pycache_glob(sub.path)}",
+                   f"Tests reaching {sub.module} fail while importing it (a syntax error or a missing name).",
+                   f"Whether the installed files of {sub.dist} are intact.",
+                   [r"SyntaxError", r"IndentationError", r"cannot import name", r"ImportError", r"EOF"])
 
 
 def record_gone(sub: Submodule) -> Change:

@@ -1,18 +1,16 @@
-"""A failing gold build leaves other processes' images alone."""
+"""A failing gold build leaves other processes' images alone, and an engine that never
+answers is a clear error in seconds (the CLI's real connect timeout: about 10 s)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+import socket
+import threading
+import time
 import uuid
+from pathlib import Path
 
 from cligym.config import DEFAULT_BASE_IMAGE, LABEL
-
-
-def cli(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cligym", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+from tests.unit.test_safety import cli
 
 
 def test_a_failing_gold_leaves_other_processes_images(tmp_path, runtime, base_image):
@@ -36,3 +34,44 @@ def test_a_failing_gold_leaves_other_processes_images(tmp_path, runtime, base_im
         assert runtime.image_exists(other)
     finally:
         runtime.remove_image(other)
+
+
+class SilentEngine:
+    """A unix socket that accepts connections and never says a word."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(path))
+        self.listener.listen(16)
+        self.held: list[socket.socket] = []
+        self.open = True
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while self.open:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+
+    def close(self) -> None:
+        self.open = False
+        self.listener.close()
+        for conn in self.held:
+            conn.close()
+
+
+def test_an_engine_that_never_answers_is_a_clear_error_in_seconds(tmp_path):
+    engine = SilentEngine(tmp_path / "silent.sock")
+    try:
+        started = time.monotonic()
+        proc = cli("clean", env={"DOCKER_HOST": f"unix://{engine.path}"}, timeout=120)
+        took = time.monotonic() - started
+    finally:
+        engine.close()
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 3, proc.stderr
+    assert len(lines) == 1 and "Docker engine" in lines[0] and "Traceback" not in proc.stderr
+    assert took < 30

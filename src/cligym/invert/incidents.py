@@ -8,9 +8,9 @@ run's tasks waits while others can still be used), its changes as ΔD parts with
 step each. A scenario the site offers no target for is skipped; a state that breaks
 nothing is a screen miss and the attempt draws again (a scenario whose plans have missed
 ``MISSES_PER_SCENARIO`` times in the attempt is left out of the draw; its last plan
-deletes whole modules, never one function). Scenarios are never
-reduced: a plan with a change that fails both leave-one-repair-out and the blocker check
-(an optional import that hides a deleted module, say) is a miss too.
+deletes whole modules, never one function). Scenarios are never reduced: a plan with a
+change that fails both leave-one-repair-out and the blocker check (an optional import
+that hides a deleted module, say) is a miss too.
 
 ``MixedDegrader`` is the default: each attempt is a scenario (``SCENARIO_SHARE`` of them,
 decided by the run's seed and the attempt number alone, so a resumed run decides alike)
@@ -77,9 +77,10 @@ class ScenarioDegrader:
         self._misses[proposal.name] += 1
 
     def _order(self, rng: random.Random) -> list[Scenario]:
-        """The scenarios still in the attempt's draw in a random order: the ones under their cap first, of those the
-        ones a sweeper cannot undo first (the others are the fallback when those have no
-        target or their plans miss); within a tier a weighted draw without replacement,
+        """The scenarios still in the attempt's draw in a random order: the ones under their
+        cap first, of those the ones a sweeper cannot undo first (the others are the
+        fallback when those have no target or their plans miss); within a tier a weighted
+        draw without replacement,
         where a scenario that hides its cause weighs ``HIDDEN_WEIGHT`` times one whose
         mechanism shows an injected path (a traceback that names the culprit makes an
         easy task)."""

@@ -267,10 +267,11 @@ def function_gone(sub: Submodule, files: GoldFiles, rng: random.Random) -> Chang
     """One function or method deleted from the submodule (an older revision of the file,
     from before it was added): only the code that calls it fails, when it calls it, and the
     error names the function, not the file. None when the module offers none."""
-    found = removable_functions(files.read(sub.path) or b"", files.read(f"{sub.package}/__init__.py") or b"")
+    source = files.read(sub.path) or b""
+    found = removable_functions(source, files.read(f"{sub.package}/__init__.py") or b"")
     if not found:
         return None
-    text = (files.read(sub.path) or b"").decode("utf-8", "replace")
+    text = source.decode("utf-8", "replace")
     # one referred to elsewhere in the module (a helper its other code calls) is likelier used
     weights = [len(re.findall(rf"\b{re.escape(n.rsplit('.', 1)[-1])}\b", text)) for n, _, _ in found]
     name, first, last = rng.choices(found, weights=weights)[0]

@@ -12,8 +12,8 @@ from cligym.invert.scenarios.base import (
     Scenario,
     Site,
     Submodule,
-    module_cut,
     missing_code,
+    module_cut,
     module_gone,
     record_gone,
     register,
@@ -76,8 +76,8 @@ class HalfFinishedUpgrade(Scenario):
 class ConstraintPinsMissingRelease(Scenario):
     """A constraints file written for a coming rollout, wired into the machine-wide pip
     configuration: it pins a distribution to a release the wheelhouse does not have, so
-    every reinstall of it — by name or by wheel file — is refused as a conflict, while one
-    of its modules is missing."""
+    every reinstall of it — by name or by wheel file — is refused as a conflict, while
+    code of it is missing (a function or a whole module, ``missing_code``)."""
 
     name = "constraint_pins_missing_release"
     incident = "a constraint file in pip's configuration pinning a release that is not available"
@@ -105,7 +105,7 @@ class ConstraintPinsMissingRelease(Scenario):
 
 class _PipInstallSetting(Scenario):
     """A setting in the machine-wide pip configuration's ``[install]`` section that defeats
-    every reinstall, over a module deleted from an installed distribution."""
+    every reinstall, over code missing from an installed distribution (``missing_code``)."""
 
     #: the change's name, the lines of the ``[install]`` section, what the naive repair shows
     change: str
@@ -136,7 +136,7 @@ class BuildStagePipTarget(_PipInstallSetting):
     """A multi-stage image build set ``target`` in the machine-wide pip configuration so
     that a build stage could install into a folder it copied later; the setting stayed
     in the final image. Every ``pip install`` since "succeeds" into that folder, which no
-    interpreter searches, so reinstalling the distribution whose module is missing changes
+    interpreter searches, so reinstalling the distribution whose code is missing changes
     nothing — nor does reinstalling everything."""
 
     name = "build_stage_pip_target"
@@ -154,7 +154,7 @@ class SystemPipUserInstall(_PipInstallSetting):
     """An image that once ran its tools on the system Python (whose site-packages Debian
     marks as externally managed) set ``user = true`` in the machine-wide pip configuration;
     after the move to a virtual environment the setting stayed, and pip refuses every
-    install inside the venv ("Can not perform a '--user' install") while a module of an
+    install inside the venv ("Can not perform a '--user' install") while code of an
     installed distribution is missing."""
 
     name = "system_pip_user_install"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from cligym.agents.trajectory import TrajectoryRecorder, to_chat_messages
 from cligym.errors import BadInput
 from cligym.models.io import load, save
 from cligym.models.rollout import RolloutResult
-from cligym.models.trajectory import AGENT_ONLY_FIELDS, Step, Trajectory
+from cligym.models.trajectory import AGENT_ONLY_FIELDS, DEFAULT_SCHEMA_VERSION, Step, Trajectory
 
 ROOT = Path(__file__).resolve().parents[2]
 HARBOR_PY = ROOT / ".venv-harbor" / "bin" / "python"
@@ -50,9 +51,9 @@ def recorded() -> TrajectoryRecorder:
     return rec
 
 
-def test_recorder_builds_a_v13_trajectory():
+def test_recorder_builds_a_v18_trajectory():
     trajectory = recorded().finish({"reward": 1.0, "stop_reason": "finished"})
-    assert trajectory.schema_version == "ATIF-v1.3" and trajectory.session_id == "session-42"
+    assert trajectory.schema_version == "ATIF-v1.8" and trajectory.session_id == "session-42"
     assert trajectory.agent.model_dump() == {"name": "cligym-llm", "version": "0.1.0", "model_name": "scripted"}
     assert [s.step_id for s in trajectory.steps] == list(range(1, 9))
     assert [s.source for s in trajectory.steps] == ["system", "user"] + ["agent"] * 3 + ["user"] + ["agent"] * 2
@@ -76,10 +77,13 @@ def test_recorder_builds_a_v13_trajectory():
     assert agent["observation"] == {"results": [{"source_call_id": "call_1", "content": "setup.py\nsrc\ntests"}]}
     assert agent["metrics"] == {"prompt_tokens": 100, "completion_tokens": 20}
     assert "observation" not in data["steps"][4] and "tool_calls" not in data["steps"][4]
-    # nothing newer than v1.3
-    text = json.dumps(data)
-    for later in ("tool_definitions", "llm_call_count", "is_copied_context", "trajectory_id"):
-        assert later not in text
+    # nothing the recorder was not given: no tool definitions, cached tokens, marks, conventions
+    assert set(data) == {"schema_version", "session_id", "agent", "steps", "final_metrics"}
+    assert set(data["final_metrics"]) == {"total_prompt_tokens", "total_completion_tokens", "total_steps", "extra"}
+    for step in data["steps"]:
+        assert not {"llm_call_count", "is_copied_context", "extra", "reasoning_content"} & set(step)
+        assert set(step.get("metrics", {})) <= {"prompt_tokens", "completion_tokens"}
+        assert all(set(r) == {"source_call_id", "content"} for r in step.get("observation", {}).get("results", []))
     assert Trajectory.model_validate(data) == trajectory
 
 
@@ -182,7 +186,7 @@ def test_harbor_accepts_recorded_trajectories(tmp_path):
     second = rec2.save(tmp_path / "b.json")
     proc = harbor_validate(first, second)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:2] == ["atif-ok ATIF-v1.3 8", "atif-ok ATIF-v1.3 2"]
+    assert proc.stdout.split("\n")[:2] == ["atif-ok ATIF-v1.8 8", "atif-ok ATIF-v1.8 2"]
 
 
 @needs_harbor
@@ -227,3 +231,46 @@ json.dump(t.to_json_dict(), open(sys.argv[1], "w"))
     assert messages[2]["tool_calls"][0]["function"] == {"name": "bash", "arguments": '{"keystrokes": "ls\\n"}'}
     # a bare subagent reference adds no message
     assert messages[3:] == [{"role": "tool", "tool_call_id": "c1", "content": "a b"}]
+
+
+#: Every ATIF model's fields as (name, annotation, default, constraints, required), in order,
+#: with the defining module left out of type names; and the model's ``extra`` setting.
+FIELDS_SCRIPT = r"""
+import importlib, json, re, sys
+mod = importlib.import_module(sys.argv[1])
+names = ["Agent", "AudioSource", "ContentPart", "FinalMetrics", "ImageSource", "Metrics", "Observation",
+         "ObservationResult", "Step", "SubagentTrajectoryRef", "ToolCall", "Trajectory"]
+def bare(text):
+    return re.sub(r"<class '(?:[\w.]+\.)?(\w+)'>", r"\1", re.sub(r"\b(?:harbor|cligym)\.[\w.]+\.(\w+)", r"\1", text))
+out = {n: {"extra": getattr(mod, n).model_config.get("extra"),
+           "fields": [[k, bare(repr(f.annotation)), repr(f.default), [repr(m) for m in f.metadata], f.is_required()]
+                      for k, f in getattr(mod, n).model_fields.items()]} for n in names}
+print(json.dumps(out))
+"""
+
+
+def model_fields(python: Path | str, module: str) -> dict:
+    proc = subprocess.run([str(python), "-c", FIELDS_SCRIPT, module], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@needs_harbor
+def test_default_version_is_the_one_harbor_writes():
+    proc = subprocess.run([str(HARBOR_PY), "-c", "from harbor.models.trajectories import Trajectory\n"
+                           "print(Trajectory.model_fields['schema_version'].default)"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert DEFAULT_SCHEMA_VERSION == proc.stdout.strip() == "ATIF-v1.8"
+    assert Trajectory.model_fields["schema_version"].default == DEFAULT_SCHEMA_VERSION
+
+
+@needs_harbor
+def test_models_mirror_harbor_field_for_field():
+    """Same models, same fields in the same order, same types, defaults, constraints and
+    ``extra="forbid"``: cligym's models cannot drift from Harbor's unnoticed."""
+    ours = model_fields(sys.executable, "cligym.models.trajectory")
+    harbors = model_fields(HARBOR_PY, "harbor.models.trajectories")
+    assert ours["Metrics"]["fields"][2][0] == "cached_tokens"  # the comparison sees the fields
+    for name in harbors:
+        assert ours[name] == harbors[name], name

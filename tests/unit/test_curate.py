@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cligym.agents.tools import TOOLS
 from cligym.agents.trajectory import TrajectoryRecorder
 from cligym.curate.filters import CHEAT_RULES, check_text, find_cheating, find_loop
 from cligym.curate.stage import curate
@@ -28,18 +29,19 @@ TASK = "Tests in /testbed fail with ImportError. Fix the environment."
 class Script:
     """Records a repair attempt, one bash command per agent step."""
 
-    def __init__(self, task_id: str, attempt: int = 0):
+    def __init__(self, task_id: str, attempt: int = 0, **recorder):
         self.task_id, self.attempt = task_id, attempt
-        self.rec = TrajectoryRecorder("cligym-llm", "0.1.0", "scripted", f"{task_id}-{attempt}")
+        self.rec = TrajectoryRecorder("cligym-llm", "0.1.0", "scripted", f"{task_id}-{attempt}", **recorder)
         self.rec.system(SYSTEM)
         self.rec.user(TASK)
         self.calls = 0
 
-    def bash(self, command: str, output: str = "", message: str = "") -> Script:
+    def bash(self, command: str, output: str = "", message: str = "", reasoning: str | None = None) -> Script:
         self.calls += 1
         call = f"call_{self.calls}"
         self.rec.agent(message, tool_calls=[(call, "execute_bash", {"command": command})],
-                       observations=[(call, output)], prompt_tokens=100 + self.calls, completion_tokens=10)
+                       observations=[(call, output)], prompt_tokens=100 + self.calls, completion_tokens=10,
+                       reasoning_content=reasoning)
         return self
 
     def tool(self, name: str, arguments: dict, output: str) -> Script:
@@ -166,7 +168,8 @@ def test_sft_jsonl_loads_with_datasets(rollout_dir, tmp_path, monkeypatch):
 
     ds = datasets.load_dataset("json", data_files=str(out / "sft.jsonl"), split="train", cache_dir=str(tmp_path / "hf"))
     assert ds.num_rows == 2
-    assert {"messages", "tools", "task_id", "attempt", "reward"} <= set(ds.column_names)
+    assert {"messages", "tools", "tools_from", "reasoning_history", "task_id", "attempt", "reward"} <= set(
+        ds.column_names)
     assert {t["function"]["name"] for t in ds[0]["tools"]} >= {"execute_bash", "finish"}  # the schema trained on
     assert sorted(ds["task_id"]) == ["markupsafe-env-001", "markupsafe-env-002"]
     for row in ds:
@@ -177,6 +180,28 @@ def test_sft_jsonl_loads_with_datasets(rollout_dir, tmp_path, monkeypatch):
                 assert message["tool_call_id"]
             for call in message.get("tool_calls") or []:
                 assert call["type"] == "function" and isinstance(call["function"]["arguments"], str)
+
+
+def test_rows_carry_the_tools_and_reasoning_the_model_had(rollout_dir, tmp_path):
+    offered = [{"type": "function", "function": {"name": name, "description": f"the {name} of that run",
+                                                 "parameters": {"type": "object", "properties": {}}}}
+               for name in ("execute_bash", "finish")]
+    recorded = Script("markupsafe-env-010", tool_definitions=offered, reasoning_history="drop")
+    for i in range(21):
+        recorded.bash(f"echo {i}", str(i), reasoning=f"thought {i}")
+    recorded.write(rollout_dir, 1.0)
+    summary = curate(rollout_dir, tmp_path / "out")
+    assert summary.kept == 2
+    rows = {r["task_id"]: r for r in map(json.loads, (tmp_path / "out" / "sft.jsonl").read_text().splitlines())}
+    row = rows["markupsafe-env-010"]
+    assert row["tools"] == offered and row["tools_from"] == "trajectory"  # what this run's model was offered
+    assert row["reasoning_history"] == "drop"
+    thoughts = [m.get("reasoning_content") for m in row["messages"] if m["role"] == "assistant"]
+    assert thoughts == [None] * 20 + ["thought 20"]  # earlier reasoning was not sent back to the model
+    # an older trajectory, without tool definitions or a convention: today's tools, and it says so
+    older = rows["markupsafe-env-001"]
+    assert older["tools"] == TOOLS and older["tools_from"] == "cligym.agents.tools.TOOLS"
+    assert older["reasoning_history"] is None
 
 
 def test_thresholds_are_configurable(rollout_dir, tmp_path):

@@ -3,11 +3,12 @@ trajectory into OpenAI chat messages for supervised fine-tuning."""
 
 from __future__ import annotations
 
+import copy
 import json
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from cligym.models.io import save as save_record
 from cligym.models.trajectory import (
@@ -24,6 +25,11 @@ from cligym.models.trajectory import (
     Trajectory,
 )
 
+#: Whether the model had its earlier turns' reasoning in its context: ``"send-back"`` (every
+#: earlier ``reasoning_content`` went back to it) or ``"drop"`` (none did). Recorded in
+#: ``agent.extra["reasoning_history"]``; :func:`to_chat_messages` follows it.
+ReasoningHistory = Literal["send-back", "drop"]
+
 
 def now_iso() -> str:
     """The current UTC time as ISO 8601 with milliseconds and a ``Z``."""
@@ -38,6 +44,11 @@ class TrajectoryRecorder:
     >>> rec.agent("Looking.", tool_calls=[("c1", "execute_bash", {"command": "ls"})],
     ...           observations=[("c1", "a b")], prompt_tokens=10, completion_tokens=3)
     >>> trajectory = rec.finish({"reward": 1.0})
+
+    ``tool_definitions`` (the ``tools`` sent to the model, OpenAI's function format) and
+    ``reasoning_history`` (see :data:`ReasoningHistory`) go into the trajectory's ``agent``,
+    so the trajectory itself says what the model was offered and shown. ``schema_version`` is
+    only the label written; the recorder leaves no field out for an older one.
     """
 
     def __init__(
@@ -48,8 +59,16 @@ class TrajectoryRecorder:
         session_id: str | None = None,
         *,
         schema_version: SchemaVersion = DEFAULT_SCHEMA_VERSION,
+        tool_definitions: list[dict[str, Any]] | None = None,
+        reasoning_history: ReasoningHistory | None = None,
     ) -> None:
-        self.agent_info = Agent(name=agent_name, version=version, model_name=model_name)
+        if reasoning_history is not None and reasoning_history not in get_args(ReasoningHistory):
+            raise ValueError(f"reasoning_history must be one of {get_args(ReasoningHistory)} or None, "
+                             f"not {reasoning_history!r}")
+        self.agent_info = Agent(name=agent_name, version=version, model_name=model_name,
+                                tool_definitions=copy.deepcopy(tool_definitions))
+        if reasoning_history is not None:
+            self.agent_info.extra = {**(self.agent_info.extra or {}), "reasoning_history": reasoning_history}
         self.session_id = session_id or str(uuid.uuid4())
         self.schema_version = schema_version
         self.steps: list[Step] = []
@@ -75,6 +94,7 @@ class TrajectoryRecorder:
         prompt_tokens: int | None = None,
         completion_tokens: int | None = None,
         *,
+        cached_tokens: int | None = None,
         reasoning_content: str | None = None,
         metrics_extra: dict[str, Any] | None = None,
     ) -> Step:
@@ -82,6 +102,7 @@ class TrajectoryRecorder:
 
         ``tool_calls`` are ``(tool_call_id, function_name, arguments)``; ``observations`` are
         ``(tool_call_id, text)`` and must name calls of this same step (or ``None``).
+        ``cached_tokens`` is the part of ``prompt_tokens`` the server served from its cache.
         """
         calls = [
             ToolCall(tool_call_id=str(call_id), function_name=str(name), arguments=dict(arguments or {}))
@@ -97,9 +118,9 @@ class TrajectoryRecorder:
             results.append(ObservationResult(source_call_id=None if call_id is None else str(call_id),
                                              content="" if text is None else str(text)))
         metrics = None
-        if prompt_tokens is not None or completion_tokens is not None or metrics_extra:
+        if prompt_tokens is not None or completion_tokens is not None or cached_tokens is not None or metrics_extra:
             metrics = Metrics(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                              extra=dict(metrics_extra) if metrics_extra else None)
+                              cached_tokens=cached_tokens, extra=dict(metrics_extra) if metrics_extra else None)
         return self._add(
             source="agent",
             message=str(message or ""),
@@ -109,20 +130,48 @@ class TrajectoryRecorder:
             metrics=metrics,
         )
 
+    def mark_condensed(self, tool_call_id: str, kept_chars: int, at_step: int) -> bool:
+        """Say that from agent step ``at_step`` on the model saw only the first ``kept_chars``
+        characters of the result of tool call ``tool_call_id`` (its context was condensed).
+        ``at_step`` counts agent steps only, as the agent loop and ``RolloutResult.steps`` do
+        (1 = the first ``source: "agent"`` step; it is not a ``step_id``).
+
+        The stored observation stays whole; its ``extra`` gets ``{"condensed": {"kept_chars":
+        ..., "from_step": at_step}}`` (other keys kept). Marking it again with the same
+        ``kept_chars`` keeps the earlier ``from_step``; a different ``kept_chars`` replaces the
+        mark. False when no recorded step has a result for that call (nothing changes), True
+        when marked."""
+        for step in self.steps:
+            for result in step.observation.results if step.observation else []:
+                if result.source_call_id != str(tool_call_id):
+                    continue
+                extra = dict(result.extra or {})
+                earlier = extra.get("condensed")
+                if isinstance(earlier, dict) and earlier.get("kept_chars") == kept_chars:
+                    at_step = min(at_step, earlier.get("from_step", at_step))
+                extra["condensed"] = {"kept_chars": int(kept_chars), "from_step": int(at_step)}
+                result.extra = extra
+                self.trajectory = None
+                return True
+        return False
+
     def finish(self, extra: dict[str, Any] | None = None) -> Trajectory:
         """The trajectory so far, with totals; ``extra`` (e.g. reward, stop reason) goes into
-        ``final_metrics.extra``. May be called again after more steps."""
+        ``final_metrics.extra``. May be called again after more steps. ``total_cached_tokens``
+        is ``None`` when no step reported cached tokens."""
         if not self.steps:
             raise ValueError("a trajectory needs at least one step")
         metrics = [step.metrics for step in self.steps if step.metrics is not None]
+        cached = [m.cached_tokens for m in metrics if m.cached_tokens is not None]
         self.trajectory = Trajectory(
             schema_version=self.schema_version,
             session_id=self.session_id,
-            agent=self.agent_info.model_copy(),
+            agent=self.agent_info.model_copy(deep=True),
             steps=[step.model_copy(deep=True) for step in self.steps],
             final_metrics=FinalMetrics(
                 total_prompt_tokens=sum(m.prompt_tokens or 0 for m in metrics),
                 total_completion_tokens=sum(m.completion_tokens or 0 for m in metrics),
+                total_cached_tokens=sum(cached) if cached else None,
                 total_steps=len(self.steps),
                 extra=dict(extra) if extra else None,
             ),
@@ -154,10 +203,24 @@ def _arguments_json(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
+def reasoning_history(trajectory: Trajectory) -> ReasoningHistory | None:
+    """The trajectory's reasoning convention (``agent.extra["reasoning_history"]``), or
+    ``None`` when it records none (older trajectories) or one cligym does not know."""
+    value = (trajectory.agent.extra or {}).get("reasoning_history")
+    return value if value in get_args(ReasoningHistory) else None
+
+
 def to_chat_messages(trajectory: Trajectory) -> list[dict[str, Any]]:
     """The trajectory as OpenAI chat messages: system / user / assistant (with ``tool_calls``
     in OpenAI's format, arguments as a JSON string, and the model's ``reasoning_content``
-    when it had any) and one ``tool`` message per tool call.
+    as the trajectory's convention says) and one ``tool`` message per tool call.
+
+    Reasoning follows :func:`reasoning_history`, so the rows show what the model had in its
+    context: ``"send-back"`` (every earlier turn's reasoning went back to the model) keeps
+    ``reasoning_content`` on every assistant message; ``"drop"`` (earlier reasoning was not
+    sent back) keeps it on the last assistant message only, as chat templates such as Qwen3's
+    render reasoning only after the last user turn; no convention recorded (older
+    trajectories) keeps it on every assistant message, as before.
 
     Every tool call gets a tool message (empty if no result was recorded), in call order, as
     chat templates expect. Results that name no tool call become user messages (results
@@ -198,4 +261,8 @@ def to_chat_messages(trajectory: Trajectory) -> list[dict[str, Any]]:
                              "content": "\n".join(by_call.get(call.tool_call_id, []))})
         for text in loose:
             messages.append({"role": "user", "content": text})
+    if reasoning_history(trajectory) == "drop":
+        assistants = [m for m in messages if m["role"] == "assistant"]
+        for message in assistants[:-1]:
+            message.pop("reasoning_content", None)
     return messages

@@ -13,9 +13,11 @@ not dropped; their rate is reported among failed trajectories (as in the CLI-Gym
 among all. Cheating is also counted over every trajectory (``cheating_detected``), since an
 attempt to cheat that failed, or was short, is still worth knowing about.
 
-Output: OUT/sft.jsonl, one row per kept trajectory ``{"messages", "task_id", "attempt",
-"reward"}`` (OpenAI chat messages; ``datasets.load_dataset("json", ...)`` reads it), and
-OUT/summary.json, a :class:`CurationSummary` with every decision and the commands that fired.
+Output: OUT/sft.jsonl, one row per kept trajectory (``datasets.load_dataset("json", ...)``
+reads it; see :func:`sft_row`): ``messages`` (OpenAI chat messages), ``tools`` (the tool
+definitions the model was offered), ``tools_from``, ``reasoning_history``, ``task_id``,
+``attempt``, ``reward``; and OUT/summary.json, a :class:`CurationSummary` with every decision
+and the commands that fired.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 from cligym.agents.tools import TOOLS
-from cligym.agents.trajectory import to_chat_messages
+from cligym.agents.trajectory import reasoning_history, to_chat_messages
 from cligym.curate.filters import (
     CHEAT_RULES,
     agent_step_count,
@@ -56,6 +58,27 @@ def rollout_attempts(rollout_dir: Path) -> tuple[list[Path], list[str]]:
         elif any(present):
             incomplete.append(str(folder.relative_to(rollout_dir)))
     return complete, incomplete
+
+
+#: ``tools_from`` of a row whose trajectory recorded its tools (``agent.tool_definitions``)...
+TOOLS_FROM_TRAJECTORY = "trajectory"
+#: ...and of one whose trajectory is older and did not: its ``tools`` are cligym's current
+#: ``cligym.agents.tools.TOOLS``, which may differ from what the model was offered then.
+TOOLS_FROM_CURRENT = "cligym.agents.tools.TOOLS"
+
+
+def sft_row(trajectory: Trajectory, result: RolloutResult) -> dict:
+    """One SFT row. ``tools`` are the trajectory's own ``agent.tool_definitions``; only a
+    trajectory without them (recorded before cligym wrote them) gets the current ``TOOLS``,
+    and ``tools_from`` says which. ``reasoning_history`` is the convention the messages'
+    ``reasoning_content`` follows (``"send-back"``, ``"drop"``, or ``None`` for a trajectory
+    that records none: every turn keeps its reasoning), see :func:`to_chat_messages`."""
+    recorded = trajectory.agent.tool_definitions
+    return {"messages": to_chat_messages(trajectory),
+            "tools": recorded if recorded is not None else TOOLS,
+            "tools_from": TOOLS_FROM_TRAJECTORY if recorded is not None else TOOLS_FROM_CURRENT,
+            "reasoning_history": reasoning_history(trajectory),
+            "task_id": result.task_id, "attempt": result.attempt, "reward": result.reward}
 
 
 def judge(trajectory: Trajectory, result: RolloutResult, path: str, *, min_steps: int,
@@ -96,9 +119,7 @@ def curate(rollout_dir: Path, out_dir: Path, min_steps: int = 20, loop_repeat: i
                         min_steps=min_steps, loop_repeat=loop_repeat)
         verdicts.append(verdict)
         if verdict.decision == "kept":
-            rows.append(json.dumps({"messages": to_chat_messages(trajectory), "tools": TOOLS,
-                                    "task_id": result.task_id, "attempt": result.attempt, "reward": result.reward},
-                                   ensure_ascii=False))
+            rows.append(json.dumps(sft_row(trajectory, result), ensure_ascii=False))
 
     decisions = Counter(v.decision for v in verdicts)
     failed = [v for v in verdicts if v.reward != 1]

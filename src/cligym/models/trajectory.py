@@ -1,15 +1,18 @@
 """ATIF (Agent Trajectory Interchange Format) trajectories, as Harbor defines them.
 
-The models mirror ``harbor.models.trajectories`` field for field (every model forbids unknown
-fields, the step-id, agent-only-field and tool-call-reference rules are the same), so a file
-one side writes the other side reads. Dumps leave ``None`` fields out, as Harbor's
+The models mirror ``harbor.models.trajectories`` (Harbor 0.25) field for field, in the same
+order, with the same defaults and constraints (every model forbids unknown fields, the step-id,
+agent-only-field, no-LLM-step and tool-call-reference rules are the same), so a file one side
+writes the other side reads. Dumps leave ``None`` fields out, as Harbor's
 ``Trajectory.to_json_dict`` does; :func:`cligym.models.io.save` therefore writes them the same way.
 
-What cligym itself writes stays inside ATIF-v1.3 for the widest compatibility (Harbor 0.1.x
-accepts only v1.0-v1.3 and requires ``session_id``): plain-string messages, always a
-``session_id``, and none of the later fields (``tool_definitions``, ``llm_call_count``,
-``is_copied_context``, ``extra`` on tool calls or results). :class:`TrajectoryRecorder` is the
-builder an agent loop calls (:mod:`cligym.agents.trajectory`).
+cligym writes ATIF-v1.8, the version Harbor 0.25 writes by default, and uses what the later
+versions added to say what the model really saw: ``agent.tool_definitions`` (the tools offered
+to the model), ``metrics.cached_tokens``, ``extra`` on observation results (an observation the
+model later saw shortened, see :meth:`cligym.agents.trajectory.TrajectoryRecorder.mark_condensed`)
+and ``agent.extra["reasoning_history"]``. Old Harbor (0.1.x, which accepts only v1.0-v1.3)
+rejects these files; every later Harbor reads them. Every earlier version is still read.
+:class:`TrajectoryRecorder` is the builder an agent loop calls (:mod:`cligym.agents.trajectory`).
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ SchemaVersion = Literal[
     "ATIF-v1.5", "ATIF-v1.6", "ATIF-v1.7", "ATIF-v1.8",
 ]
 
-#: The version cligym writes: the newest one old Harbor (0.1.x) still accepts.
-DEFAULT_SCHEMA_VERSION: SchemaVersion = "ATIF-v1.3"
+#: The version cligym writes: Harbor 0.25's ``Trajectory.schema_version`` default.
+DEFAULT_SCHEMA_VERSION: SchemaVersion = "ATIF-v1.8"
 
 _FORBID = ConfigDict(extra="forbid")
 
@@ -55,7 +58,7 @@ class _Model(BaseModel):
         return self.model_dump(exclude_none=exclude_none, mode="json")
 
 
-# -- multimodal content (ATIF-v1.6+; read, never written by cligym) ---------------------------
+# -- multimodal content (ATIF-v1.6+, audio v1.8+; read, never written by cligym) ---------------
 
 
 class ImageSource(_Model):

@@ -21,13 +21,15 @@ per request:
 - a callable ``entry(messages) -> any entry above``: decides from the request's messages
   (e.g. reacts to tool observations). A plain str anywhere means ``reply(str)``.
 
-Quirks of real servers, set on the server (none consume a script entry): ``tool_parser=False``
-answers a request with tools as vLLM started without ``--enable-auto-tool-choice
---tool-call-parser`` does (400 and its message); ``jinja=False`` as llama.cpp's server
-without ``--jinja`` (500); ``context_limit=N`` refuses a request whose messages exceed N
-tokens (estimated as 4 characters a token) with vLLM's 400; ``usage=False`` sends
-completions without ``usage``. Per reply: ``reasoning=`` adds ``reasoning_content`` (or the
-field ``reasoning_field`` names), as a server with a reasoning parser does.
+Quirks of real servers, set on the server as keyword arguments (none consume a script
+entry), are the fields of ``tests.llm_quirks.Quirks``: vLLM without a tool-call parser,
+SGLang returning calls as text, llama.cpp without jinja, a router without tool endpoints,
+context limits in five servers' words, thinking APIs that need reasoning back, strict
+history parsing, OpenAI's reasoning models, Mistral's role order, no usage, rate limits.
+Per reply: ``reasoning=`` adds ``reasoning_content`` (or the field ``reasoning_field``
+names), as a server with a reasoning parser does; ``cached_tokens=`` reports a cache hit.
+``sampled(*entries)`` answers as a sampling server: the first entry at temperature 0, else
+one drawn with the request's seed (or at random without one).
 
 ``.peak`` is the most requests the server was answering at once (concurrency reaches it).
 
@@ -47,11 +49,23 @@ a 401; neither consumes a script entry.
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable, Union
+
+from tests.llm_quirks import (
+    LLAMACPP_NO_JINJA,
+    VLLM_NO_TOOL_PARSER,
+    Quirks,
+    refusal,
+    shape_message,
+)
+
+__all__ = ["LLAMACPP_NO_JINJA", "VLLM_NO_TOOL_PARSER", "ScriptedServer", "error", "hang", "html_page", "raw", "reply",
+           "sampled", "tool_call", "truncated", "dropped"]
 
 EXHAUSTED = "(script exhausted)"
 #: The longest a ``hang()`` waits, so that a server always stops by itself.
@@ -79,6 +93,14 @@ class ScriptedReply:
     delay: float = 0.0
     reasoning: str | None = None
     reasoning_field: str = "reasoning_content"
+    cached_tokens: int | None = None
+
+
+@dataclass
+class Sampled:
+    """Alternatives a sampling server chooses among (see ``sampled``)."""
+
+    entries: list
 
 
 @dataclass
@@ -106,7 +128,7 @@ class ScriptedHang:
     trickle: float | None = None
 
 
-Entry = Union[ScriptedReply, ScriptedError, ScriptedRaw, ScriptedHang, str, Callable[[list], Any]]
+Entry = Union[ScriptedReply, ScriptedError, ScriptedRaw, ScriptedHang, Sampled, str, Callable[[list], Any]]
 
 
 def tool_call(name: str, arguments: dict[str, Any] | str | None = None, id: str | None = None) -> ToolCallSpec:
@@ -116,7 +138,7 @@ def tool_call(name: str, arguments: dict[str, Any] | str | None = None, id: str 
 def reply(content: str | None = None, tool_calls: Iterable[ToolCallSpec | tuple | dict] = (), *,
           prompt_tokens: int = 10, completion_tokens: int = 5, finish_reason: str | None = None,
           delay: float = 0.0, reasoning: str | None = None, reasoning_field: str = "reasoning_content",
-          ) -> ScriptedReply:
+          cached_tokens: int | None = None) -> ScriptedReply:
     """An assistant answer. ``tool_calls`` items: ``tool_call(...)``, ``(name, args)`` or
     ``{"name": ..., "arguments": ..., "id": ...}``."""
     calls = []
@@ -129,7 +151,22 @@ def reply(content: str | None = None, tool_calls: Iterable[ToolCallSpec | tuple 
             calls.append(tool_call(*item))
     return ScriptedReply(content=content, tool_calls=calls, prompt_tokens=prompt_tokens,
                          completion_tokens=completion_tokens, finish_reason=finish_reason, delay=delay,
-                         reasoning=reasoning, reasoning_field=reasoning_field)
+                         reasoning=reasoning, reasoning_field=reasoning_field, cached_tokens=cached_tokens)
+
+
+def sampled(*entries: Entry) -> Sampled:
+    """One of ``entries``, as a sampling server would answer: the first at temperature 0 (or
+    none given), else one drawn from the request's seed and the conversation's length (a
+    fresh draw when no seed comes)."""
+    return Sampled(list(entries))
+
+
+def _draw(entry: Sampled, body: dict[str, Any]) -> Entry:
+    if not body.get("temperature"):
+        return entry.entries[0]
+    seed = body.get("seed")
+    rng = random.Random(f"{seed}:{len(body['messages'])}") if seed is not None else random.Random()
+    return rng.choice(entry.entries)
 
 
 def error(status: int, message: str | None = None, *, retry_after: str | float | None = None,
@@ -183,10 +220,9 @@ class ScriptedServer:
     """A background OpenAI-compatible server replaying ``script``; see the module docstring."""
 
     def __init__(self, script: Iterable[Entry] = (), api_key: str | None = None, *,
-                 models: Iterable[str] = ("test-model",), tool_parser: bool = True, jinja: bool = True,
-                 context_limit: int | None = None, usage: bool = True) -> None:
+                 models: Iterable[str] = ("test-model",), **quirks: Any) -> None:
         self.script: list[Entry] = list(script)
-        self.tool_parser, self.jinja, self.context_limit, self.usage = tool_parser, jinja, context_limit, usage
+        self.quirks = Quirks(**quirks)
         self.api_key = api_key
         self.models = list(models)
         #: bodies of every request received (parsed JSON, or the raw text when not JSON)
@@ -261,26 +297,6 @@ class ScriptedServer:
             self._closing.wait(seconds)
 
 
-#: What vLLM and llama.cpp's server answer to a request with tools when they were started
-#: without tool-call support.
-VLLM_NO_TOOL_PARSER = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
-LLAMACPP_NO_JINJA = "tools param requires --jinja flag"
-
-
-def refusal(server: ScriptedServer, body: dict[str, Any]) -> tuple[int, str] | None:
-    """The status and message a server with ``server``'s quirks answers ``body`` with, if any."""
-    if body.get("tools") and not server.tool_parser:
-        return 400, VLLM_NO_TOOL_PARSER
-    if body.get("tools") and not server.jinja:
-        return 500, LLAMACPP_NO_JINJA
-    if server.context_limit is not None:
-        tokens = len(json.dumps(body["messages"], ensure_ascii=False)) // 4
-        if tokens > server.context_limit:
-            return 400, (f"This model's maximum context length is {server.context_limit} tokens. However, you "
-                         f"requested {tokens} tokens in the messages, Please reduce the length of the messages.")
-    return None
-
-
 def is_preflight(body: dict[str, Any]) -> bool:
     """The model client's first request of a run: one message and the one tool ``ping``."""
     tools = body.get("tools") or []
@@ -288,7 +304,8 @@ def is_preflight(body: dict[str, Any]) -> bool:
             and (tools[0].get("function") or {}).get("name") == "ping")
 
 
-def _completion(model: str, entry: ScriptedReply, number: int, usage: bool = True) -> dict[str, Any]:
+def _completion(model: str, entry: ScriptedReply, number: int, quirks: Quirks | None = None) -> dict[str, Any]:
+    quirks = quirks or Quirks()
     message: dict[str, Any] = {"role": "assistant", "content": entry.content}
     if entry.reasoning is not None:
         message[entry.reasoning_field] = entry.reasoning
@@ -298,7 +315,8 @@ def _completion(model: str, entry: ScriptedReply, number: int, usage: bool = Tru
              "function": {"name": call.name, "arguments": call.raw_arguments()}}
             for i, call in enumerate(entry.tool_calls)
         ]
-    finish = entry.finish_reason or ("tool_calls" if entry.tool_calls else "stop")
+    message = shape_message(quirks, message)
+    finish = entry.finish_reason or ("tool_calls" if message.get("tool_calls") else "stop")
     body = {
         "id": f"chatcmpl-scripted-{number}",
         "object": "chat.completion",
@@ -308,7 +326,9 @@ def _completion(model: str, entry: ScriptedReply, number: int, usage: bool = Tru
         "usage": {"prompt_tokens": entry.prompt_tokens, "completion_tokens": entry.completion_tokens,
                   "total_tokens": entry.prompt_tokens + entry.completion_tokens},
     }
-    if not usage:
+    if entry.cached_tokens is not None:
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": entry.cached_tokens}
+    if not quirks.usage:
         del body["usage"]
     return body
 
@@ -326,7 +346,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
             pass
 
-        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
             server._answered(self.path, status)  # before writing: the client may look right after
             try:
@@ -413,17 +433,20 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     or not isinstance(body.get("messages"), list):
                 self._send(400, _error_body(400, "a chat completion request needs 'model' and 'messages'"))
                 return
-            refused = refusal(server, body)
+            with server._lock:
+                refused = refusal(server.quirks, body)
             if refused is not None:
-                self._send(refused[0], _error_body(*refused))
+                self._send(refused.status, refused.body, refused.headers)
                 return
             if preflight:
                 with server._lock:
                     server.preflights += 1
-                self._send(200, _completion(body["model"], reply(tool_calls=[tool_call("ping")]), 0, server.usage))
+                self._send(200, _completion(body["model"], reply(tool_calls=[tool_call("ping")]), 0, server.quirks))
                 return
             entry = server._next_entry()
             number = len(server.requests)
+            if isinstance(entry, Sampled):
+                entry = _draw(entry, body)
             if callable(entry):
                 entry = entry(body["messages"])
             if entry is None:
@@ -437,7 +460,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                            headers)
             elif isinstance(entry, ScriptedReply):
                 server._wait(entry.delay)
-                self._send(200, _completion(body["model"], entry, number, server.usage))
+                self._send(200, _completion(body["model"], entry, number, server.quirks))
             elif isinstance(entry, ScriptedRaw):
                 self._send_raw(entry)
             elif isinstance(entry, ScriptedHang):

@@ -21,6 +21,7 @@ from cligym.agents.client import (
     ModelUnreachable,
     Usage,
 )
+from cligym.agents.history import assistant_message
 from cligym.errors import BadInput, CligymError
 from tests.llm_server import EXHAUSTED, error, reply, tool_call
 
@@ -69,7 +70,7 @@ def test_plain_reply(scripted_server):
     assert answer.tool_calls == []
     assert answer.finish_reason == "stop"
     assert answer.usage == Usage(prompt_tokens=7, completion_tokens=3)
-    assert answer.as_message() == {"role": "assistant", "content": "hello there"}
+    assert assistant_message(answer) == {"role": "assistant", "content": "hello there"}
     [body] = server.requests
     assert body["model"] == "test-model" and body["messages"] == MESSAGES
     assert body["temperature"] == 0.2 and "tools" not in body
@@ -93,7 +94,7 @@ def test_tool_calls_are_parsed(scripted_server):
     assert json.loads(first.raw_arguments) == {"command": "ls -la"}
     assert second.name == "str_replace_editor" and second.arguments == {"command": "view", "path": "/app/x.py"}
     assert second.id  # the server's id is kept
-    message = answer.as_message()
+    message = assistant_message(answer)
     assert message["tool_calls"][0] == {"id": "call_a", "type": "function",
                                         "function": {"name": "execute_bash", "arguments": first.raw_arguments}}
 
@@ -140,7 +141,7 @@ def test_callable_entry_sees_the_conversation(scripted_server):
     server = scripted_server([reply(None, [tool_call("execute_bash", {"command": "echo hi"}, id="call_1")]), react])
     client = make_client(server)
     first = client.chat(MESSAGES, tools=TOOLS)
-    messages = MESSAGES + [first.as_message(), {"role": "tool", "tool_call_id": "call_1", "content": "hi"}]
+    messages = MESSAGES + [assistant_message(first), {"role": "tool", "tool_call_id": "call_1", "content": "hi"}]
 
     assert client.chat(messages, tools=TOOLS).content == "the output was hi"
     assert server.requests[1]["messages"][2]["tool_calls"][0]["function"]["name"] == "execute_bash"

@@ -58,6 +58,9 @@ class ToolCall(BaseModel):
     raw_arguments: str = ""
     arguments: dict[str, Any] | None = None
     error: str | None = None
+    #: the call's other fields as the server sent them (e.g. Gemini's ``extra_content`` with
+    #: its ``thought_signature``): sent back with the call in the conversation
+    extras: dict[str, Any] = Field(default_factory=dict)
 
 
 class Reply(BaseModel):
@@ -69,21 +72,20 @@ class Reply(BaseModel):
     reasoning: str = ""
     #: the server sent no usage: ``usage`` is an estimate from the text's length
     usage_estimated: bool = False
+    #: the field the reasoning came in (``reasoning_content``, ``reasoning``); None: in
+    #: ``<think>`` text of the content, or no reasoning
+    reasoning_field: str | None = None
+    #: the content as the server sent it (``<think>`` blocks included)
+    content_as_sent: str = ""
+    #: the message's other non-null fields (e.g. OpenRouter's ``reasoning_details``)
+    extras: dict[str, Any] = Field(default_factory=dict)
+    #: prompt tokens the server served from its cache (``prompt_tokens_details.cached_tokens``)
+    cached_tokens: int | None = None
 
     @property
     def cut_off(self) -> bool:
         """The reply stopped at the completion-token limit (finish_reason ``length``)."""
         return self.finish_reason == "length"
-
-    def as_message(self) -> dict[str, Any]:
-        """The assistant message to append to the conversation."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments}}
-                for c in self.tool_calls
-            ]
-        return message
 
 
 #: Characters per token for estimates (no tokenizer): about 4 for English text and code.
@@ -144,12 +146,15 @@ def read_completion(body: bytes, content_type: str = "", *, call_number: int = 0
     if not isinstance(calls, list):
         raise Unusable(f"JSON whose tool_calls is not a list ({_excerpt(json.dumps(calls))})")
     finish = choice.get("finish_reason")
-    content, thought = split_reasoning(_content(message.get("content")))
-    field = next((message[k] for k in REASONING_FIELDS if isinstance(message.get(k), str) and message[k]), "")
-    return Reply(content=content, reasoning="\n\n".join(t for t in (field.strip(), thought) if t),
+    sent = _content(message.get("content"))
+    content, thought = split_reasoning(sent)
+    name = next((k for k in REASONING_FIELDS if isinstance(message.get(k), str) and message[k].strip()), None)
+    field = message[name].strip() if name else ""
+    return Reply(content=content, reasoning="\n\n".join(t for t in (field, thought) if t), reasoning_field=name,
+                 content_as_sent=sent, extras=_extras(message, MESSAGE_FIELDS),
                  tool_calls=_unique_ids([_tool_call(call, f"call_{call_number}_{i}") for i, call in enumerate(calls)]),
                  finish_reason=finish if isinstance(finish, str) else None, usage=_usage(data.get("usage")),
-                 usage_estimated=not isinstance(data.get("usage"), dict))
+                 usage_estimated=not isinstance(data.get("usage"), dict), cached_tokens=_cached(data.get("usage")))
 
 
 def last_json_object(text: str, key: str | None = None) -> dict[str, Any] | None:
@@ -175,6 +180,23 @@ def last_json_object(text: str, key: str | None = None) -> dict[str, Any] | None
 
 #: Where servers put a reasoning model's thoughts: vLLM/SGLang/DeepSeek, and others.
 REASONING_FIELDS = ("reasoning_content", "reasoning")
+#: A message's fields read into a Reply, and those of a response only (never sent back):
+#: the rest are a provider's extras, kept in ``Reply.extras``.
+MESSAGE_FIELDS = frozenset({"role", "content", "tool_calls", *REASONING_FIELDS, "refusal", "annotations", "audio",
+                            "function_call", "name"})
+CALL_FIELDS = frozenset({"id", "type", "function", "custom", "index"})
+
+
+def _extras(fields: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    """The non-null fields of ``fields`` outside ``known``."""
+    return {k: v for k, v in fields.items() if k not in known and v is not None and v != {} and v != []}
+
+
+def _cached(usage: Any) -> int | None:
+    """``usage.prompt_tokens_details.cached_tokens`` (OpenAI, vLLM, SGLang), if sent."""
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    number = details.get("cached_tokens") if isinstance(details, dict) else None
+    return int(number) if isinstance(number, int) and not isinstance(number, bool) and number >= 0 else None
 _THINK = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
@@ -267,7 +289,8 @@ def _tool_call(call: Any, fallback_id: str) -> ToolCall:
     arguments, error = parse_tool_arguments(raw)
     call_id = call.get("id")
     return ToolCall(id=call_id if isinstance(call_id, str) and call_id else fallback_id,
-                    name=name if isinstance(name, str) else "", raw_arguments=raw, arguments=arguments, error=error)
+                    name=name if isinstance(name, str) else "", raw_arguments=raw, arguments=arguments, error=error,
+                    extras=_extras(call, CALL_FIELDS))
 
 
 def _usage(value: Any) -> Usage:

@@ -25,14 +25,13 @@ llama.cpp, LiteLLM, OpenAI itself...), over the ``openai`` SDK.
 from __future__ import annotations
 
 import logging
-import os
+import random
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import tenacity
 
 from cligym.agents.answers import (
     Reply,
@@ -43,6 +42,27 @@ from cligym.agents.answers import (
     parse_tool_arguments,
     read_completion,
 )
+from cligym.agents.config import ModelConfig
+from cligym.agents.errors import (
+    FIELD_FIXES,
+    SERVER_FLAGS,
+    ModelAuthError,
+    ModelBadAnswer,
+    ModelBroken,
+    ModelContextOverflow,
+    ModelDeadline,
+    ModelError,
+    ModelFieldRefused,
+    ModelNotChatEndpoint,
+    ModelNotFound,
+    ModelRetriesExhausted,
+    ModelToolsUnsupported,
+    ModelUnreachable,
+    context_overflow,
+    refused_field,
+    tools_unsupported,
+)
+from cligym.agents.history import text_tool_call, wire_messages
 from cligym.agents.transport import (
     BodyFailed,
     connection_reason,
@@ -53,84 +73,21 @@ from cligym.agents.transport import (
     server_message,
     status_line,
 )
-from cligym.agents.errors import (
-    ModelAuthError,
-    ModelBadAnswer,
-    ModelBroken,
-    ModelContextOverflow,
-    ModelDeadline,
-    ModelError,
-    ModelNotChatEndpoint,
-    ModelNotFound,
-    ModelRetriesExhausted,
-    ModelToolsUnsupported,
-    ModelUnreachable,
-    SERVER_FLAGS,
-    context_overflow,
-    tools_unsupported,
-)
 from cligym.errors import BadInput
-from cligym.models.io import read_toml
 
 __all__ = [
     "ModelAuthError", "ModelBadAnswer", "ModelBroken", "ModelClient", "ModelConfig", "ModelContextOverflow",
-    "ModelDeadline", "ModelError", "ModelNotChatEndpoint", "ModelNotFound", "ModelRetriesExhausted",
-    "ModelToolsUnsupported", "ModelUnreachable", "Reply", "ToolCall", "Usage", "parse_tool_arguments",
+    "ModelDeadline", "ModelError", "ModelFieldRefused", "ModelNotChatEndpoint", "ModelNotFound",
+    "ModelRetriesExhausted", "ModelToolsUnsupported", "ModelUnreachable", "Reply", "ToolCall", "Usage", "parse_tool_arguments",
 ]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_API_KEY_ENV = "CLIGYM_API_KEY"
-#: The key sent when the key variable is unset: local servers (vLLM...) accept anything.
-NO_KEY = "EMPTY"
 RETRY_STATUSES = frozenset({408, 429})
 #: The largest answer read (a completion is a few KiB; more is not a chat endpoint).
 MAX_BODY = 32 * 2**20
 #: Less time than this before the deadline is not worth an attempt.
 MIN_ATTEMPT = 0.1
-
-
-# --------------------------------------------------------------------------- config
-
-
-class ModelConfig(BaseModel):
-    """How to reach the model. Keys of a ``--model-config`` TOML file are these fields."""
-
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())
-
-    model: str = ""
-    base_url: str = ""
-    api_key_env: str = DEFAULT_API_KEY_ENV
-    timeout: float = Field(default=300.0, gt=0, description="seconds per attempt, for the whole answer")
-    max_retries: int = Field(default=5, ge=0, description="retries after the first attempt")
-    temperature: float | None = Field(default=0.0, ge=0, description="0 as in the paper; None: the endpoint's")
-    max_tokens: int | None = Field(default=None, gt=0, description="completion tokens per reply (None: the server's)")
-    seed: int | None = Field(default=None, description="sampling seed sent with every request")
-    extra_body: dict[str, Any] = Field(default_factory=dict, description="more request fields, sent as they are "
-                                       "(e.g. top_k, chat_template_kwargs)")
-    backoff_base: float = Field(default=1.0, ge=0, description="first back-off delay, doubled per retry")
-    backoff_cap: float = Field(default=30.0, ge=0, description="longest back-off delay")
-    retry_after_cap: float = Field(default=60.0, ge=0, description="longest wait a Retry-After may ask for")
-    max_failed_calls: int = Field(default=3, ge=1, description="calls in a row without a completion before "
-                                                               "the endpoint counts as broken (fatal)")
-
-    @classmethod
-    def load(cls, path: str | Path, **overrides: Any) -> ModelConfig:
-        """The config in TOML file ``path``; ``overrides`` that are not None replace its values."""
-        path = Path(path)
-        data = read_toml(path, "model config")
-        data.update({k: v for k, v in overrides.items() if v is not None})
-        try:
-            return cls(**data)
-        except ValidationError as exc:
-            raise BadInput(f"model config {path}: {_validation_line(exc)}") from None
-
-    def api_key(self) -> str:
-        """The key from ``$api_key_env``, or ``EMPTY`` when that variable is unset or empty."""
-        return os.environ.get(self.api_key_env) or NO_KEY
-
-    def key_is_set(self) -> bool:
-        return bool(os.environ.get(self.api_key_env))
 
 
 # --------------------------------------------------------------------------- client
@@ -150,10 +107,44 @@ class _Failed(Exception):
         return self.kind in ("html", "error", "garbage")
 
 
-class ModelClient:
-    """Chat completions with our retries, deadlines, running token totals and one-line errors."""
+class _Wait(tenacity.wait.wait_base):
+    """The wait before the next attempt: the server's Retry-After plus up to a tenth more, or
+    exponential back-off with jitter: ``backoff_base`` doubled per retry (at most
+    ``backoff_cap``), of which half is waited for sure and half at random."""
 
-    def __init__(self, config: ModelConfig, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, config: ModelConfig, failures: list[_Failed]) -> None:
+        self.failures = failures
+        half, cap = config.backoff_base / 2, config.backoff_cap / 2  # "equal jitter": half fixed, half random
+        self.backoff = (tenacity.wait_exponential(multiplier=half, max=cap)
+                        + tenacity.wait_random_exponential(multiplier=half, max=cap))
+
+    def __call__(self, state: tenacity.RetryCallState) -> float:
+        delay = self.failures[-1].delay if self.failures else None
+        if delay is not None:
+            return delay * (1 + random.random() / 10)
+        return self.backoff(state)
+
+
+class _Stop(tenacity.stop.stop_base):
+    """No wait that ends past the caller's deadline, and none once the run is stopping."""
+
+    def __init__(self, deadline: float | None, stopping: threading.Event) -> None:
+        self.deadline, self.stopping = deadline, stopping
+
+    def __call__(self, state: tenacity.RetryCallState) -> bool:
+        if self.stopping.is_set():
+            return True
+        return self.deadline is not None and time.monotonic() + (state.upcoming_sleep or 0) >= self.deadline
+
+
+class ModelClient:
+    """Chat completions with our retries, deadlines, running token totals and one-line errors.
+
+    One client may serve several workers at once (concurrent rollouts): the count of calls
+    in a row without a completion is kept per worker thread, so one conversation's failures
+    never count against another's; ``stop()`` ends every back-off wait at once."""
+
+    def __init__(self, config: ModelConfig, *, sleep: Callable[[float], None] | None = None) -> None:
         if not config.model or not config.base_url:
             raise BadInput("the model client needs a model name and a base URL")
         self.config = config
@@ -162,10 +153,11 @@ class ModelClient:
         self.calls = 0
         self.attempts = 0
         self.retries = 0
-        #: the errors of the calls in a row that ended without a completion (a completion resets it)
-        self.failures: list[str] = []
+        #: set by ``stop()``: back-off waits end and no new attempt starts
+        self.stopping = threading.Event()
+        self._streak = threading.local()
         self._lock = threading.Lock()
-        self._sleep = sleep
+        self._sleep = sleep or self._pause
         self._openai = openai.OpenAI(
             api_key=config.api_key(),
             base_url=config.base_url,
@@ -176,21 +168,37 @@ class ModelClient:
     def close(self) -> None:
         self._openai.close()
 
+    def stop(self) -> None:
+        """The run is stopping: waits end now and later calls raise ``ModelDeadline``."""
+        self.stopping.set()
+
     def __enter__(self) -> ModelClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def failures(self) -> list[str]:
+        """The errors of this worker's calls in a row that ended without a completion."""
+        if not hasattr(self._streak, "failures"):
+            self._streak.failures = []
+        return self._streak.failures
+
+    @property
+    def failed_in_a_row(self) -> int:
+        return len(self.failures)
+
     # --- one completion
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-             deadline: float | None = None) -> Reply:
+             deadline: float | None = None, attempt: int = 0) -> Reply:
         """One completion, retried as the config says, before ``deadline`` (a
-        ``time.monotonic()`` value; None: only the per-attempt ``timeout`` bounds a call)."""
+        ``time.monotonic()`` value; None: only the per-attempt ``timeout`` bounds a call).
+        ``attempt`` (of a task's k) moves the seed, if one is set."""
         cfg = self.config
         try:
-            reply = self._complete(self.request(messages, tools), deadline)
+            reply = self._complete(self.request(messages, tools, attempt=attempt), deadline)
         except ModelError as exc:
             if exc.fatal or isinstance(exc, ModelContextOverflow):
                 raise  # this conversation's length, not the endpoint
@@ -200,22 +208,20 @@ class ModelClient:
                 raise ModelBroken(f"{exc} ({'the same error ' if same else ''}{self.failed_in_a_row} calls in a "
                                   "row without a completion: the run stops)") from None
             raise
-        self.failures = []
+        self.failures.clear()
         return reply
 
-    @property
-    def failed_in_a_row(self) -> int:
-        return len(self.failures)
-
-    def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """The request body's fields (decoding controls from the config included)."""
-        cfg = self.config
-        request: dict[str, Any] = {"model": cfg.model, "messages": messages}
+    def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
+                attempt: int = 0) -> dict[str, Any]:
+        """The request body's fields: the conversation as sent (``wire_messages``) and the
+        decoding controls the config sets and does not ``omit``."""
+        cfg = self.config.sampling(attempt)
+        request: dict[str, Any] = {"model": cfg.model, "messages": wire_messages(messages)}
         if tools:
             request["tools"] = tools
-        for key in ("temperature", "max_tokens", "seed"):
-            if getattr(cfg, key) is not None:
-                request[key] = getattr(cfg, key)
+        for key, field in (("temperature", "temperature"), ("max_tokens", cfg.max_tokens_field), ("seed", "seed")):
+            if getattr(cfg, key) is not None and key not in cfg.omit:
+                request[field] = getattr(cfg, key)
         if cfg.extra_body:
             request["extra_body"] = dict(cfg.extra_body)
         return request
@@ -223,46 +229,73 @@ class ModelClient:
     def preflight(self, deadline: float | None = None) -> Reply:
         """One small request with a tool, before a run's first attempt: a server that cannot
         do tool calls stops the run here (``ModelToolsUnsupported``, naming the flags that
-        enable them), not after every attempt failed."""
+        enable them), not after every attempt failed; so does one that writes the call as
+        text (SGLang without ``--tool-call-parser``)."""
         tool = {"type": "function", "function": {"name": "ping", "description": "Answer a ping.",
                                                  "parameters": {"type": "object", "properties": {}}}}
         messages = [{"role": "user", "content": "Call the ping tool once."}]
         reply = self.chat(messages, tools=[tool], deadline=deadline)
         with self._lock:
             self.calls -= 1  # not one of the run's completions: a web page answering next still means no API
+        written = text_tool_call(reply.content_as_sent)
+        if not reply.tool_calls and written is not None:
+            raise ModelToolsUnsupported(f"the model endpoint at {self.config.base_url} returned its tool call as "
+                                        f"text ({written!r}), not parsed: {SERVER_FLAGS}")
+        if not reply.tool_calls:
+            log.warning("the model answered the preflight without calling its tool: %s", one_line(reply.content, 80))
         return reply
 
+    def _pause(self, seconds: float) -> None:
+        self.stopping.wait(seconds)
+
     def _complete(self, request: dict[str, Any], deadline: float | None) -> Reply:
-        """Attempts until a completion, a final error, the last retry or the deadline."""
-        cfg = self.config
+        """Attempts until a completion, a final error, the last retry or the deadline; the
+        waits between them are tenacity's exponential back-off with jitter (workers
+        that failed together do not retry together), or the server's Retry-After plus up
+        to a tenth more."""
         failures: list[_Failed] = []
-        while True:
-            timeout = cfg.timeout
-            if deadline is not None:
-                timeout = min(timeout, deadline - time.monotonic())
-                if timeout < MIN_ATTEMPT:
-                    raise self._deadline_error(failures)
-            self.attempts += 1
-            try:
-                return self._attempt(request, timeout)
-            except _Failed as failure:
-                failures.append(failure)
-            failure = failures[-1]
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(_Failed),
+            wait=_Wait(self.config, failures),
+            stop=tenacity.stop_after_attempt(self.config.max_retries + 1) | _Stop(deadline, self.stopping),
+            sleep=self._sleep, before_sleep=self._before_sleep, reraise=True)
+        try:
+            for attempt in retrying:
+                with attempt:
+                    return self._timed_attempt(request, deadline, failures)
+        except _Failed:
+            raise self._final_error(failures, deadline) from None
+        raise AssertionError("tenacity ended without an outcome")  # pragma: no cover
+
+    def _timed_attempt(self, request: dict[str, Any], deadline: float | None, failures: list[_Failed]) -> Reply:
+        timeout = self.config.timeout
+        if deadline is not None:
+            timeout = min(timeout, deadline - time.monotonic())
+        if self.stopping.is_set() or timeout < MIN_ATTEMPT:
+            raise self._deadline_error(failures)
+        self.attempts += 1
+        try:
+            return self._attempt(request, timeout)
+        except _Failed as failure:
+            failures.append(failure)
             if failure.kind == "html" and self.calls == 0:
-                raise ModelNotChatEndpoint(f"the model endpoint at {cfg.base_url} answered with {failure.reason}, "
-                                           "not a chat completion: is it an OpenAI-compatible API (the base URL "
-                                           "usually ends in /v1)?")
-            if len(failures) > cfg.max_retries:
-                raise self._exhausted(failures)
-            delay = failure.delay
-            if delay is None:
-                delay = min(cfg.backoff_cap, cfg.backoff_base * 2 ** (len(failures) - 1))
-            if deadline is not None and time.monotonic() + delay >= deadline:
-                raise self._deadline_error(failures)
-            self.retries += 1
-            log.info("model call failed (%s); retry %d of %d in %.2fs", failure.reason, len(failures),
-                     cfg.max_retries, delay)
-            self._sleep(delay)
+                raise ModelNotChatEndpoint(f"the model endpoint at {self.config.base_url} answered with "
+                                           f"{failure.reason}, not a chat completion: is it an OpenAI-compatible "
+                                           "API (the base URL usually ends in /v1)?") from None
+            raise
+
+    def _before_sleep(self, state: tenacity.RetryCallState) -> None:
+        self.retries += 1
+        error = state.outcome.exception() if state.outcome else None
+        log.info("model call failed (%s); retry %d of %d in %.2fs", getattr(error, "reason", error),
+                 state.attempt_number, self.config.max_retries, state.upcoming_sleep)
+
+    def _final_error(self, failures: list[_Failed], deadline: float | None) -> ModelError:
+        if self.stopping.is_set():
+            return self._deadline_error(failures)
+        if len(failures) > self.config.max_retries:
+            return self._exhausted(failures)
+        return self._deadline_error(failures)  # the next wait would have ended past the deadline
 
     def _attempt(self, request: dict[str, Any], timeout: float) -> Reply:
         """One HTTP exchange: the Reply, ``_Failed`` (may be retried) or a final ModelError."""
@@ -332,6 +365,11 @@ class ModelClient:
         if "tools" in request and tools_unsupported(detail):
             return ModelToolsUnsupported(f"the model endpoint at {cfg.base_url} cannot do tool calls as it runs: "
                                          f"{SERVER_FLAGS}{suffix}")
+        field = refused_field(detail)
+        if status == 400 and field is not None:
+            fix = FIELD_FIXES.get(field, f'omit = ["{field}"]')
+            return ModelFieldRefused(f"the model endpoint refuses the request field {field!r} for model "
+                                     f"{cfg.model!r}: set {fix} in the model config (--model-config){suffix}")
         if context_overflow(detail):
             return ModelContextOverflow(f"the conversation is longer than the model's context{suffix}")
         if status in (401, 403):
@@ -348,11 +386,3 @@ class ModelClient:
 
 def _attempts(n: int) -> str:
     return f"{n} attempt" + ("" if n == 1 else "s")
-
-
-def _validation_line(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error.get("loc", ())) or "value"
-        parts.append(f"{where}: {error.get('msg', 'invalid')}")
-    return one_line("; ".join(parts))

@@ -8,7 +8,6 @@ import re
 from cligym.errors import CligymError
 
 
-
 class ModelError(CligymError):
     """The model endpoint could not give a completion (base of the errors below).
 
@@ -84,6 +83,15 @@ class ModelToolsUnsupported(ModelError):
     exit_code = 2
 
 
+class ModelFieldRefused(ModelError):
+    """The server refuses a request field for this model (OpenAI's reasoning models and
+    ``temperature`` or ``max_tokens``): every request would be refused the same way."""
+
+    fatal = True
+
+    exit_code = 2
+
+
 class ModelContextOverflow(ModelError):
     """The conversation is longer than the model's context (this request only: a shorter
     conversation may go through)."""
@@ -91,13 +99,28 @@ class ModelContextOverflow(ModelError):
 
 #: What servers say when they cannot do tool calls: vLLM ("auto" tool choice requires
 #: --enable-auto-tool-choice and --tool-call-parser to be set), llama.cpp ("tools param
-#: requires --jinja flag"), and the generic refusals of others.
+#: requires --jinja flag"), a router with no provider for the model that takes tools
+#: (OpenRouter's 404 "No endpoints found that support tool use"), and others' refusals.
 _NO_TOOLS = re.compile(r"enable-auto-tool-choice|tool-call-parser|--jinja|tools? (?:are|is) not supported|"
-                       r"does not support (?:tools|tool|function)", re.IGNORECASE)
+                       r"does not support (?:tools|tool|function)|no endpoints found that support tool",
+                       re.IGNORECASE)
 #: What servers say when a prompt exceeds the context: vLLM/OpenAI ("maximum context
-#: length is N tokens"), llama.cpp ("exceeds the available context size"), others.
+#: length is N tokens"), SGLang and Together ("The input (N tokens) is longer than the
+#: model's context length"), llama.cpp ("exceeds the available context size", "is larger
+#: than the max context size"), Gemini ("The input token count (N) exceeds the maximum number
+#: of tokens allowed"), TGI ("`inputs` tokens + `max_new_tokens` must be <="), Anthropic
+#: ("prompt is too long").
 _TOO_LONG = re.compile(r"maximum context length|context[_ ]length[_ ]exceeded|exceeds? the (?:available )?context|"
-                       r"context size|too many tokens|prompt is too long", re.IGNORECASE)
+                       r"context size|too many tokens|prompt is too long|longer than the model'?s context length|"
+                       r"input token count \(?\d*\)? ?exceeds|max_new_tokens`? must be <=", re.IGNORECASE)
+#: OpenAI's refusal of a request field the model does not take: "Unsupported value:
+#: 'temperature' does not support 0 with this model", "Unsupported parameter: 'max_tokens' is
+#: not supported with this model. Use 'max_completion_tokens' instead."
+_UNSUPPORTED = re.compile(r"Unsupported (?:value|parameter): '(\w+)'", re.IGNORECASE)
+#: What to set in the model config for a refused field.
+FIELD_FIXES = {"temperature": 'omit = ["temperature"]', "seed": 'omit = ["seed"]',
+               "max_tokens": 'max_tokens_field = "max_completion_tokens"',
+               "max_completion_tokens": 'max_tokens_field = "max_tokens"'}
 
 SERVER_FLAGS = ("start vLLM with --enable-auto-tool-choice --tool-call-parser <parser for the model> "
                 "(e.g. hermes, llama3_json, mistral), llama.cpp's server with --jinja; a hosted API must "
@@ -110,3 +133,9 @@ def tools_unsupported(message: str) -> bool:
 
 def context_overflow(message: str) -> bool:
     return bool(_TOO_LONG.search(message or ""))
+
+
+def refused_field(message: str) -> str | None:
+    """The request field a server refused (``temperature``, ``max_tokens``...), or None."""
+    found = _UNSUPPORTED.search(message or "")
+    return found.group(1) if found else None

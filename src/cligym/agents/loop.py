@@ -13,15 +13,23 @@ from pydantic import BaseModel
 from cligym.agents.answers import estimate_tokens
 from cligym.agents.client import ModelContextOverflow, ModelDeadline
 from cligym.agents.context import condense
-from cligym.agents.tools import TOOLS, ToolExecutor, parse_arguments
+from cligym.agents.history import argument_error, assistant_message, text_tool_call
+from cligym.agents.tools import ToolExecutor
 from cligym.errors import CligymError
 
 StopReason = Literal["finished", "max_steps", "max_seconds", "max_tokens", "model_error", "context_overflow",
-                     "stopped"]
+                     "format_error", "stopped"]
 
 NUDGE = "Use the tools to continue the work, or call finish when you are done."
 CUT_OFF = ("Your last reply was cut off at the completion-token limit. Reply more briefly: one tool call "
            "at a time, and keep long text out of it.")
+TEXT_CALL = ("Your tool call arrived as text and was not run: {excerpt!r}. Call the tools through the "
+             "tool-calling interface, one JSON object of arguments per call.")
+#: Replies in a row without a usable tool call (none, or arguments that are no JSON object)
+#: after which the run stops with stop reason ``format_error``, saying what was wrong.
+MAX_FORMAT_ERRORS = 3
+#: The context budget (estimated tokens) when neither the limits nor the model config set one.
+DEFAULT_CONTEXT = 100_000
 
 
 class AgentLimits(BaseModel):
@@ -30,8 +38,9 @@ class AgentLimits(BaseModel):
     max_tokens: int = 2_000_000
     command_timeout: int = 120
     max_output: int = 10_000
-    #: the conversation's size (estimated tokens) above which older outputs are condensed
-    context_tokens: int = 100_000
+    #: the conversation's size (estimated tokens) above which older outputs are condensed;
+    #: None: the model config's ``context_tokens``
+    context_tokens: int | None = None
 
 
 class AgentOutcome(BaseModel):
@@ -48,16 +57,6 @@ class AgentOutcome(BaseModel):
         return self.stop_reason == "finished"
 
 
-def _assistant_message(reply) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.content or ""}
-    if reply.tool_calls:
-        message["tool_calls"] = [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.raw_arguments}}
-            for call in reply.tool_calls
-        ]
-    return message
-
-
 def run_agent(
     client,
     executor: ToolExecutor,
@@ -68,16 +67,20 @@ def run_agent(
     recorder=None,
     history: list[dict[str, Any]] | None = None,
     stop: threading.Event | None = None,
+    attempt: int = 0,
 ) -> AgentOutcome:
     """Drive ``client`` on ``task`` with the tools of ``executor``; record every step. With
     ``history`` (a list), the conversation is kept in it: an empty one is filled, a filled
     one goes on with ``task`` as the next user message. When ``stop`` is set (the run is
-    stopping), the run ends before its next step with stop reason ``stopped``.
+    stopping), the run ends before its next step with stop reason ``stopped``. ``attempt``
+    (of a task's k) moves the model's sampling seed, if one is set.
 
-    Every model call gets the run's deadline (``limits.max_seconds`` from the start), so a
-    hanging endpoint ends the run with stop reason ``max_seconds`` shortly after it, not
-    later. A model error about one request ends the run with stop reason ``model_error``; a
-    fatal one (the endpoint unreachable, the key refused, retries exhausted, garbage answers
+    Every model call gets the run's deadline (``limits.max_seconds`` from the start), and so
+    does every command (its timeout is cut to the time left), so a hanging endpoint or command
+    ends the run with stop reason ``max_seconds`` shortly after it, not later. A model error
+    about one request ends the run with stop reason ``model_error``; ``MAX_FORMAT_ERRORS``
+    replies in a row without a usable tool call end it with ``format_error``; a fatal model
+    error (the endpoint unreachable, the key refused, retries exhausted, garbage answers
     again and again) is raised, and so is EngineUnavailable from a tool call (the
     container's engine is gone)."""
     messages = history if history is not None else []
@@ -87,87 +90,139 @@ def run_agent(
         if opening:
             recorder.system(system)
         recorder.user(task)
-    started = time.monotonic()
-    deadline = started + limits.max_seconds
-    prompt = completion = steps = 0
-    summary = ""
-
-    def outcome(reason: StopReason, error: str = "") -> AgentOutcome:
-        return AgentOutcome(stop_reason=reason, steps=steps, prompt_tokens=prompt, completion_tokens=completion,
-                            seconds=round(time.monotonic() - started, 3), summary=summary, error=error)
-
+    run = _Run(client, executor, limits, recorder, attempt)
     while True:
-        if stop is not None and stop.is_set():
-            return outcome("stopped")
-        if steps >= limits.max_steps:
-            return outcome("max_steps")
-        if time.monotonic() - started >= limits.max_seconds:
-            return outcome("max_seconds")
-        if prompt + completion >= limits.max_tokens:
-            return outcome("max_tokens")
+        reason = run.limit_reached(stop)
+        if reason is not None:
+            return run.outcome(reason)
         try:
-            reply = _call(client, messages, limits.context_tokens, deadline)
+            reply = run.call(messages)
         except ModelDeadline as exc:
-            return outcome("max_seconds", str(exc))
+            return run.outcome("max_seconds", str(exc))
         except ModelContextOverflow as exc:
-            return outcome("context_overflow", str(exc))
+            return run.outcome("context_overflow", str(exc))
         except CligymError as exc:
             if getattr(exc, "fatal", False):
                 raise  # the endpoint itself is gone (unreachable, key refused...): stop the run
-            return outcome("model_error", str(exc))
-        steps += 1
-        prompt += reply.usage.prompt_tokens
-        completion += reply.usage.completion_tokens
-        messages.append(_assistant_message(reply))
+            return run.outcome("model_error", str(exc))
+        messages.append(assistant_message(reply, run.reasoning))
         calls, observations, finished = _execute(reply, executor, messages)
+        run.record(reply, calls, observations)
         if finished is not None:
-            summary = finished
-        if recorder is not None:
-            recorder.agent(reply.content or "", tool_calls=calls, observations=observations,
-                           prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens,
-                           reasoning_content=reply.reasoning, metrics_extra=_flags(reply))
-        if finished is not None:
-            return outcome("finished")
-        if not reply.tool_calls or reply.cut_off:
-            note = CUT_OFF if reply.cut_off else NUDGE
+            run.summary = finished
+            return run.outcome("finished")
+        problem = run.format_problem(reply)
+        if problem is not None and run.format_errors >= MAX_FORMAT_ERRORS:
+            return run.outcome("format_error", f"{run.format_errors} replies in a row without a usable tool "
+                                               f"call; the last: {problem}")
+        note = CUT_OFF if reply.cut_off else problem if not reply.tool_calls else None
+        if note is not None:
             messages.append({"role": "user", "content": note})
             if recorder is not None:
                 recorder.user(note)
 
 
+class _Run:
+    """One run's counters and limits, and the model call with its context budget."""
+
+    def __init__(self, client, executor: ToolExecutor, limits: AgentLimits, recorder, attempt: int) -> None:
+        self.client, self.executor, self.limits, self.recorder, self.attempt = (client, executor, limits, recorder,
+                                                                              attempt)
+        config = getattr(client, "config", None)
+        self.reasoning = getattr(config, "reasoning", "send-back")
+        self.budget = limits.context_tokens or getattr(config, "context_tokens", None) or DEFAULT_CONTEXT
+        self.started = time.monotonic()
+        self.deadline = self.started + limits.max_seconds
+        executor.deadline = self.deadline  # no command outlives the run
+        self.tools = executor.definitions
+        if recorder is not None:
+            recorder.describe_agent(self.tools, self.reasoning)
+        self.prompt = self.completion = self.steps = self.format_errors = 0
+        self.summary = ""
+
+    def outcome(self, reason: StopReason, error: str = "") -> AgentOutcome:
+        return AgentOutcome(stop_reason=reason, steps=self.steps, prompt_tokens=self.prompt,
+                            completion_tokens=self.completion, seconds=round(time.monotonic() - self.started, 3),
+                            summary=self.summary, error=error)
+
+    def limit_reached(self, stop: threading.Event | None) -> StopReason | None:
+        if stop is not None and stop.is_set():
+            return "stopped"
+        if self.steps >= self.limits.max_steps:
+            return "max_steps"
+        if time.monotonic() >= self.deadline:
+            return "max_seconds"
+        if self.prompt + self.completion >= self.limits.max_tokens:
+            return "max_tokens"
+        return None
+
+    def call(self, messages: list[dict[str, Any]]):
+        """One model call on a conversation kept within the budget (estimated tokens); when
+        the server still finds it too long, outputs are condensed to half the conversation's
+        size and it is asked again once. ``ModelContextOverflow`` when even that does not fit."""
+        if not self._condense(messages, self.budget):
+            raise ModelContextOverflow(f"the conversation does not fit {self.budget} tokens even with tool outputs "
+                                       "shortened")
+        try:
+            reply = self.client.chat(messages, tools=self.tools, deadline=self.deadline, attempt=self.attempt)
+        except ModelContextOverflow:
+            if not self._condense(messages, estimate_tokens(messages) // 2):
+                raise
+            reply = self.client.chat(messages, tools=self.tools, deadline=self.deadline, attempt=self.attempt)
+        self.steps += 1
+        self.prompt += reply.usage.prompt_tokens
+        self.completion += reply.usage.completion_tokens
+        return reply
+
+    def _condense(self, messages: list[dict[str, Any]], budget: int) -> bool:
+        shortened: list[tuple[str, int]] = []
+        fits = condense(messages, budget, shortened)
+        mark = getattr(self.recorder, "mark_condensed", None)
+        for call_id, kept in shortened if mark is not None else ():
+            mark(call_id, kept, self.steps + 1)  # the next agent step is the first to see it shortened
+        return fits
+
+    def record(self, reply, calls, observations) -> None:
+        if self.recorder is not None:
+            self.recorder.agent(reply.content or "", tool_calls=calls, observations=observations,
+                                prompt_tokens=reply.usage.prompt_tokens,
+                                completion_tokens=reply.usage.completion_tokens, reasoning_content=reply.reasoning,
+                                metrics_extra=_flags(reply), **_cached(reply))
+
+    def format_problem(self, reply) -> str | None:
+        """What made the reply unusable (counted towards ``MAX_FORMAT_ERRORS``), or None."""
+        bad = [call for call in reply.tool_calls if call.error is not None]
+        if reply.tool_calls and not bad or reply.cut_off:
+            self.format_errors = 0
+            return None
+        self.format_errors += 1
+        if bad:
+            return f"the arguments of {bad[0].name or 'a tool call'} were not a JSON object ({bad[0].error})"
+        written = text_tool_call(reply.content_as_sent)
+        return TEXT_CALL.format(excerpt=written) if written else NUDGE
+
+
+def _cached(reply) -> dict[str, Any]:
+    return {} if reply.cached_tokens is None else {"cached_tokens": reply.cached_tokens}
+
+
 def _execute(reply, executor: ToolExecutor, messages: list[dict[str, Any]]):
     """Run a reply's tool calls, appending each result to ``messages``: (the calls and the
-    observations to record, the finish summary or None when finish was not called)."""
+    observations to record, the finish summary or None when finish was not called). A call
+    whose arguments could not be read is not run; its result says what came and why."""
     calls, observations, finished = [], [], None
     for call in reply.tool_calls:
-        arguments, error = (call.arguments, call.error) if call.error is None else (None, call.error)
-        if arguments is None and error is None:
-            arguments, error = parse_arguments(call.raw_arguments)
-        if error is not None:
-            text = error if error.startswith("error:") else f"error: {error}"
+        if call.error is not None:
+            text = argument_error(call.raw_arguments, call.error)
         else:
-            text = executor.run(call.name, arguments or {})
+            text = executor.run(call.name, call.arguments or {})
             if call.name == "finish":
-                finished = str((arguments or {}).get("summary", ""))
-        calls.append((call.id, call.name, arguments if arguments is not None else {"_raw": call.raw_arguments}))
+                finished = str((call.arguments or {}).get("summary", ""))
+        calls.append((call.id, call.name, call.arguments if call.arguments is not None else
+                      {"_raw": call.raw_arguments}))
         observations.append((call.id, text))
         messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
     return calls, observations, finished
-
-
-def _call(client, messages: list[dict[str, Any]], budget: int, deadline: float):
-    """One model call on a conversation kept within ``budget`` (estimated tokens); when the
-    server still finds it too long, outputs are condensed to half the conversation's size
-    and it is asked again once. ``ModelContextOverflow`` when even that does not fit."""
-    if not condense(messages, budget):
-        raise ModelContextOverflow(f"the conversation does not fit {budget} tokens even with tool outputs "
-                                   "shortened")
-    try:
-        return client.chat(messages, tools=TOOLS, deadline=deadline)
-    except ModelContextOverflow:
-        if not condense(messages, estimate_tokens(messages) // 2):
-            raise
-        return client.chat(messages, tools=TOOLS, deadline=deadline)
 
 
 def _flags(reply) -> dict[str, Any] | None:

@@ -16,34 +16,45 @@ every later call would fail the same way.
 
 from __future__ import annotations
 
-import json
 import shlex
+import time
 from typing import Any
 
 from cligym.agents.shell import OneShotShell, ShellUnavailable, TmuxShell, cut
 from cligym.errors import CligymError, EngineUnavailable
 from cligym.runtime import Session
 
+#: The longest a command may run, whatever timeout it asks for.
+MAX_COMMAND_SECONDS = 3600
 
-TOOLS: list[dict[str, Any]] = [
-    {
+
+def tool_definitions(command_timeout: int = 120) -> list[dict[str, Any]]:
+    """The tools as the model is told of them (OpenAI's function schema); the shell's
+    description states the default timeout ``command_timeout`` and the longest one."""
+    bash = {
         "type": "function",
         "function": {
             "name": "execute_bash",
             "description": "Run a bash command in a persistent shell session in the task container: the "
             "working directory, variables, functions and background jobs persist between calls. A command "
-            "past its timeout is interrupted with Ctrl-C. Long output is cut in the middle. Commands get no "
-            "input: do not start interactive programs.",
+            f"past its timeout ({command_timeout} s unless you give one, at most {MAX_COMMAND_SECONDS} s and "
+            "never past the time left for the task) is interrupted with Ctrl-C. Long output is cut in the "
+            "middle. Commands get no input: do not start interactive programs.",
             "parameters": {
                 "type": "object",
                 "properties": {
                     "command": {"type": "string", "description": "The command line to run."},
-                    "timeout": {"type": "integer", "description": "Seconds before the command is killed."},
+                    "timeout": {"type": "integer", "description": f"Seconds before the command is interrupted "
+                                                                  f"(default {command_timeout})."},
                 },
                 "required": ["command"],
             },
         },
-    },
+    }
+    return [bash, *_OTHER_TOOLS]
+
+
+_OTHER_TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {
@@ -84,6 +95,9 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
+#: The tools with the default command timeout.
+TOOLS: list[dict[str, Any]] = tool_definitions()
+
 
 class ToolExecutor:
     """Executes tool calls in one container session."""
@@ -93,6 +107,8 @@ class ToolExecutor:
         self.workdir = workdir
         self.command_timeout = command_timeout
         self.max_output = max_output
+        #: a ``time.monotonic()`` value no command may run past (the agent run's end), or None
+        self.deadline: float | None = None
         self.shell: TmuxShell | OneShotShell | None = None
         #: per path, what each editor write replaced (content, mode; None: no file), for undo_edit
         self.history: dict[str, list[tuple[bytes | None, int]]] = {}
@@ -119,10 +135,20 @@ class ToolExecutor:
         except CligymError as exc:  # e.g. a write the engine refused
             return f"error: {name} failed: {str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__}"
 
+    @property
+    def definitions(self) -> list[dict[str, Any]]:
+        """The tools as the model is told of them, with this executor's default timeout."""
+        return tool_definitions(self.command_timeout)
+
     def bash(self, command: str, timeout: Any = None) -> str:
         seconds = self.command_timeout
-        if isinstance(timeout, (int, float)) and timeout > 0:
-            seconds = min(int(timeout), 3600)
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+            seconds = min(int(timeout), MAX_COMMAND_SECONDS)
+        if self.deadline is not None:
+            left = int(self.deadline - time.monotonic())
+            if left < 1:
+                return "error: the command was not run: no time is left for the task"
+            seconds = min(seconds, left)
         note = ""
         if self.shell is None:
             self.shell = TmuxShell(self.session, self.workdir, self.max_output)
@@ -228,16 +254,3 @@ class ToolExecutor:
             return int(result.output.strip(), 8) if result.ok else default
         except ValueError:
             return default
-
-
-def parse_arguments(raw: str | dict | None) -> tuple[dict[str, Any] | None, str | None]:
-    """Tool-call arguments as a dict, or an error text for the model (never a raise)."""
-    if isinstance(raw, dict):
-        return raw, None
-    try:
-        value = json.loads(raw or "{}")
-    except json.JSONDecodeError as exc:
-        return None, f"error: the arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object"
-    if not isinstance(value, dict):
-        return None, "error: the arguments must be a JSON object"
-    return value, None

@@ -8,8 +8,9 @@ import json
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
+from cligym.agents.history import ReasoningHistory
 from cligym.models.io import save as save_record
 from cligym.models.trajectory import (
     DEFAULT_SCHEMA_VERSION,
@@ -25,10 +26,9 @@ from cligym.models.trajectory import (
     Trajectory,
 )
 
-#: Whether the model had its earlier turns' reasoning in its context: ``"send-back"`` (every
-#: earlier ``reasoning_content`` went back to it) or ``"drop"`` (none did). Recorded in
+#: ``ReasoningHistory`` (cligym.agents.history): whether the model had its earlier turns'
+#: reasoning in its context, ``"send-back"`` or ``"drop"``. Recorded in
 #: ``agent.extra["reasoning_history"]``; :func:`to_chat_messages` follows it.
-ReasoningHistory = Literal["send-back", "drop"]
 
 
 def now_iso() -> str:
@@ -62,17 +62,24 @@ class TrajectoryRecorder:
         tool_definitions: list[dict[str, Any]] | None = None,
         reasoning_history: ReasoningHistory | None = None,
     ) -> None:
-        if reasoning_history is not None and reasoning_history not in get_args(ReasoningHistory):
-            raise ValueError(f"reasoning_history must be one of {get_args(ReasoningHistory)} or None, "
-                             f"not {reasoning_history!r}")
-        self.agent_info = Agent(name=agent_name, version=version, model_name=model_name,
-                                tool_definitions=copy.deepcopy(tool_definitions))
-        if reasoning_history is not None:
-            self.agent_info.extra = {**(self.agent_info.extra or {}), "reasoning_history": reasoning_history}
+        self.agent_info = Agent(name=agent_name, version=version, model_name=model_name)
+        self.describe_agent(tool_definitions, reasoning_history)
         self.session_id = session_id or str(uuid.uuid4())
         self.schema_version = schema_version
         self.steps: list[Step] = []
         self.trajectory: Trajectory | None = None
+
+    def describe_agent(self, tool_definitions: list[dict[str, Any]] | None = None,
+                       reasoning_history: ReasoningHistory | None = None) -> None:
+        """Record the tools the model is offered (a copy) and whether its earlier reasoning
+        goes back to it; None leaves what was recorded."""
+        if reasoning_history is not None and reasoning_history not in get_args(ReasoningHistory):
+            raise ValueError(f"reasoning_history must be one of {get_args(ReasoningHistory)} or None, "
+                             f"not {reasoning_history!r}")
+        if tool_definitions is not None:
+            self.agent_info.tool_definitions = copy.deepcopy(tool_definitions)
+        if reasoning_history is not None:
+            self.agent_info.extra = {**(self.agent_info.extra or {}), "reasoning_history": reasoning_history}
 
     def _add(self, **fields: Any) -> Step:
         step = Step(step_id=len(self.steps) + 1, timestamp=now_iso(), **fields)

@@ -75,6 +75,8 @@ def server_message(exc: openai.APIStatusError) -> str:
     """What the server said with an error status: its error message, or what the body is
     (an HTML page and its title, for a proxy's error page)."""
     body = exc.body
+    if isinstance(body, list) and body:  # Gemini's OpenAI layer: [{"error": {...}}]
+        body = body[0]
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict):

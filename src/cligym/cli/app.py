@@ -42,7 +42,11 @@ JsonReport = Annotated[bool, typer.Option("--json", help="Report as JSON.")]
 ModelName = Annotated[Optional[str], typer.Option("--model", help="Model name at the endpoint.")]
 BaseUrl = Annotated[Optional[str], typer.Option(help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")]
 ApiKeyEnv = Annotated[Optional[str], typer.Option(help="Environment variable holding the API key.")]
-ModelConfigFile = Annotated[Optional[Path], typer.Option(help="TOML file with model, base_url, api_key_env, timeout...")]
+ModelConfigFile = Annotated[Optional[Path], typer.Option(help="TOML file with model, base_url, api_key_env, timeout, "
+                                                                "preset, omit, max_tokens_field, reasoning, "
+                                                                "context_tokens... (see the README's server table)")]
+ModelPreset = Annotated[Optional[str], typer.Option(help="A server profile: vllm, sglang, llama.cpp, openai-reasoning, "
+                                                         "deepseek, mistral (the config file's keys win).")]
 MaxSteps = Annotated[int, typer.Option(help="Agent step limit per attempt.")]
 MaxSeconds = Annotated[float, typer.Option(help="Agent wall-time limit per attempt.")]
 MaxTokens = Annotated[int, typer.Option(help="Agent token limit per attempt.")]
@@ -60,15 +64,22 @@ def reporter(quiet: bool):
 
 
 def model_client(model: str | None, base_url: str | None, config: Path | None, api_key_env: str | None, *,
-                 temperature: float | None = None, max_tokens: int | None = None, seed: int | None = None):
+                 temperature: float | None = None, max_tokens: int | None = None, seed: int | None = None,
+                 preset: str | None = None):
     """The model client the options describe (exit 2 when they describe none), after one
     request with a tool: a server that cannot do tool calls stops here, naming its flags."""
+    from pydantic import ValidationError
+
     from cligym.agents.client import ModelClient, ModelConfig, ModelError
+    from cligym.agents.transport import one_line
 
     given = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "temperature": temperature,
-             "max_tokens": max_tokens, "seed": seed}
+             "max_tokens": max_tokens, "seed": seed, "preset": preset}
     overrides = {k: v for k, v in given.items() if v is not None and v != ""}
-    cfg = ModelConfig.load(config, **overrides) if config else ModelConfig(**overrides) if overrides else None
+    try:
+        cfg = ModelConfig.load(config, **overrides) if config else ModelConfig(**overrides) if overrides else None
+    except ValidationError as exc:
+        raise CligymError(f"model options: {one_line(exc.errors()[0].get('msg', exc))}", exit_code=2) from None
     if cfg is None or not cfg.model or not cfg.base_url:
         raise CligymError("an LLM agent needs --model and --base-url (or --model-config FILE)", exit_code=2)
     client = ModelClient(cfg)

@@ -12,12 +12,13 @@ import typer
 from cligym.cli.app import (
     ApiKeyEnv,
     BaseUrl,
+    MaxCompletionTokens,
     MaxSeconds,
     MaxSteps,
-    MaxCompletionTokens,
     MaxTokens,
     ModelConfigFile,
     ModelName,
+    ModelPreset,
     ModelSeed,
     Quiet,
     Temperature,
@@ -45,13 +46,14 @@ def _with_operators(gold_dir: Path, output: Path, progress, *, attempts, seed, o
 
 
 def _with_llm(gold_dir: Path, output: Path, progress, *, attempts, seed, sample, model, base_url, api_key_env,
-              model_config, refine_rate, max_steps, max_seconds, max_tokens, temperature, max_completion_tokens,
-              model_seed, workers, **_):
+              model_config, model_preset, refine_rate, max_steps, max_seconds, max_tokens, temperature,
+              max_completion_tokens, model_seed, workers, **_):
     from cligym.agents.loop import AgentLimits
     from cligym.invert import invert_with_agent
 
     client = model_client(model, base_url, model_config, api_key_env, temperature=temperature,
-                          max_tokens=max_completion_tokens, seed=model_seed)
+                          max_tokens=max_completion_tokens, seed=model_seed,
+                          preset=model_preset)
     limits = AgentLimits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)
     return invert_with_agent(gold_dir, output, client, attempts=attempts, seed=seed, sample_size=sample,
                              refine_rate=refine_rate, limits=limits, reporter=progress, workers=workers)
@@ -82,6 +84,7 @@ def invert(
     base_url: BaseUrl = None,
     api_key_env: ApiKeyEnv = None,
     model_config: ModelConfigFile = None,
+    model_preset: ModelPreset = None,
     refine_rate: Annotated[float, typer.Option(help="--agent llm: share of queries given a refinement pass.")] = 0.5,
     max_steps: MaxSteps = 40,
     max_seconds: MaxSeconds = 900,

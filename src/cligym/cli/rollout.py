@@ -11,15 +11,17 @@ from cligym.cli.app import (
     ApiKeyEnv,
     BaseUrl,
     JsonSummary,
+    MaxCompletionTokens,
     MaxSeconds,
     MaxSteps,
-    MaxCompletionTokens,
     MaxTokens,
     ModelConfigFile,
     ModelName,
+    ModelPreset,
     ModelSeed,
     Quiet,
     Temperature,
+    err,
     model_client,
     print_json,
     print_table,
@@ -39,6 +41,7 @@ def rollout(
     base_url: BaseUrl = None,
     api_key_env: ApiKeyEnv = None,
     model_config: ModelConfigFile = None,
+    model_preset: ModelPreset = None,
     max_steps: MaxSteps = 50,
     max_seconds: MaxSeconds = 1800,
     max_tokens: MaxTokens = 2_000_000,
@@ -59,7 +62,12 @@ def rollout(
 
     needs_model = get_agent(agent).needs_model
     client = model_client(model, base_url, model_config, api_key_env, temperature=temperature,
-                          max_tokens=max_completion_tokens, seed=model_seed) if needs_model else None
+                          max_tokens=max_completion_tokens, seed=model_seed,
+                          preset=model_preset) if needs_model else None
+    if client is not None and k > 1 and not client.config.temperature and "temperature" not in client.config.omit:
+        err.print(f"cligym: warning: -k {k} at temperature 0: the attempts will be near-copies (pass@{k} ≈ "
+                  "pass@1, duplicate training rows); set --temperature (and --model-seed to make them reproducible)",
+                  markup=False, highlight=False)
     writable_output(output, what="rollout directory")
     reap_dead_runs(quiet)
     limits = AgentLimits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)

@@ -8,6 +8,7 @@ verifier runs afterwards, whatever the agent did. They are found by name in
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
@@ -50,14 +51,23 @@ class RolloutAgent(ABC):
             raise BadInput(f"--agent {self.name} needs a model (--model and --base-url)")
         self.client = client
         self.limits = limits or AgentLimits()
+        #: set when the rollout is stopping: a running attempt ends before its next step
+        self.stop = threading.Event()
 
     @property
     def model_name(self) -> str | None:
         return getattr(getattr(self.client, "config", None), "model", None)
 
+    def stop_now(self) -> None:
+        """The rollout is stopping: running attempts end, and so do the model's waits."""
+        self.stop.set()
+        if self.client is not None and hasattr(self.client, "stop"):
+            self.client.stop()
+
     @abstractmethod
-    def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder) -> Outcome:
-        """Attempt the task in ``session``, recording every step."""
+    def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
+            attempt: int = 0) -> Outcome:
+        """Attempt ``attempt`` (of k) of the task in ``session``, recording every step."""
 
 
 class NopAgent(RolloutAgent):
@@ -65,7 +75,8 @@ class NopAgent(RolloutAgent):
 
     name = "nop"
 
-    def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder) -> Outcome:
+    def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
+            attempt: int = 0) -> Outcome:
         recorder.user(instruction)
         recorder.agent("(no action)")
         return Outcome()
@@ -76,7 +87,8 @@ class OracleAgent(RolloutAgent):
 
     name = "oracle"
 
-    def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder) -> Outcome:
+    def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
+            attempt: int = 0) -> Outcome:
         recorder.user(instruction)
         fixed = run_oracle(session, task)
         command = ORACLE_SCRIPT
@@ -92,7 +104,8 @@ class LlmAgent(RolloutAgent):
     name = "llm"
     needs_model = True
 
-    def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder) -> Outcome:
+    def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
+            attempt: int = 0) -> Outcome:
         workdir = session.exec(["pwd"], timeout=60).output.strip() or "/"
         executor = ToolExecutor(session, workdir=workdir, command_timeout=self.limits.command_timeout,
                                 max_output=self.limits.max_output)
@@ -100,7 +113,7 @@ class LlmAgent(RolloutAgent):
         # the rollout stops with its one line and writes nothing for this attempt
         try:
             result = run_agent(self.client, executor, system=REPAIR_SYSTEM, task=instruction, limits=self.limits,
-                               recorder=recorder)
+                               recorder=recorder, stop=self.stop, attempt=attempt)
         finally:  # the verifier sees the files the agent left, not its shell or what runs in it
             executor.close()
         return Outcome(stop_reason=result.stop_reason, steps=result.steps, prompt_tokens=result.prompt_tokens,

@@ -10,9 +10,10 @@ of :mod:`cligym.rollout.agents`.
 from __future__ import annotations
 
 import os
+import queue
+import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from math import comb
 from pathlib import Path
 
@@ -30,6 +31,9 @@ from cligym.rollout.registry import get_agent
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
 
+#: Seconds the running attempts get to end by themselves when the rollout stops.
+STOP_WAIT = 3.0
+
 
 def pass_at(n: int, c: int, k: int) -> float:
     """The unbiased pass@k estimate from n attempts with c successes."""
@@ -38,8 +42,9 @@ def pass_at(n: int, c: int, k: int) -> float:
     return 1.0 - comb(n - c, k) / comb(n, k)
 
 
-def run_attempt(runtime: Runtime, tag: str, task: TaskDir, agent: RolloutAgent) -> tuple[RolloutResult, Trajectory]:
-    """One attempt in a fresh container of ``tag``: the agent, then the task's verifier."""
+def run_attempt(runtime: Runtime, tag: str, task: TaskDir, agent: RolloutAgent,
+                attempt: int = 0) -> tuple[RolloutResult, Trajectory]:
+    """Attempt ``attempt`` in a fresh container of ``tag``: the agent, then the task's verifier."""
     instruction = task.instruction.read_text(encoding="utf-8")
     recorder = TrajectoryRecorder(
         agent_name=f"cligym-{agent.name}", version=__version__, model_name=agent.model_name,
@@ -47,11 +52,11 @@ def run_attempt(runtime: Runtime, tag: str, task: TaskDir, agent: RolloutAgent) 
     )
     started = time.monotonic()
     with runtime.session(tag) as session:
-        outcome = agent.run(session, task, instruction, recorder)
+        outcome = agent.run(session, task, instruction, recorder, attempt=attempt)
         judged = run_verifier(session, task)
     trajectory = recorder.finish({"reward": judged.reward, "stop_reason": outcome.stop_reason})
     record = RolloutResult(
-        task_id=task.name, attempt=0, agent=agent.name, reward=judged.reward, verdict=judged.detail, finished=outcome.stop_reason == "finished",
+        task_id=task.name, attempt=attempt, agent=agent.name, reward=judged.reward, verdict=judged.detail, finished=outcome.stop_reason == "finished",
         stop_reason=outcome.stop_reason, steps=outcome.steps, prompt_tokens=outcome.prompt_tokens,
         completion_tokens=outcome.completion_tokens, seconds=round(time.monotonic() - started, 3),
     )
@@ -79,8 +84,9 @@ def _roll_task(runtime: Runtime, task: TaskDir, agent: RolloutAgent, k: int, out
     try:
         with task_image(runtime, task, "rollout") as tag:
             for attempt in missing:
-                record, trajectory = run_attempt(runtime, tag, task, agent)
-                record.attempt = attempt
+                if agent.stop.is_set():
+                    break  # the rollout is stopping: what is done is saved
+                record, trajectory = run_attempt(runtime, tag, task, agent, attempt)
                 save(trajectory, out.trajectory(task.name, attempt))
                 save(record, out.result(task.name, attempt))
                 records.append(record)
@@ -130,16 +136,60 @@ def rollout(
 
 def _roll_concurrently(runtime: Runtime, dirs: list[TaskDir], runner: RolloutAgent, k: int, out: RolloutDir,
                        reporter: Reporter, workers: int) -> dict[str, list[RolloutResult]]:
-    """``_roll_task`` for ``workers`` tasks at a time. On an error or a signal the tasks not
-    started are dropped and the running ones end (their containers are removed as they do);
-    finished attempts are saved, so the same command resumes."""
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rollout") as pool:
-        futures = {task.name: pool.submit(_roll_task, runtime, task, runner, k, out, reporter) for task in dirs}
-        try:
-            return {name: future.result() for name, future in futures.items()}
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
+    """``_roll_task`` for ``workers`` tasks at a time, in daemon threads. On an error or a
+    signal the tasks not started are dropped and the running ones are stopped
+    (``_stop_workers``); finished attempts are saved, so the same command resumes."""
+    todo: queue.SimpleQueue[TaskDir] = queue.SimpleQueue()
+    for task in dirs:
+        todo.put(task)
+    results: dict[str, list[RolloutResult]] = {}
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        while not runner.stop.is_set() and not errors:
+            try:
+                task = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                results[task.name] = _roll_task(runtime, task, runner, k, out, reporter)
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                errors.append(exc)
+
+    threads = [threading.Thread(target=work, name=f"rollout-{n}", daemon=True) for n in range(workers)]
+    for thread in threads:
+        thread.start()
+    try:
+        while not errors and (alive := [thread for thread in threads if thread.is_alive()]):
+            alive[0].join(0.2)
+    except BaseException:
+        _stop_workers(runtime, runner, threads)
+        raise
+    if errors:
+        _stop_workers(runtime, runner, threads)
+        raise errors[0]
+    return {task.name: results[task.name] for task in dirs}
+
+
+def _stop_workers(runtime: Runtime, runner: RolloutAgent, threads: list[threading.Thread]) -> None:
+    """Stop the running attempts: they end before their next step and the model's waits end
+    now. Those still running after ``STOP_WAIT`` (a command or a model answer in progress)
+    lose their containers, and after as long again their images (this process's only); the
+    threads are daemons, so none keeps the process alive."""
+    runner.stop_now()
+    if _joined(threads, STOP_WAIT):
+        return
+    runtime.remove_labelled_containers(mine=True)
+    if not _joined(threads, STOP_WAIT):
+        runtime.remove_images(runtime.labelled_images(mine=True))
+
+
+def _joined(threads: list[threading.Thread], seconds: float) -> bool:
+    """Whether every thread ended within ``seconds``."""
+    end = time.monotonic() + seconds
+    for thread in threads:
+        thread.join(max(0.0, end - time.monotonic()))
+    return not any(thread.is_alive() for thread in threads)
 
 
 def summarize(agent: str, k: int, results: dict[str, list[RolloutResult]]) -> RolloutSummary:

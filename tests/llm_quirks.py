@@ -20,13 +20,12 @@ Set them as keyword arguments of ``ScriptedServer`` (``Quirks`` fields):
   ``max_tokens``.
 - ``role_order="mistral"``: Mistral's API: 400 for a ``user`` message right after ``tool``.
 - ``usage=False``: completions without ``usage``; ``rate_limit=p``: a 429 for about that
-  share of requests (``retry_after`` in its header when set).
+  share of requests, evenly spread (``retry_after`` in its header when set; ``"mixed"``: every other one).
 """
 
 from __future__ import annotations
 
 import json
-import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,10 +75,9 @@ class Quirks:
     usage: bool = True
     rate_limit: float = 0.0
     retry_after: str | None = None
-    seed: int = 0
 
     def __post_init__(self) -> None:
-        self.rng = random.Random(self.seed)
+        self.asked = self.limited = 0
 
 
 @dataclass
@@ -118,10 +116,15 @@ def refusal(quirks: Quirks, body: dict[str, Any]) -> Refusal | None:
 
 
 def _rate_limited(quirks: Quirks, body: dict[str, Any]) -> Refusal | None:
-    if quirks.rate_limit <= 0 or quirks.rng.random() >= quirks.rate_limit:
-        return None
+    quirks.asked += 1
+    if int(quirks.asked * quirks.rate_limit) == int((quirks.asked - 1) * quirks.rate_limit):
+        return None  # spread evenly: with 0.25, every fourth request is refused
     refused = openai_error(429, RATE_LIMITED, "requests", code="rate_limit_exceeded")
-    refused.headers = {"Retry-After": quirks.retry_after} if quirks.retry_after is not None else None
+    quirks.limited += 1
+    after = quirks.retry_after
+    if after == "mixed":  # every other 429 says when to come back
+        after = "1" if quirks.limited % 2 else None
+    refused.headers = {"Retry-After": after} if after is not None else None
     return refused
 
 

@@ -15,7 +15,7 @@ import pytest
 from cligym.agents.client import ModelClient, ModelConfig
 from cligym.export.stage import export
 from cligym.rollout.stage import pass_at, rollout
-from tests.llm_server import reply, tool_call
+from tests.llm_server import reply, sampled, tool_call
 
 ROOT = Path(__file__).resolve().parents[2]
 HARBOR_PY = ROOT / ".venv-harbor" / "bin" / "python"
@@ -90,7 +90,7 @@ def test_llm_repair_rollout_reaches_reward_one(harbor_tasks, runtime, tmp_path, 
 
 
 def test_unreachable_endpoint_stops_with_one_line_and_writes_nothing(harbor_tasks, tmp_path):
-    quick = tmp_path / "model.toml"  # the default retries (5, backed off up to 16 s) take 31 s
+    quick = tmp_path / "model.toml"  # quicker than the default back-off
     quick.write_text("max_retries = 1\nbackoff_base = 0.1\n")
     proc = subprocess.run(
         [sys.executable, "-m", "cligym", "rollout", str(harbor_tasks), "-o", str(tmp_path / "r"), "--agent", "llm",
@@ -100,3 +100,90 @@ def test_unreachable_endpoint_stops_with_one_line_and_writes_nothing(harbor_task
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode != 0 and len(lines) == 1 and "cannot reach the model endpoint" in lines[0]
     assert not list((tmp_path / "r").rglob("result.json")) if (tmp_path / "r").exists() else True
+
+
+# --- the LLM path under load: rate limits, sampling across attempts, Ctrl-C
+
+
+def _working(command: str):
+    """A model that runs ``command``, then finishes (decided from the conversation)."""
+    def answer(messages):
+        if messages[-1]["role"] == "tool":
+            return reply(tool_calls=[tool_call("finish", {"summary": "done"})])
+        return reply(tool_calls=[tool_call("execute_bash", {"command": command})])
+    return answer
+
+
+def _tasks(harbor_tasks: Path, into: Path, n: int) -> Path:
+    into.mkdir()
+    for task in sorted(p for p in harbor_tasks.iterdir() if p.is_dir())[:n]:
+        (into / task.name).symlink_to(task)
+    return into
+
+
+def test_four_workers_under_rate_limits_finish_every_attempt(harbor_tasks, runtime, tmp_path, scripted_server):
+    """A 429 for about a quarter of the requests, every other one with Retry-After: every
+    attempt of four workers ends as it would without them."""
+    server = scripted_server([_working("cd /testbed && ls")] * 40, rate_limit=0.25, retry_after="mixed")
+    client = ModelClient(ModelConfig(model="scripted", base_url=server.base_url, backoff_base=0.2))
+    summary = rollout(_tasks(harbor_tasks, tmp_path / "tasks", 4), tmp_path / "out", agent="llm", k=1,
+                      client=client, runtime=runtime, workers=4)
+    statuses = [status for _, status in server.answers]
+    assert summary.attempts == 4 and statuses.count(429) >= 2
+    results = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("result.json")]
+    assert [r["stop_reason"] for r in results] == ["finished"] * 4, results
+
+
+def _sampling_script(k: int) -> list:
+    step = [sampled(*[reply(f"try {i}", [tool_call("execute_bash", {"command": f"echo {i}"})]) for i in range(100)])]
+    return [*step, *step, reply(tool_calls=[tool_call("finish", {"summary": "done"})])] * k
+
+
+def _agent_turns(out: Path) -> list[tuple]:
+    found = []
+    for path in sorted(out.rglob("trajectory.json")):
+        steps = json.loads(path.read_text())["steps"]
+        found.append(tuple(s.get("message") for s in steps if s["source"] == "agent"))
+    return found
+
+
+def test_k_attempts_sample_apart_and_a_seed_reproduces_them(harbor_tasks, runtime, tmp_path, scripted_server):
+    """-k 4 at temperature 0.8: four different trajectories; with a seed, the same four again."""
+    one = _tasks(harbor_tasks, tmp_path / "tasks", 1)
+    runs = {}
+    for name, seed in (("free", None), ("seeded", 3), ("again", 3)):
+        server = scripted_server(_sampling_script(4))
+        client = ModelClient(ModelConfig(model="scripted", base_url=server.base_url, temperature=0.8, seed=seed))
+        rollout(one, tmp_path / name, agent="llm", k=4, client=client, runtime=runtime)
+        runs[name] = _agent_turns(tmp_path / name)
+    assert len(set(runs["free"])) == 4 and len(set(runs["seeded"])) == 4
+    assert runs["seeded"] == runs["again"]
+
+
+def test_ctrl_c_stops_four_busy_workers_within_seconds(harbor_tasks, runtime, tmp_path, scripted_server):
+    """Four workers each in a long command; SIGINT: the command ends within 10 s with the
+    resume line, exit 130 and none of its containers left."""
+    import signal
+    import time
+
+    server = scripted_server([_working("sleep 300")] * 8)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cligym", "rollout", str(_tasks(harbor_tasks, tmp_path / "tasks", 4)), "-o",
+         str(tmp_path / "out"), "--agent", "llm", "--model", "m", "--base-url", server.base_url, "--workers", "4",
+         "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while len(server.requests) < 4 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert len(server.requests) >= 4, proc.communicate(timeout=30)
+        time.sleep(2)  # the commands are running
+        asked = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - asked
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert took < 10, (took, err)
+    assert proc.returncode == 130 and "run the same command to resume" in err, err
+    assert "Thread" not in err and not runtime.labelled_containers(pid=proc.pid)

@@ -156,7 +156,7 @@ def test_back_off_is_jittered_and_retry_after_is_kept(scripted_server):
 def test_rate_limits_on_a_quarter_of_requests_from_four_workers(scripted_server):
     """Four workers, a 429 for about a quarter of all requests (with Retry-After 0): every
     call gets its completion."""
-    server = scripted_server(["ok"] * 80, rate_limit=0.25, retry_after="0", seed=3)
+    server = scripted_server(["ok"] * 80, rate_limit=0.25, retry_after="0")
     client = _client(server, max_retries=8)
     done: list[str] = []
 
@@ -206,3 +206,18 @@ def test_a_tool_call_keeps_its_provider_extras(scripted_server):
     server = scripted_server([reply(tool_calls=[tool_call("execute_bash", {"command": "ls"})])], thinking="gemini")
     answer = _client(server).chat(MESSAGES, tools=[{"type": "function", "function": {"name": "execute_bash"}}])
     assert answer.tool_calls[0].extras["extra_content"]["google"]["thought_signature"]
+
+
+def test_an_endpoint_never_reached_is_given_up_on_soon():
+    """Retries are for a server that answered before; a wrong URL is said after 3 attempts
+    (about 3.5 s of back-off), not after the 8 retries rate limits get."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    waits: list[float] = []
+    client = ModelClient(ModelConfig(model="m", base_url=f"http://127.0.0.1:{port}/v1"), sleep=waits.append)
+    with pytest.raises(ModelError, match=r"cannot reach the model endpoint .*\(3 attempts\)"):
+        client.chat(MESSAGES)
+    assert len(waits) == 2 and sum(waits) <= 3.0

@@ -86,6 +86,8 @@ log = logging.getLogger(__name__)
 RETRY_STATUSES = frozenset({408, 429})
 #: The largest answer read (a completion is a few KiB; more is not a chat endpoint).
 MAX_BODY = 32 * 2**20
+#: Retries for an endpoint that cannot be reached and has never answered.
+FIRST_CONTACT_RETRIES = 2
 #: Less time than this before the deadline is not worth an attempt.
 MIN_ATTEMPT = 0.1
 
@@ -126,13 +128,19 @@ class _Wait(tenacity.wait.wait_base):
 
 
 class _Stop(tenacity.stop.stop_base):
-    """No wait that ends past the caller's deadline, and none once the run is stopping."""
+    """No wait that ends past the caller's deadline, none once the run is stopping, and no
+    more than ``FIRST_CONTACT_RETRIES`` for an endpoint that has never answered and cannot be
+    reached (a wrong URL, a server not started) so that the user hears of it at once."""
 
-    def __init__(self, deadline: float | None, stopping: threading.Event) -> None:
-        self.deadline, self.stopping = deadline, stopping
+    def __init__(self, deadline: float | None, stopping: threading.Event, client: ModelClient,
+                 failures: list[_Failed]) -> None:
+        self.deadline, self.stopping, self.client, self.failures = deadline, stopping, client, failures
 
     def __call__(self, state: tenacity.RetryCallState) -> bool:
         if self.stopping.is_set():
+            return True
+        if (self.client.calls == 0 and self.failures and self.failures[-1].kind == "unreachable"
+                and len(self.failures) > FIRST_CONTACT_RETRIES):
             return True
         return self.deadline is not None and time.monotonic() + (state.upcoming_sleep or 0) >= self.deadline
 
@@ -257,7 +265,8 @@ class ModelClient:
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(_Failed),
             wait=_Wait(self.config, failures),
-            stop=tenacity.stop_after_attempt(self.config.max_retries + 1) | _Stop(deadline, self.stopping),
+            stop=tenacity.stop_after_attempt(self.config.max_retries + 1) | _Stop(deadline, self.stopping, self,
+                                                                                     failures),
             sleep=self._sleep, before_sleep=self._before_sleep, reraise=True)
         try:
             for attempt in retrying:
@@ -293,7 +302,8 @@ class ModelClient:
     def _final_error(self, failures: list[_Failed], deadline: float | None) -> ModelError:
         if self.stopping.is_set():
             return self._deadline_error(failures)
-        if len(failures) > self.config.max_retries:
+        if len(failures) > self.config.max_retries or failures[-1].kind == "unreachable" and \
+                len(failures) > FIRST_CONTACT_RETRIES:
             return self._exhausted(failures)
         return self._deadline_error(failures)  # the next wait would have ended past the deadline
 

@@ -118,7 +118,7 @@ def test_curate_counts_every_rule(rollout_dir, tmp_path):
     summary = curate(rollout_dir, out)
     assert (summary.trajectories, summary.successful, summary.failed) == (6, 4, 2)
     assert summary.kept == 1
-    assert summary.dropped == {"not_successful": 2, "too_short": 1, "cheating": 2}
+    assert summary.dropped == {"not_successful": 2, "too_short": 1, "cheating": 2, "duplicate": 0}
     assert summary.cheating == {rule: {"solution": 1, "backup_restore": 1}.get(rule, 0) for rule in CHEAT_RULES}
     assert summary.cheating_detected == summary.cheating
     assert (summary.loops_failures, summary.loops_all) == (1, 1)
@@ -208,7 +208,8 @@ def test_thresholds_are_configurable(rollout_dir, tmp_path):
     relaxed = curate(rollout_dir, tmp_path / "a", min_steps=0, loop_repeat=6)
     assert relaxed.kept == 2 and relaxed.loops_all == 0 and relaxed.loop_rate_failures == 0.0
     strict = curate(rollout_dir, tmp_path / "b", min_steps=100, loop_repeat=2)
-    assert strict.kept == 0 and strict.dropped == {"not_successful": 2, "too_short": 4, "cheating": 0}
+    assert strict.kept == 0 and strict.dropped == {"not_successful": 2, "too_short": 4, "cheating": 0,
+                                                 "duplicate": 0}
     # pairs count now: the `pip list` pair in the non-looping failure
     assert strict.loops_failures == 2 and strict.loop_rate_failures == 1.0
     assert strict.cheating_detected["solution"] == 1  # still reported although dropped as too short
@@ -319,3 +320,14 @@ def test_rollout_trajectories_validate_with_harbor(rollout_dir):
              "print('atif-ok', len(sys.argv) - 1)")
     proc = subprocess.run([str(HARBOR_PY), "-c", check, *map(str, paths)], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == "atif-ok 6", proc.stderr
+
+
+def test_a_word_for_word_repeat_of_a_kept_attempt_is_dropped(tmp_path):
+    """-k attempts at temperature 0 repeat each other: one row, the rest counted as duplicates."""
+    root = tmp_path / "rollouts"
+    for attempt in range(3):
+        Script("markupsafe-env-007", attempt).explore(25).finish().write(root, 1.0)
+    Script("markupsafe-env-007", 3).explore(26).finish().write(root, 1.0)  # one step more: no repeat
+    summary = curate(root, tmp_path / "curated")
+    assert summary.kept == 2 and summary.dropped["duplicate"] == 2
+    assert len((tmp_path / "curated" / "sft.jsonl").read_text().splitlines()) == 2

@@ -111,15 +111,22 @@ def curate(rollout_dir: Path, out_dir: Path, min_steps: int = 20, loop_repeat: i
 
     verdicts: list[TrajectoryVerdict] = []
     rows: list[str] = []
+    seen: set[tuple[str, str]] = set()  # (task, its kept messages): -k attempts at temperature 0 repeat
     for folder in folders:
         trajectory_path, result_path = RolloutDir.records_in(folder)
         result = load(RolloutResult, result_path)
         trajectory = load(Trajectory, trajectory_path, "ATIF trajectory")
         verdict = judge(trajectory, result, str(folder.relative_to(rollout_dir)),
                         min_steps=min_steps, loop_repeat=loop_repeat)
+        row = sft_row(trajectory, result) if verdict.decision == "kept" else None
+        if row is not None:
+            said = (result.task_id, json.dumps(row["messages"], sort_keys=True))
+            if said in seen:
+                verdict.decision, row = "duplicate", None
+            seen.add(said)
         verdicts.append(verdict)
-        if verdict.decision == "kept":
-            rows.append(json.dumps(sft_row(trajectory, result), ensure_ascii=False))
+        if row is not None:
+            rows.append(json.dumps(row, ensure_ascii=False))
 
     decisions = Counter(v.decision for v in verdicts)
     failed = [v for v in verdicts if v.reward != 1]
@@ -136,7 +143,7 @@ def curate(rollout_dir: Path, out_dir: Path, min_steps: int = 20, loop_repeat: i
         successful=len(verdicts) - len(failed),
         failed=len(failed),
         kept=decisions["kept"],
-        dropped={reason: decisions[reason] for reason in ("not_successful", "too_short", "cheating")},
+        dropped={reason: decisions[reason] for reason in ("not_successful", "too_short", "cheating", "duplicate")},
         cheating={rule: by_rule[rule] for rule in CHEAT_RULES},
         cheating_detected={rule: detected[rule] for rule in CHEAT_RULES},
         incomplete=incomplete,

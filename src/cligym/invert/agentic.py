@@ -110,6 +110,12 @@ class AgentDegrader:
         self.lag = lag
         self.stop = stop or threading.Event()
 
+    def stop_now(self) -> None:
+        """The run is stopping: running agents end at their next step, model waits at once."""
+        self.stop.set()
+        if hasattr(self.client, "stop"):
+            self.client.stop()
+
     def seen(self, candidate: Candidate) -> None:
         if candidate.query:
             self.titles[candidate.attempt] = candidate.query.title

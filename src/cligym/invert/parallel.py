@@ -85,6 +85,8 @@ def run_attempts_parallel(ctx: RunContext, degrader: Degrader, attempts: int, wo
                 future.result()
         except BaseException:
             stop.set()
+            if hasattr(degrader, "stop_now"):
+                degrader.stop_now()  # e.g. the model client's back-off waits end at once
             pool.shutdown(wait=True, cancel_futures=True)
             raise
     summary = summarize(ctx.run, ctx.gold, attempts)

@@ -23,7 +23,7 @@ class LoopHit(BaseModel):
     step_ids: list[int]
 
 
-Decision = Literal["kept", "not_successful", "too_short", "cheating"]
+Decision = Literal["kept", "not_successful", "too_short", "cheating", "duplicate"]
 
 
 class TrajectoryVerdict(BaseModel):
@@ -46,7 +46,8 @@ class CurationSummary(BaseModel):
     successful: int
     failed: int
     kept: int
-    dropped: dict[str, int]  # by decision: not_successful, too_short, cheating (with kept, sums to trajectories)
+    dropped: dict[str, int]  # by decision: not_successful, too_short, cheating, duplicate (with kept, sums
+    # to trajectories); a duplicate repeats a kept attempt of the same task word for word
     cheating: dict[str, int]  # trajectories dropped as cheating, by rule (one trajectory may fire several)
     cheating_detected: dict[str, int]  # every trajectory, whatever its decision, by rule
     incomplete: list[str] = Field(default_factory=list)  # attempt folders missing one of the two records

@@ -86,7 +86,10 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
         reply("not json", **Q),
         reply("{broken", **Q),
         reply(tool_calls=[tool_call("execute_bash", {"command": CORRUPT})]),
-        *[reply("Let me think about what else to do.") for _ in range(4)],
+        reply("Let me think about what else to do."), reply("And what else."),  # two replies without a call,
+        reply(tool_calls=[tool_call("think", {"thought": "more?"})]),           # never three in a row: no
+        reply("Let me think about what else to do."),                          # format_error, the step limit
+
         reply(tool_calls=[tool_call("execute_bash", {"command": "mkdir -p /cligym-out && echo \"RUN "
                                                                 + CORRUPT.replace("JUNK", "XXXX")
                                                                 + "\" > /cligym-out/Dockerfile"})]),

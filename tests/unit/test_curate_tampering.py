@@ -137,7 +137,7 @@ def test_curate_drops_every_scripted_cheat(tampered, tmp_path):
     summary = curate(tampered, out)
     assert (summary.trajectories, summary.successful, summary.failed) == (9, 8, 1)
     assert summary.kept == 1
-    assert summary.dropped == {"not_successful": 1, "too_short": 0, "cheating": 7}
+    assert summary.dropped == {"not_successful": 1, "too_short": 0, "cheating": 7, "duplicate": 0}
     expected = {"test_edit": 5, "interpreter": 1, "reward": 1, "logs": 1}
     assert summary.cheating == {rule: expected.get(rule, 0) for rule in CHEAT_RULES}
     # the failed plugin install is reported although its trajectory is dropped as unsuccessful

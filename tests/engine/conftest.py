@@ -37,13 +37,10 @@ def _remove_session_images(request):
         yield
         return
     rt = Runtime()
-    before = rt.labelled_images()
     yield
-    base = {rt.image_id(DEFAULT_BASE_IMAGE)} if rt.image_exists(DEFAULT_BASE_IMAGE) else set()
-    # images this process built (their build steps go with them); never another process's images,
-    # which may be in the middle of a build
-    new = rt.labelled_images(mine=True) - before - base
-    rt.remove_images(new)
+    # the tags this process made (their build steps go with them), never by id: a gold image
+    # it built stays while another process holds it, and what others build FROM stays
+    rt.remove_made(keep=frozenset({DEFAULT_BASE_IMAGE}))
 
 
 @pytest.fixture(autouse=True)

@@ -121,4 +121,4 @@ def test_gold_records_ids_pytest_can_select(runtime, base_image, tmp_path, monke
         assert "tests/test_child.py::TestChild::test_value" in again.tests and not again.left_out
         _recheck(runtime, again)
     finally:
-        runtime.remove_images({gold.image_id})
+        runtime.remove_image(gold.image)

@@ -64,7 +64,7 @@ def test_the_repair_rounds_add_what_the_suite_asks_for(tmp_path, runtime, base_i
         assert set(gold.inferred) <= set(load_profile("repairme", written).requirements)
         assert GoldDir(out).gold.is_file()
     finally:
-        runtime.remove_images({gold.image_id})
+        runtime.remove_image(gold.image)
 
 
 def test_a_real_setup_py_only_checkout_with_tests_in_tests_py(tmp_path, runtime, base_image):
@@ -78,7 +78,7 @@ def test_a_real_setup_py_only_checkout_with_tests_in_tests_py(tmp_path, runtime,
         assert (gold.source.name, gold.source.version) == ("texttable", "1.7.2")
         assert len(gold.tests) >= 20 and all(t.startswith("tests.py::") for t in gold.tests)
     finally:
-        runtime.remove_images({gold.image_id})
+        runtime.remove_image(gold.image)
 
 
 def test_filterwarnings_error_under_the_newest_pytest_gets_the_pytest_of_its_era(tmp_path, runtime, base_image):
@@ -98,7 +98,7 @@ def test_filterwarnings_error_under_the_newest_pytest_gets_the_pytest_of_its_era
         assert "filterwarnings" in gold.inferred["pytest==7.1.2"]
         assert len(gold.tests) >= 20
     finally:
-        runtime.remove_images({gold.image_id})
+        runtime.remove_image(gold.image)
 
 
 @pytest.mark.slow
@@ -118,7 +118,7 @@ def test_a_real_suite_that_forces_colour_leaves_no_ansi_in_what_gold_records(tmp
         assert not any("\x1b" in text for text in [*gold.inferred.values(), *gold.left_out.values()])
         assert len(gold.tests) >= 20
     finally:
-        runtime.remove_images({gold.image_id})
+        runtime.remove_image(gold.image)
 
 
 def test_causes_that_used_to_stop_gold_on_real_sdists(tmp_path):
@@ -150,4 +150,4 @@ def test_a_repair_that_does_not_install_keeps_the_build_before(tmp_path, runtime
         assert gold.inferred == {} and gold.tests == ["tests/test_sample.py::test_ok"]
         assert "cligym-no-such-dependency-51ab==2.0" not in gold.requirements
     finally:
-        runtime.remove_images({gold.image_id})
+        runtime.remove_image(gold.image)

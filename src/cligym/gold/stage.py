@@ -45,6 +45,7 @@ from cligym.layout import GoldDir
 from cligym.models.gold import GoldEnv, Source
 from cligym.models.io import save
 from cligym.runtime import Runtime, ensure_base_image
+from cligym.runtime.holds import made_tags
 from cligym.ui import Reporter
 
 
@@ -109,7 +110,7 @@ def make_gold(
         if created:
             _remove_if_empty(out_dir)
         raise
-    images_before = runtime.labelled_images(mine=True)
+    made_before = len(made_tags())
     try:
         if image is not None:
             gold = _gold_from_image(runtime, image, test_command or "", workdir)
@@ -122,9 +123,9 @@ def make_gold(
         _probe(runtime, gold, out, reporter)
         return gold
     except BaseException:
-        # a failed or interrupted run leaves no image of its own behind (the base stays)
-        keep = {runtime.image_id(base_image)} if runtime.image_exists(base_image) else set()
-        runtime.remove_images(runtime.labelled_images(mine=True) - images_before - keep)
+        # a failed or interrupted run leaves no image of its own behind (the base stays);
+        # by tag: another process may already use (and hold) a gold image this one built
+        runtime.remove_made(made_before, keep=frozenset({base_image}))
         if created:
             _remove_if_empty(out_dir)
         raise

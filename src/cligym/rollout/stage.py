@@ -181,7 +181,7 @@ def _stop_workers(runtime: Runtime, runner: RolloutAgent, threads: list[threadin
         return
     runtime.remove_labelled_containers(mine=True)
     if not _joined(threads, STOP_WAIT):
-        runtime.remove_images(runtime.labelled_images(mine=True))
+        runtime.remove_made()  # the task images of the attempts still running
 
 
 def _joined(threads: list[threading.Thread], seconds: float) -> bool:

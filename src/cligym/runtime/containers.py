@@ -163,7 +163,9 @@ class Containers:
         user: str | None,
         labels: Mapping[str, str] | None,
     ):
-        """A created (not started) container with cligym's limits and labels."""
+        """A created (not started) container with cligym's limits and labels; a shared image
+        is held first (``cligym.runtime.holds``)."""
+        self.hold(image)
         name = container_name()
         try:
             return self._client.containers.create(

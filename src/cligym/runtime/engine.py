@@ -28,6 +28,7 @@ from cligym.config import DEFAULT_MEM_LIMIT, DEFAULT_PIDS_LIMIT
 from cligym.errors import EngineUnavailable
 from cligym.runtime.common import Change, RunResult
 from cligym.runtime.containers import Containers
+from cligym.runtime.holds import Holds
 from cligym.runtime.images import Images
 from cligym.runtime.sessions import Session
 from cligym.runtime.translate import ENGINE_HINT, detail, engine_call
@@ -47,7 +48,7 @@ class Reaped(NamedTuple):
     images: int
 
 
-class Runtime(Images, Containers):
+class Runtime(Images, Containers, Holds):
     """Docker Engine access with cligym's safety defaults.
 
     ``base_url`` names the engine (``unix:///path/docker.sock``, ``tcp://host:port``);
@@ -75,17 +76,20 @@ class Runtime(Images, Containers):
         return cls(base_url, **options)
 
     def reap_dead_runs(self, *, image_prefixes: tuple[str, ...] = ()) -> Reaped:
-        """Remove what runs that have ended left behind: their containers, and those of
-        their images that are untagged or whose every tag starts with one of
+        """Remove what runs that have ended left behind: their containers, their holds on
+        shared images, and those of their images whose every tag starts with one of
         ``image_prefixes`` (the caller names the disposable kinds; anything else a dead run
-        built, say an image other runs build FROM, stays). Live runs are never touched."""
+        built, say an image other runs build FROM, stays), by tag. Live runs are never
+        touched. Untagged images stay: the build steps of a live build FROM a dead run's
+        image carry that run's labels too, so nothing tells them from a dead build's."""
         containers = self.remove_containers(self.dead_containers())
-        doomed = {
-            image_id
-            for image_id, tags in self.dead_images().items()
-            if all(tag.startswith(image_prefixes) for tag in tags)
-        }
-        self.remove_images(doomed)
+        for hold in self.dead_holds():
+            self.remove_image(hold)
+        doomed = [tags for tags in self.dead_images().values() if tags and all(t.startswith(image_prefixes)
+                                                                              for t in tags)]
+        for tags in doomed:
+            for tag in tags:
+                self.remove_image(tag)
         return Reaped(containers, len(doomed))
 
     @engine_call("cannot ask the engine for its resources")

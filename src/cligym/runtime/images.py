@@ -23,6 +23,7 @@ from docker.utils import parse_repository_tag
 from cligym.config import LABEL
 from cligym.errors import BuildFailed, EngineError
 from cligym.runtime.common import OWNER, size_in_bytes
+from cligym.runtime.holds import record_made, shared
 from cligym.runtime.owner import owned, owner_alive, owner_labels
 from cligym.runtime.translate import (
     detail,
@@ -111,6 +112,10 @@ class Images:
         """
         if not Path(context).is_dir():
             raise BuildFailed(f"image build of {tag} failed: the build context {context} is not a directory")
+        try:
+            self.hold_bases((Path(context) / dockerfile).read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            pass  # the build says what is wrong with the context
         log: list[str] = []
         dangling_before = self.dangling_images()
         build_labels = {**owner_labels(), **(labels or {})}
@@ -123,6 +128,7 @@ class Images:
             self._remove_steps(log, dangling_before)
             tail = "\n".join(log[-BUILD_LOG_LINES:])
             raise BuildFailed(f"image build of {tag} failed: {error}", log=tail)
+        record_made(tag)
         return self.image_id(tag)
 
     def _remove_steps(self, log: list[str], dangling_before: set[str]) -> None:
@@ -192,6 +198,7 @@ class Images:
         error = _stream_error(answer)
         if error:
             raise EngineError(f"docker import of {tarball} as {ref} failed: {error}")
+        record_made(ref)
         return self.image_id(ref)
 
     # ---- save and load ---------------------------------------------------------------
@@ -232,7 +239,12 @@ class Images:
 
     @engine_call("cannot remove image {ref}")
     def remove_image(self, ref: str) -> None:
-        """Remove an image (forced); one that is not there is fine."""
+        """Remove an image tag (forced: this process's own stopped containers do not keep
+        it); one that is not there is fine. A shared tag (a gold image) is removed only
+        when no other live process holds it (``Holds.remove_shared``)."""
+        if shared(ref):
+            self.remove_shared(ref)
+            return
         try:
             self._api.remove_image(ref, force=True, noprune=False)
         except docker.errors.NotFound:
@@ -240,8 +252,10 @@ class Images:
 
     @engine_call("cannot remove images")
     def remove_images(self, image_ids: set[str]) -> None:
-        """Remove images by id, children before parents (newest first); images already
-        gone, or still in use, are skipped."""
+        """Remove images by id, children before parents (newest first), without force:
+        images already gone, or still used by a container or a child image (another
+        process's, maybe), are skipped. Only for images no other process can hold: ones
+        this process made, or a dead run's scratch images."""
         created: dict[str, str] = {}
         for image_id in image_ids:
             try:
@@ -250,7 +264,7 @@ class Images:
                 pass
         for image_id in sorted(created, key=created.__getitem__, reverse=True):
             try:
-                self._api.remove_image(image_id, force=True)
+                self._api.remove_image(image_id, force=False)
             except docker.errors.APIError:
                 pass
 

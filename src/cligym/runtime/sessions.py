@@ -25,6 +25,7 @@ from cligym.runtime.common import (
     tar_files,
     untar_one,
 )
+from cligym.runtime.holds import record_made
 from cligym.runtime.owner import owner_labels, run_id
 from cligym.runtime.translate import engine_call, is_missing_container
 
@@ -134,6 +135,7 @@ class Session:
         carries the labels of this process's run, like every image the runtime makes."""
         owner = " ".join(f"{key}={json.dumps(value)}" for key, value in owner_labels().items())
         image = self._container.commit(repository=repository, tag=tag, changes=[f"LABEL {owner}", *(changes or [])])
+        record_made(f"{repository}:{tag}")
         return image.id
 
     @contextmanager

@@ -1,0 +1,114 @@
+"""Two cligym processes on one engine: a shared (gold) image another live process holds is
+not removed by its maker's clean-up; a killed holder's hold is reaped; clean-ups remove
+tags, so images built FROM another process's image survive it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import uuid
+
+from cligym.config import DEFAULT_BASE_IMAGE
+from cligym.runtime.holds import HOLD_REPOSITORY, made_tags
+
+HOLDER = textwrap.dedent("""
+    import sys
+    from cligym.runtime import Runtime
+    runtime = Runtime()
+    with runtime.session(sys.argv[1]) as session:
+        print("held", flush=True)
+        sys.stdin.readline()
+""")
+
+
+def _shared_image(runtime, context) -> str:
+    """A gold-like image (shared by tag) this process builds in ``context``."""
+    tag = f"cligym/gold-sharing-test:{uuid.uuid4().hex[:12]}"
+    context.mkdir(exist_ok=True)
+    (context / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo {tag} > /marker\n")
+    runtime.build(context, tag)
+    return tag
+
+
+def _holder(tag: str) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, tag], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def _holds(runtime, tag: str) -> list[str]:
+    return [t for t in runtime._api.inspect_image(tag).get("RepoTags") or [] if t.startswith(HOLD_REPOSITORY)]
+
+
+def test_a_held_shared_image_outlives_its_makers_clean_up(runtime, base_image, tmp_path):
+    before = len(made_tags())
+    tag = _shared_image(runtime, tmp_path)
+    assert made_tags()[before:] == [tag]
+    holder = _holder(tag)
+    try:
+        runtime.remove_made(before)  # the maker's clean-up of what it made here, as a test session's
+        assert runtime.image_exists(tag) and len(_holds(runtime, tag)) == 1
+        holder.stdin.write("done\n")
+        holder.stdin.flush()
+        assert holder.wait(60) == 0
+        assert not _holds(runtime, tag)  # released at exit
+        runtime.remove_image(tag)
+        assert not runtime.image_exists(tag)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        runtime.remove_image(tag)
+
+
+def test_a_killed_holders_hold_is_reaped(runtime, base_image, tmp_path):
+    """A dead process's hold protects nothing, and the next run's reaper removes it: the
+    image is gone once its maker removed its tag."""
+    tag = _shared_image(runtime, tmp_path)
+    image_id = runtime.image_id(tag)
+    holder = _holder(tag)
+    try:
+        holder.kill()
+        holder.wait(30)
+        assert len(_holds(runtime, tag)) == 1
+        runtime.remove_image(tag)
+        assert not runtime.image_exists(tag) and runtime.image_exists(image_id)  # only the dead hold is left
+        runtime.reap_dead_runs()
+        assert not runtime.image_exists(image_id)
+    finally:
+        runtime.remove_image(tag)
+
+
+def test_a_shared_tag_removed_under_a_holder_comes_back(runtime, base_image, tmp_path):
+    """A process that holds an image and finds its tag gone (removed before its hold was
+    seen) puts the tag back when it uses the image again."""
+    tag = _shared_image(runtime, tmp_path)
+    try:
+        with runtime.session(tag):
+            pass
+        runtime._api.remove_image(tag, force=False)  # as a maker that did not see the hold
+        assert not runtime.image_exists(tag)
+        with runtime.session(tag):
+            assert runtime.image_exists(tag)
+    finally:
+        runtime.remove_image(tag)
+
+
+def test_an_image_built_from_anothers_image_survives_its_clean_up(runtime, base_image, tmp_path):
+    """Process B builds FROM A's shared image; A cleans up: B's image and its steps stay."""
+    before = len(made_tags())
+    tag = _shared_image(runtime, tmp_path / "a")
+    child = tmp_path / "b"
+    child.mkdir()
+    (child / "Dockerfile").write_text(f"FROM {tag}\nRUN echo child > /child\n")
+    built = subprocess.run([sys.executable, "-c", "import sys; from cligym.runtime import Runtime; "
+                            "Runtime().build(sys.argv[1], sys.argv[2])", str(child), "cligym/broken-child:x"],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    try:
+        runtime.remove_made(before)
+        assert runtime.run("cligym/broken-child:x", ["cat", "/child"]).output.strip() == "child"
+    finally:
+        runtime.remove_image("cligym/broken-child:x")
+        runtime.remove_image(tag)

@@ -1,7 +1,7 @@
 """Server profiles for the model config: ``preset = "<name>"`` in a ``--model-config``
 TOML file (or ``--model-preset``) sets these values; keys the file gives win.
 
-They are plain data. What each answers (see the README's server table):
+They are plain data. What each answers (see docs/servers.md):
 
 - ``vllm``, ``sglang``, ``llama.cpp``: the defaults; the reasoning of earlier turns goes back
   (vLLM hands gpt-oss its earlier analysis that way; Qwen3-style chat templates keep only

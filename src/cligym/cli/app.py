@@ -44,7 +44,7 @@ BaseUrl = Annotated[Optional[str], typer.Option(help="An OpenAI-compatible endpo
 ApiKeyEnv = Annotated[Optional[str], typer.Option(help="Environment variable holding the API key.")]
 ModelConfigFile = Annotated[Optional[Path], typer.Option(help="TOML file with model, base_url, api_key_env, timeout, "
                                                                 "preset, omit, max_tokens_field, reasoning, "
-                                                                "context_tokens... (see the README's server table)")]
+                                                                "context_tokens... (see docs/servers.md)")]
 ModelPreset = Annotated[Optional[str], typer.Option(help="A server profile: vllm, sglang, llama.cpp, openai-reasoning, "
                                                          "deepseek, mistral (the config file's keys win).")]
 MaxSteps = Annotated[int, typer.Option(help="Agent step limit per attempt.")]

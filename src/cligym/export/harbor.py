@@ -31,7 +31,7 @@ from cligym.models.verdict import VerdictBundle
 
 AGENT_TIMEOUT = 1800.0
 VERIFIER_TIMEOUT = 900.0
-#: What the verifier cannot check and so trusts (the README's threat model says why).
+#: What the verifier cannot check and so trusts (docs/threat-model.md says why).
 VERIFIER_TRUSTS = [
     "the kernel and the container engine",
     "the harness's PATH: Harbor starts test.sh, and chmod +x before it, with `bash -c`; [environment] env puts the"

@@ -148,13 +148,12 @@ def sample_tests(rng: random.Random, gold: GoldEnv, size: int) -> list[str]:
 
 
 def classify(run: TestRun, sample: list[str]) -> tuple[list[str], list[str]]:
-    """(FAIL_TO_PASS, PASS_TO_PASS) of a run of ``sample``: a run with no report (the test
-    command itself failed) makes every test FAIL_TO_PASS."""
-    if not run.report_found:
-        return list(sample), []
-    failing = [t for t in sample if t not in run.results or run.results[t].outcome != "passed"]
-    passing = [t for t in sample if t not in set(failing)]
-    return failing, passing
+    """(FAIL_TO_PASS, PASS_TO_PASS) of a run of ``sample``, in the sample's order, by the
+    one failing-test rule (``TestRun.failing``: a run with no report, the test command
+    itself failed, makes every test FAIL_TO_PASS)."""
+    failing = run.failing(sample)
+    failed = set(failing)
+    return failing, [t for t in dict.fromkeys(sample) if t not in failed]
 
 
 def error_excerpts(run: TestRun, tests: list[str]) -> dict[str, str]:

@@ -35,7 +35,8 @@ def check_broken_state(
 ) -> Verdict:
     """Check a broken image built from gold + ΔD alone against the recorded F2P/P2P sets.
 
-    (a)+(c) ``repeats`` more runs with nothing done fail exactly F2P and pass P2P;
+    (a)+(c) ``repeats`` more runs with nothing done fail exactly F2P and pass P2P (which
+        tests failed: ``TestRun.failing``, the one rule);
     (d) the leak scan of the image against gold is clean, and ΔD touched no path for which
         ``untouchable`` is true (e.g. the test files);
     (b) the solution script, then the tests in the same container: F2P and P2P pass;
@@ -50,7 +51,7 @@ def check_broken_state(
     started = time.monotonic()
     for _ in range(repeats):
         again = run_tests(runtime, image, gold.workdir, gold.test_command, selected, timeout=timeout)
-        failing = {t for t in selected if again.results.get(t) is None or again.results[t].outcome != "passed"}
+        failing = set(again.failing(selected))
         if not failing & set(f2p):
             return Verdict(ok=False, kind="trivial", reason="with nothing done the F2P tests pass")
         if failing != set(f2p):
@@ -86,7 +87,7 @@ def check_broken_state(
     if code != 0:
         return Verdict(ok=False, kind="not_solvable", reason=f"the solution exited {code}: {output.strip()[-200:]}",
                        seconds=seconds, solution=solution)
-    still = sorted(set(selected) - repaired.passed())
+    still = sorted(repaired.failing(selected))
     if still:
         return Verdict(ok=False, kind="not_solvable", reason=f"{len(still)} tests still fail after the solution: {still[:3]}",
                        seconds=seconds, solution=solution)

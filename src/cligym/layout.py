@@ -1,18 +1,16 @@
 """Where everything lives on disk: one class per kind of directory, and no path literal
-outside this module.
+outside this module (``tests/unit/test_architecture.py`` checks it).
 
 A stage writes only into its own output directory:
 
 - ``GoldDir`` (``cligym gold``): gold.json, probe.json;
-- ``RunDir`` (``cligym invert``, re-checked by ``cligym verify``): config.json, summary.json,
-  verify.json, candidates/NNNN.json, tasks/<instance_id>/{instance,issues}.json,
-  trajectories/NNNN.json (the degrading agent's), probe.json (for gold dirs made before the
-  gold stage wrote one);
-- ``ExportDir`` (``cligym export``): one task directory per task, or tasks.jsonl; its
-  ``ExportReport`` goes *beside* it, in ``OUT.export.json``, and ``cligym validate OUT``
-  writes its ``ValidationReport`` to ``OUT.validate.json`` (by default). Nothing but tasks
-  may sit inside OUT: Terminal-Bench 1.0's ``Dataset`` takes *every* entry of the
-  directory as a task id, so even a dot-file there would become a broken task;
+- ``RunDir`` (``cligym invert``, re-checked by ``cligym verify``): config.json, summary.json, verify.json,
+  candidates/NNNN.json, tasks/<instance_id>/{instance,issues}.json, trajectories/NNNN.json (the degrading
+  agent's), probe.json (for gold dirs made before the gold stage wrote one);
+- ``ExportDir`` (``cligym export``): one task directory per task, or tasks.jsonl; its ``ExportReport``
+  goes *beside* it, in ``OUT.export.json``, and ``cligym validate OUT`` writes its ``ValidationReport``
+  to ``OUT.validate.json`` (by default). Nothing but tasks may sit inside OUT: Terminal-Bench 1.0's
+  ``Dataset`` takes *every* entry of OUT as a task id, so even a dot-file there would be a broken task;
 - ``TaskDir``: one exported Harbor or Terminal-Bench 1.0 task;
 - ``RolloutDir`` (``cligym rollout``): <task>/<attempt>/{trajectory,result}.json, summary.json;
 - ``CurateDir`` (``cligym curate``): sft.jsonl, summary.json; ``DatasetDir`` (``cligym dataset``).
@@ -96,6 +94,11 @@ class RunDir:
     def candidate(self, attempt: int) -> Path:
         return self.candidates / f"{attempt:04d}.json"
 
+    def candidate_records(self) -> dict[int, Path]:
+        """Every saved candidate record (``candidate``'s names only), by attempt, in order."""
+        numbered = {int(p.stem): p for p in self.candidates.glob("[0-9]*.json") if p.stem.isdecimal()}
+        return {n: numbered[n] for n in sorted(numbered) if numbered[n] == self.candidate(n)}
+
     @property
     def tasks(self) -> Path:
         return self.path / "tasks"
@@ -111,12 +114,11 @@ class RunDir:
 
     def instances(self) -> list[Path]:
         """Every saved task record, sorted."""
-        return sorted(self.tasks.glob("*/instance.json")) if self.tasks.is_dir() else []
+        return sorted(self.tasks.glob("*/instance.json"))
 
     def finished_attempts(self) -> int:
         """How many attempts have a candidate record (1 + the highest attempt number)."""
-        numbers = [int(p.stem) for p in self.candidates.glob("[0-9][0-9][0-9][0-9].json")] if self.candidates.is_dir() else []
-        return max(numbers) + 1 if numbers else 0
+        return max(self.candidate_records(), default=-1) + 1
 
     def trajectory(self, attempt: int) -> str:
         """The degrading agent's ATIF file of an attempt, relative to the run directory."""
@@ -202,11 +204,7 @@ class TaskDir:
 
     @property
     def format(self) -> str | None:
-        if self.task_toml.is_file():
-            return "harbor"
-        if self.task_yaml.is_file():
-            return "tb"
-        return None
+        return "harbor" if self.task_toml.is_file() else "tb" if self.task_yaml.is_file() else None
 
     def require_format(self) -> str:
         """``format``, or BadInput when the directory is no exported task."""
@@ -290,8 +288,6 @@ class RolloutDir:  # what ``cligym rollout`` writes
 
     def attempt_dirs(self) -> list[Path]:
         """Every ``<task>/<attempt>`` folder, sorted."""
-        if not self.path.is_dir():
-            return []
         return sorted(p for p in self.path.glob("*/*") if p.is_dir())
 
     @staticmethod
@@ -368,8 +364,16 @@ class DatasetDir:
     def bundle(self) -> Path:
         return self.path / "gold-images.tar"
 
+    @property
+    def projects(self) -> Path:
+        return self.path / "projects"
+
     def project(self, key: str) -> Path:
-        return self.path / "projects" / safe_id(key, "project key")
+        return self.projects / safe_id(key, "project key")
+
+    def project_keys(self) -> list[str]:
+        """The keys of the projects that have a folder here, sorted."""
+        return sorted(p.name for p in self.projects.glob("*") if p.is_dir())
 
     def gold(self, key: str) -> Path:
         return self.project(key) / "gold"
@@ -387,6 +391,10 @@ class DatasetDir:
     @property
     def validations(self) -> Path:
         return self.path / "validation"
+
+    def validation_records(self) -> list[Path]:
+        """Every saved task validation, sorted."""
+        return sorted(self.validations.glob("*.json"))
 
     def unit_file(self, key: str, suffix: str) -> Path:  # a worker's result (json) or log
         return self.path / "units" / f"{safe_id(key.replace('/', '__'), 'unit key')}.{suffix}"

@@ -26,11 +26,7 @@ from cligym.models.task import Candidate, TaskInstance
 def attempt_rows(dataset: DatasetDir, project: str, seen: set[int]):
     """(ledger key, state, detail, seconds, attempt) of each finished attempt of the project's
     run not in ``seen``."""
-    run = RunDir(dataset.run(project))
-    if not run.candidates.is_dir():
-        return
-    for path in sorted(run.candidates.glob("[0-9][0-9][0-9][0-9].json")):
-        attempt = int(path.stem)
+    for attempt, path in RunDir(dataset.run(project)).candidate_records().items():
         if attempt in seen:
             continue
         try:

@@ -105,15 +105,14 @@ def _add(sources: Sources, path: Path) -> bool:
 def _add_dataset(sources: Sources, dataset: DatasetDir) -> None:
     if dataset.summary.is_file():
         sources.datasets.append((dataset.path, load(DatasetSummary, dataset.summary, "dataset summary")))
-    for project in sorted((dataset.path / "projects").glob("*")):
-        key = project.name
+    for key in dataset.project_keys():
         if GoldDir(dataset.gold(key)).gold.is_file():
             sources.golds.append(GoldDir(dataset.gold(key)).load())
         if RunDir(dataset.run(key)).config.is_file():
             sources.runs.append(_run(RunDir(dataset.run(key))))
     if _task_dirs(dataset.harbor.path):
         sources.exports.append(_export(dataset.harbor))
-    for record in sorted(dataset.validations.glob("*.json")):
+    for record in dataset.validation_records():
         sources.validations.append(load(TaskValidation, record, "task validation"))
 
 
@@ -124,7 +123,7 @@ def _add_export(sources: Sources, export: ExportDir) -> None:
 
 
 def _run(run: RunDir) -> Run:
-    candidates = [load(Candidate, p, "candidate") for p in sorted(run.candidates.glob("[0-9]*.json"))]
+    candidates = [load(Candidate, p, "candidate") for p in run.candidate_records().values()]
     tasks = [load(TaskInstance, p, "task") for p in run.instances()]
     issues = {t.instance_id: load(TaskIssues, run.issues(t.instance_id), "issue texts")
               for t in tasks if run.issues(t.instance_id).is_file()}

@@ -239,7 +239,10 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._served = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self), bind_and_activate=False)
+        self._httpd.request_queue_size = 128  # a real server's backlog, not socketserver's 5
+        self._httpd.server_bind()
+        self._httpd.server_activate()
         self._httpd.daemon_threads = True
         self.port: int = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"

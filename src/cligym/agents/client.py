@@ -129,8 +129,8 @@ class _Wait(tenacity.wait.wait_base):
 
 class _Stop(tenacity.stop.stop_base):
     """No wait that ends past the caller's deadline, none once the run is stopping, and no
-    more than ``FIRST_CONTACT_RETRIES`` for an endpoint that has never answered and cannot be
-    reached (a wrong URL, a server not started) so that the user hears of it at once."""
+    more than ``FIRST_CONTACT_RETRIES`` for an endpoint that has never answered anything and
+    cannot be reached (a wrong URL, a server not started) so that the user hears of it at once."""
 
     def __init__(self, deadline: float | None, stopping: threading.Event, client: ModelClient,
                  failures: list[_Failed]) -> None:
@@ -139,7 +139,7 @@ class _Stop(tenacity.stop.stop_base):
     def __call__(self, state: tenacity.RetryCallState) -> bool:
         if self.stopping.is_set():
             return True
-        if (self.client.calls == 0 and self.failures and self.failures[-1].kind == "unreachable"
+        if (not self.client.reached and self.failures and self.failures[-1].kind == "unreachable"
                 and len(self.failures) > FIRST_CONTACT_RETRIES):
             return True
         return self.deadline is not None and time.monotonic() + (state.upcoming_sleep or 0) >= self.deadline
@@ -161,6 +161,8 @@ class ModelClient:
         self.calls = 0
         self.attempts = 0
         self.retries = 0
+        #: whether the endpoint has ever answered (anything, an error status included)
+        self.reached = False
         #: set by ``stop()``: back-off waits end and no new attempt starts
         self.stopping = threading.Event()
         self._streak = threading.local()
@@ -324,6 +326,7 @@ class ModelClient:
                 raise _Failed(connection_reason(exc), "unreachable") from None
             raise _Failed(f"the connection broke ({connection_reason(exc)})", "broken") from None
         except openai.APIStatusError as exc:
+            self.reached = True
             status = exc.status_code
             if status not in RETRY_STATUSES and (status < 500 or self._known_limit(exc, request)):
                 raise self._status_error(exc, request) from None
@@ -331,6 +334,7 @@ class ModelClient:
                           delay=retry_after(exc.response.headers, cfg.retry_after_cap)) from None
         except openai.OpenAIError as exc:
             raise ModelError(f"the model endpoint at {cfg.base_url} failed: {one_line(exc)}") from None
+        self.reached = True
         try:
             reply = read_completion(body, content_type, call_number=self.calls)
         except Unusable as exc:

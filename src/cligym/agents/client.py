@@ -25,7 +25,6 @@ llama.cpp, LiteLLM, OpenAI itself...), over the ``openai`` SDK.
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from typing import Any, Callable
@@ -63,6 +62,10 @@ from cligym.agents.errors import (
     tools_unsupported,
 )
 from cligym.agents.history import text_tool_call, wire_messages
+from cligym.agents.retry import FIRST_CONTACT_RETRIES
+from cligym.agents.retry import Failed as Failed
+from cligym.agents.retry import Stop as Stop
+from cligym.agents.retry import Wait as Wait
 from cligym.agents.transport import (
     BodyFailed,
     connection_reason,
@@ -86,63 +89,11 @@ log = logging.getLogger(__name__)
 RETRY_STATUSES = frozenset({408, 429})
 #: The largest answer read (a completion is a few KiB; more is not a chat endpoint).
 MAX_BODY = 32 * 2**20
-#: Retries for an endpoint that cannot be reached and has never answered.
-FIRST_CONTACT_RETRIES = 2
 #: Less time than this before the deadline is not worth an attempt.
 MIN_ATTEMPT = 0.1
 
 
 # --------------------------------------------------------------------------- client
-
-
-class _Failed(Exception):
-    """One failed attempt that may be retried: ``reason`` (one line), ``kind`` (timeout,
-    unreachable, broken, status; html, error or garbage for an unusable answer, see
-    ``Unusable``) and the server's ``delay`` (Retry-After)."""
-
-    def __init__(self, reason: str, kind: str, *, delay: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason, self.kind, self.delay = reason, kind, delay
-
-    @property
-    def unusable(self) -> bool:
-        return self.kind in ("html", "error", "garbage")
-
-
-class _Wait(tenacity.wait.wait_base):
-    """The wait before the next attempt: the server's Retry-After plus up to a tenth more, or
-    exponential back-off with jitter: ``backoff_base`` doubled per retry (at most
-    ``backoff_cap``), of which half is waited for sure and half at random."""
-
-    def __init__(self, config: ModelConfig, failures: list[_Failed]) -> None:
-        self.failures = failures
-        half, cap = config.backoff_base / 2, config.backoff_cap / 2  # "equal jitter": half fixed, half random
-        self.backoff = (tenacity.wait_exponential(multiplier=half, max=cap)
-                        + tenacity.wait_random_exponential(multiplier=half, max=cap))
-
-    def __call__(self, state: tenacity.RetryCallState) -> float:
-        delay = self.failures[-1].delay if self.failures else None
-        if delay is not None:
-            return delay * (1 + random.random() / 10)
-        return self.backoff(state)
-
-
-class _Stop(tenacity.stop.stop_base):
-    """No wait that ends past the caller's deadline, none once the run is stopping, and no
-    more than ``FIRST_CONTACT_RETRIES`` for an endpoint that has never answered anything and
-    cannot be reached (a wrong URL, a server not started) so that the user hears of it at once."""
-
-    def __init__(self, deadline: float | None, stopping: threading.Event, client: ModelClient,
-                 failures: list[_Failed]) -> None:
-        self.deadline, self.stopping, self.client, self.failures = deadline, stopping, client, failures
-
-    def __call__(self, state: tenacity.RetryCallState) -> bool:
-        if self.stopping.is_set():
-            return True
-        if (not self.client.reached and self.failures and self.failures[-1].kind == "unreachable"
-                and len(self.failures) > FIRST_CONTACT_RETRIES):
-            return True
-        return self.deadline is not None and time.monotonic() + (state.upcoming_sleep or 0) >= self.deadline
 
 
 class ModelClient:
@@ -263,22 +214,22 @@ class ModelClient:
         waits between them are tenacity's exponential back-off with jitter (workers
         that failed together do not retry together), or the server's Retry-After plus up
         to a tenth more."""
-        failures: list[_Failed] = []
+        failures: list[Failed] = []
         retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(_Failed),
-            wait=_Wait(self.config, failures),
-            stop=tenacity.stop_after_attempt(self.config.max_retries + 1) | _Stop(deadline, self.stopping, self,
+            retry=tenacity.retry_if_exception_type(Failed),
+            wait=Wait(self.config, failures),
+            stop=tenacity.stop_after_attempt(self.config.max_retries + 1) | Stop(deadline, self.stopping, self,
                                                                                      failures),
             sleep=self._sleep, before_sleep=self._before_sleep, reraise=True)
         try:
             for attempt in retrying:
                 with attempt:
                     return self._timed_attempt(request, deadline, failures)
-        except _Failed:
+        except Failed:
             raise self._final_error(failures, deadline) from None
         raise AssertionError("tenacity ended without an outcome")  # pragma: no cover
 
-    def _timed_attempt(self, request: dict[str, Any], deadline: float | None, failures: list[_Failed]) -> Reply:
+    def _timed_attempt(self, request: dict[str, Any], deadline: float | None, failures: list[Failed]) -> Reply:
         timeout = self.config.timeout
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
@@ -287,7 +238,7 @@ class ModelClient:
         self.attempts += 1
         try:
             return self._attempt(request, timeout)
-        except _Failed as failure:
+        except Failed as failure:
             failures.append(failure)
             if failure.kind == "html" and self.calls == 0:
                 raise ModelNotChatEndpoint(f"the model endpoint at {self.config.base_url} answered with "
@@ -301,7 +252,7 @@ class ModelClient:
         log.info("model call failed (%s); retry %d of %d in %.2fs", getattr(error, "reason", error),
                  state.attempt_number, self.config.max_retries, state.upcoming_sleep)
 
-    def _final_error(self, failures: list[_Failed], deadline: float | None) -> ModelError:
+    def _final_error(self, failures: list[Failed], deadline: float | None) -> ModelError:
         if self.stopping.is_set():
             return self._deadline_error(failures)
         if len(failures) > self.config.max_retries or failures[-1].kind == "unreachable" and \
@@ -310,7 +261,7 @@ class ModelClient:
         return self._deadline_error(failures)  # the next wait would have ended past the deadline
 
     def _attempt(self, request: dict[str, Any], timeout: float) -> Reply:
-        """One HTTP exchange: the Reply, ``_Failed`` (may be retried) or a final ModelError."""
+        """One HTTP exchange: the Reply, ``Failed`` (may be retried) or a final ModelError."""
         cfg = self.config
         stop_at = time.monotonic() + timeout
         try:
@@ -318,19 +269,19 @@ class ModelClient:
                 content_type = answer.headers.get("content-type", "").lower()
                 body = read_body(answer, stop_at, timeout, MAX_BODY)
         except BodyFailed as exc:
-            raise _Failed(exc.reason, exc.kind) from None
+            raise Failed(exc.reason, exc.kind) from None
         except openai.APITimeoutError:
-            raise _Failed(f"no answer within {timeout:.3g}s", "timeout") from None
+            raise Failed(f"no answer within {timeout:.3g}s", "timeout") from None
         except openai.APIConnectionError as exc:
             if not_connected(exc):
-                raise _Failed(connection_reason(exc), "unreachable") from None
-            raise _Failed(f"the connection broke ({connection_reason(exc)})", "broken") from None
+                raise Failed(connection_reason(exc), "unreachable") from None
+            raise Failed(f"the connection broke ({connection_reason(exc)})", "broken") from None
         except openai.APIStatusError as exc:
             self.reached = True
             status = exc.status_code
             if status not in RETRY_STATUSES and (status < 500 or self._known_limit(exc, request)):
                 raise self._status_error(exc, request) from None
-            raise _Failed(status_line(exc), "status",
+            raise Failed(status_line(exc), "status",
                           delay=retry_after(exc.response.headers, cfg.retry_after_cap)) from None
         except openai.OpenAIError as exc:
             raise ModelError(f"the model endpoint at {cfg.base_url} failed: {one_line(exc)}") from None
@@ -338,7 +289,7 @@ class ModelClient:
         try:
             reply = read_completion(body, content_type, call_number=self.calls)
         except Unusable as exc:
-            raise _Failed(exc.what, exc.kind) from None
+            raise Failed(exc.what, exc.kind) from None
         if reply.usage_estimated:
             reply.usage = estimate_usage(request["messages"], reply)
         with self._lock:  # several agents may share one client (concurrent rollouts)
@@ -348,7 +299,7 @@ class ModelClient:
 
     # --- helpers
 
-    def _exhausted(self, failures: list[_Failed]) -> ModelError:
+    def _exhausted(self, failures: list[Failed]) -> ModelError:
         cfg, last = self.config, failures[-1]
         attempts = _attempts(len(failures))
         if last.unusable:
@@ -362,7 +313,7 @@ class ModelClient:
         return ModelRetriesExhausted(f"the model endpoint at {cfg.base_url} failed {attempts}, "
                                      f"retries exhausted; last: {last.reason}")
 
-    def _deadline_error(self, failures: list[_Failed]) -> ModelDeadline:
+    def _deadline_error(self, failures: list[Failed]) -> ModelDeadline:
         tried = f" ({_attempts(len(failures))}; last: {failures[-1].reason})" if failures else ""
         return ModelDeadline(f"no completion from the model endpoint at {self.config.base_url} within the "
                              f"time limit{tried}")

@@ -44,7 +44,7 @@ UNSELECTABLE = "pytest does not run it when given its node id"
 def selection_run(runtime: Runtime, gold: GoldEnv, first: TestRun, timeout: float) -> TestRun:
     """The tests that passed in ``first``, run by their node ids, as every later stage runs
     them: an id rebuilt wrongly from the report comes back ``missing``."""
-    passed = [n for n, r in first.results.items() if r.outcome == "passed"]
+    passed = [n for n in first.results if first.passes(n)]
     return run_tests(runtime, gold.image, gold.workdir, gold.test_command, passed, timeout=timeout)
 
 

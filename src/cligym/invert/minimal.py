@@ -39,8 +39,7 @@ def _ordered(f2p: list[str], order: list[str]) -> list[str]:
 def _still_failing(runtime: Runtime, gold: GoldEnv, image: str, script: str, tests: list[str]) -> list[str]:
     """The ``tests`` not passing after ``script`` ran in a fresh container of ``image``."""
     _, _, run = repair_and_test(runtime, image, gold, script, tests, timeout=hang_timeout(gold.test_seconds))
-    passing = run.passed() if run.report_found else set()
-    return [t for t in tests if t not in passing]
+    return run.failing(tests)
 
 
 def leave_one_out(runtime: Runtime, gold: GoldEnv, image: str, steps: Sequence[RepairStep], f2p: list[str],

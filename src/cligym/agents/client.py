@@ -62,10 +62,7 @@ from cligym.agents.errors import (
     tools_unsupported,
 )
 from cligym.agents.history import text_tool_call, wire_messages
-from cligym.agents.retry import FIRST_CONTACT_RETRIES
-from cligym.agents.retry import Failed as Failed
-from cligym.agents.retry import Stop as Stop
-from cligym.agents.retry import Wait as Wait
+from cligym.agents.retry import FIRST_CONTACT_RETRIES, Failed, Stop, Wait
 from cligym.agents.transport import (
     BodyFailed,
     connection_reason,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from cligym.models.task import Candidate
+from cligym.models.task import Candidate, pair_operator, plan_key, plan_pairs
 
 #: How much an operator that breaks the interpreter for every test weighs against others.
 BROAD_WEIGHT = 0.15
@@ -47,7 +47,7 @@ class Learnt:
         """Proposals of ``pairs`` broke something, or did not."""
         self.tried.update(pairs)
         for pair in pairs:
-            name = pair.split("|", 1)[0]
+            name = pair_operator(pair)
             self.tries[name] += 1
             self.breaks[name] += broke
 
@@ -64,17 +64,17 @@ class Learnt:
         their operators' weight, and are remembered as breaking); the operators of a
         verified task broke something and made a task."""
         for entry in candidate.screened:  # a refused state broke too much: no success for the weights
-            self.record(entry.split(" + "), False)
+            self.record(plan_pairs(entry), False)
             if entry in candidate.refused:
-                self.missed(entry.split(" + "), candidate.refused[entry])
+                self.missed(plan_pairs(entry), candidate.refused[entry])
         for entry in candidate.decoys:
-            self.record(entry.split(" + "), False)
-        pairs = [f"{a.name}|{a.target}" for a in candidate.operators]
+            self.record(plan_pairs(entry), False)
+        pairs = [a.pair for a in candidate.operators]
         if candidate.status != "verified":
             self.tried.update(pairs)
             return
         self.record(pairs, True)
-        self.used.add(" + ".join(pairs))
+        self.used.add(plan_key(pairs))
         self.made.update(a.name for a in candidate.operators)
         self.tasks += 1
         if candidate.fail_fraction <= PARTIAL:

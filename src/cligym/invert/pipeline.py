@@ -37,6 +37,7 @@ from __future__ import annotations
 import random
 import shutil
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from cligym.errors import BuildFailed, CligymError
@@ -49,7 +50,7 @@ from cligym.invert.summary import summarize
 from cligym.issue import check_issues, write_issues
 from cligym.models.io import load, save
 from cligym.models.run import Summary
-from cligym.models.task import Candidate, TaskInstance
+from cligym.models.task import Candidate, TaskInstance, plan_key
 from cligym.models.testrun import TestRun
 from cligym.verify import check_broken_state
 from cligym.verify.difficulty import measure
@@ -130,14 +131,25 @@ class _Attempt:
         return Candidate(**self.fields, status="verified", instance_id=instance_id)
 
 
-class _Miss(Exception):
+@dataclass
+class Miss:
     """The proposal made no state worth checking (nothing failed, ΔD did not build, an
     earlier task has the same ΔD, or the degrader does not accept the share that failed,
     ``fail_fraction``): the attempt may try another proposal."""
 
-    def __init__(self, fail_fraction: float | None = None) -> None:
-        super().__init__()
-        self.fail_fraction = fail_fraction
+    fail_fraction: float | None = None
+
+
+@dataclass
+class Reduced:
+    """Minimality dropped decoy changes: the smaller state is checked from the start."""
+
+    proposal: Proposal
+    decoys: list[str]
+
+
+#: What checking one proposal comes to: a finished attempt, a miss, or a smaller state.
+Outcome = Candidate | Miss | Reduced
 
 
 def _no_state(screened: list[str], refused: dict[str, float]) -> str:
@@ -159,32 +171,25 @@ def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate
         state = _Attempt(ctx, attempt, proposal, seconds, screened, decoys, refused)
         if proposal.discard is not None:
             return state.discarded(*proposal.discard)
-        try:
-            return _attempt_state(state)
-        except _Reduced as reduced:
-            decoys.extend(reduced.decoys)
-            proposal = reduced.proposal
-        except _Miss as miss:
-            entry = " + ".join(f"{a.name}|{a.target}" for a in proposal.applied) or proposal.name
-            screened.append(entry)
-            if miss.fail_fraction is not None:
-                refused[entry] = miss.fail_fraction
-            if not proposal.retry or len(screened) >= MAX_TRIES:
-                return state.discarded("no_failure", _no_state(screened, refused))
-            degrader.missed(proposal, miss.fail_fraction)
-            proposal = degrader.propose(ctx, attempt, rng)
+        outcome = _attempt_state(state)
+        if isinstance(outcome, Candidate):
+            return outcome
+        if isinstance(outcome, Reduced):
+            decoys.extend(outcome.decoys)
+            proposal = outcome.proposal
+            continue
+        entry = plan_key([a.pair for a in proposal.applied]) or proposal.name
+        screened.append(entry)
+        if outcome.fail_fraction is not None:
+            refused[entry] = outcome.fail_fraction
+        if not proposal.retry or len(screened) >= MAX_TRIES:
+            return state.discarded("no_failure", _no_state(screened, refused))
+        degrader.missed(proposal, outcome.fail_fraction)
+        proposal = degrader.propose(ctx, attempt, rng)
     return state.discarded("error", "too many proposals in one attempt")
 
 
-class _Reduced(Exception):
-    """Minimality dropped decoy operators: check the smaller state from the start."""
-
-    def __init__(self, proposal: Proposal, decoys: list[str]) -> None:
-        super().__init__(proposal.name)
-        self.proposal, self.decoys = proposal, decoys
-
-
-def _attempt_state(state: _Attempt) -> Candidate:
+def _attempt_state(state: _Attempt) -> Outcome:
     ctx, proposal = state.ctx, state.proposal
     if proposal.observed is not None:
         _classify(state, proposal.observed)
@@ -199,13 +204,13 @@ def _attempt_state(state: _Attempt) -> Candidate:
             ctx.order.release(digest, attempt)
 
 
-def _check_new(state: _Attempt, digest: str) -> Candidate:
+def _check_new(state: _Attempt, digest: str) -> Outcome:
     """``_check`` unless an earlier attempt made a task of the same delta."""
     ctx, proposal = state.ctx, state.proposal
     instance_id = f"{ctx.gold.source.name}.{proposal.name}.{digest}"
     if ctx.run.instance(instance_id).exists() and load(TaskInstance, ctx.run.instance(instance_id)).attempt != state.fields["attempt"]:
         if proposal.retry:
-            raise _Miss()  # nothing new to learn from building it again: try another
+            return Miss()  # nothing new to learn from building it again: try another
         return state.discarded("duplicate", "the same delta as an earlier attempt")
     tag = broken_tag(ctx.gold, digest)
     try:
@@ -229,7 +234,7 @@ def _timed(seconds: dict[str, float], key: str, started: float) -> None:
     seconds[key] = seconds.get(key, 0.0) + time.monotonic() - started
 
 
-def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
+def _check(state: _Attempt, tag: str, instance_id: str) -> Outcome:
     """Build gold + ΔD, screen and run the sample, check minimality and the broken state,
     save the task."""
     ctx, proposal, seconds = state.ctx, state.proposal, state.seconds
@@ -242,7 +247,7 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
             state.fields["reproduced"] = False
         elif proposal.retry:
             _timed(seconds, "build", started)
-            raise _Miss() from exc  # a state that cannot be made breaks nothing: try another
+            return Miss()  # a state that cannot be made breaks nothing: try another
         return state.discarded("build_failed", str(exc))
     _timed(seconds, "build", started)
     started = time.monotonic()
@@ -253,37 +258,37 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Candidate:
         screened = run_tests(ctx.runtime, tag, gold.workdir, gold.test_command, screen, timeout=limit)
         if screened.timed_out or not classify(screened, screen)[0]:
             _timed(seconds, "screen", started)
-            raise _Miss()  # a hung state makes no task either
+            return Miss()  # a hung state makes no task either
         _timed(seconds, "screen", started)
         started = time.monotonic()
     fresh = run_tests(ctx.runtime, tag, gold.workdir, gold.test_command, proposal.sample, timeout=limit)
     if fresh.timed_out:
         _timed(seconds, "run", started)
         if proposal.observed is None:
-            raise _Miss()
+            return Miss()
         return state.discarded("not_reproducible", f"the sample's run hung (over {limit:.0f} s)")
     if proposal.observed is None:
         _timed(seconds, "run", started)
         if not _classify(state, fresh):
-            raise _Miss()
+            return Miss()
         if proposal.accept is not None and not proposal.accept(state.fields["fail_fraction"], state.late):
-            raise _Miss(state.fields["fail_fraction"])  # the degrader wants another share broken
+            return Miss(state.fields["fail_fraction"])  # the degrader wants another share broken
     else:
         _timed(seconds, "rerun", started)
         reason = _not_reproduced(classify(fresh, proposal.sample)[0], state.fields["FAIL_TO_PASS"])
         state.fields["reproduced"] = not reason
         if reason:
             return state.discarded("not_reproducible", reason)
-    rejected = _minimal(state, tag)
-    if rejected is not None:
-        return rejected
+    reduced = _minimal(state, tag)
+    if reduced is not None:
+        return reduced
     return _verify_and_save(state, tag, instance_id, proposal.observed or fresh)
 
 
-def _minimal(state: _Attempt, tag: str) -> Candidate | None:
+def _minimal(state: _Attempt, tag: str) -> Outcome | None:
     """Record each change's evidence (leave-one-repair-out, and the blocker check for
-    blockers); raise _Reduced when some are neither necessary nor blocking (a discarded
-    Candidate when the proposal cannot be reduced)."""
+    blockers); None when every change is necessary or blocking, else the smaller state
+    (``Reduced``), a ``Miss`` (a degrader that proposes another) or a discarded Candidate."""
     ctx, proposal = state.ctx, state.proposal
     f2p = state.fields["FAIL_TO_PASS"]
     if len(proposal.applied) < 2 or len(proposal.steps) != len(proposal.applied):
@@ -307,13 +312,13 @@ def _minimal(state: _Attempt, tag: str) -> Candidate | None:
     if len(kept) == len(applied):
         return None
     if proposal.keep is None and proposal.retry:
-        raise _Miss()  # a plan whose changes do not all matter: the degrader proposes another
+        return Miss()  # a plan whose changes do not all matter: the degrader proposes another
     if proposal.keep is None:
         return state.discarded("not_minimal", "a change is not necessary: the repair works without undoing it "
                                f"({', '.join(a.name for a in applied if not (a.necessary or a.blocks))})")
     # none needed: each repair alone suffices; the first alone is checked from the start
     kept = kept or [0]
-    raise _Reduced(proposal.keep(kept), [f"{a.name}|{a.target}" for i, a in enumerate(applied) if i not in kept])
+    return Reduced(proposal.keep(kept), [a.pair for i, a in enumerate(applied) if i not in kept])
 
 
 def _not_reproduced(fresh: list[str], expected: list[str]) -> str:

@@ -45,7 +45,7 @@ from cligym.invert.pipeline import LATE_TRIES, MAX_TRIES, run_attempts
 from cligym.invert.proposal import Proposal
 from cligym.models.probe import Probe
 from cligym.models.run import Summary
-from cligym.models.task import AppliedOperator, Candidate, RepairStep
+from cligym.models.task import AppliedOperator, Candidate, RepairStep, pair_key, pair_target, plan_key
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
 
@@ -93,7 +93,7 @@ class Chooser:
         self.options: dict[str, list[tuple[Operator, Target]]] = {}  # "op|key" -> its targets, whole suite
         for op, targets in options:
             for target in targets:
-                self.options.setdefault(f"{op.name}|{target.key}", []).append((op, target))
+                self.options.setdefault(pair_key(op.name, target.key), []).append((op, target))
         self._prepared: dict[str, Target | None] = {}
         self._known: dict[str, tuple[Operator, Target] | None] = {}  # prepared pairs by key
 
@@ -144,7 +144,7 @@ class Chooser:
                     chosen.append((op, target))
                     covered |= set(target.touching)
             chosen.sort(key=lambda pair: pair[0].order)
-            if len(chosen) >= 2 and " + ".join(f"{o.name}|{t.key}" for o, t in chosen) not in self.learnt.used:
+            if len(chosen) >= 2 and plan_key([pair_key(o.name, t.key) for o, t in chosen]) not in self.learnt.used:
                 return chosen
         return []
 
@@ -162,7 +162,7 @@ class Chooser:
         return (op, target.model_copy(update={"touching": touching})) if touching else None
 
     def _find(self, pair: str) -> tuple[Operator, Target] | None:
-        key = pair.partition("|")[2]
+        key = pair_target(pair)
         for op, target in self.options.get(pair, ()):
             if (prepared := self._prepare(op, target)) is not None and prepared.key == key:
                 return op, prepared.model_copy(update={"touching": target.touching})
@@ -177,7 +177,7 @@ class Chooser:
             op, targets = options.pop(index)
             if chosen and op.broad:
                 continue  # a broad break hides everything else: keep it alone
-            pool = [t for t in targets if f"{op.name}|{t.key}" not in tried and _adds(t, covered)][:50]
+            pool = [t for t in targets if pair_key(op.name, t.key) not in tried and _adds(t, covered)][:50]
             picked = self._pick(rng, op, pool, sample_size, tried)
             if picked is not None:
                 chosen.append((op, picked))
@@ -190,15 +190,15 @@ class Chooser:
             pool.remove(pick)
             prepared = self._prepare(op, pick)
             # prepare may choose the path (a definition's file): the pair is known by it
-            if prepared is not None and f"{op.name}|{prepared.key}" not in tried:
+            if prepared is not None and pair_key(op.name, prepared.key) not in tried:
                 whole = prepared.model_copy(update={"touching": self._whole(op, pick)})
-                self._known.setdefault(f"{op.name}|{prepared.key}", (op, whole))
+                self._known.setdefault(pair_key(op.name, prepared.key), (op, whole))
                 return prepared.model_copy(update={"touching": pick.touching})
         return None
 
     def _whole(self, op: Operator, target: Target) -> list[str]:
         """The tests of the whole suite that touch ``target`` (its sampled ones if unknown)."""
-        known = self.options.get(f"{op.name}|{target.key}")
+        known = self.options.get(pair_key(op.name, target.key))
         return known[0][1].touching if known else target.touching
 
     def _prepare(self, op: Operator, target: Target) -> Target | None:
@@ -246,7 +246,7 @@ class OperatorDegrader:
     def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
         """A miss within the attempt: its pairs are not tried again, and a refused state's
         pair is known to break (``seen`` counts them when the attempt ends)."""
-        self.learnt.missed([f"{a.name}|{a.target}" for a in proposal.applied], fail_fraction)
+        self.learnt.missed([a.pair for a in proposal.applied], fail_fraction)
         self._misses += 1
 
     def _chooser(self, ctx: RunContext) -> Chooser:

@@ -28,6 +28,31 @@ class RepairStep(BaseModel):
     lines: list[str]
 
 
+def pair_key(operator: str, target: str) -> str:
+    """How records name an operator with the target it changes (a *pair*): ``operator|target``."""
+    return f"{operator}|{target}"
+
+
+def pair_operator(key: str) -> str:
+    """The operator of a pair's key."""
+    return key.partition("|")[0]
+
+
+def pair_target(key: str) -> str:
+    """The target of a pair's key."""
+    return key.partition("|")[2]
+
+
+def plan_key(pairs: list[str]) -> str:
+    """How records name a state of several pairs (in order of application): joined by ``" + "``."""
+    return " + ".join(pairs)
+
+
+def plan_pairs(key: str) -> list[str]:
+    """The pairs of a plan's key."""
+    return key.split(" + ")
+
+
 class AppliedOperator(BaseModel):
     """One operator of a broken state, with what the run learnt about it."""
 
@@ -53,6 +78,11 @@ class AppliedOperator(BaseModel):
     blocks: bool | None = None
     #: the paths this change injected or broke: what its repair must touch
     places: list[str] = Field(default_factory=list)
+
+    @property
+    def pair(self) -> str:
+        """The operator with its target, as records name them (``pair_key``)."""
+        return pair_key(self.name, self.target)
 
 
 class DegradationQuery(BaseModel):

@@ -11,6 +11,7 @@ from typing import ClassVar
 from cligym.invert.context import open_run
 from cligym.invert.operators import Target
 from cligym.invert.pipeline import run_attempts
+from cligym.invert.proposal import BaseDegrader
 from cligym.invert.search import proposal_of
 from cligym.models.io import load, save
 from cligym.models.task import Candidate, TaskInstance
@@ -18,35 +19,29 @@ from cligym.ui import Reporter
 from tests.unit.test_invert_quality import _Shadow, _target, _Touch
 
 
-class _Scripted:
-    """A degrader proposing what the test scripted, in order, on the whole suite."""
+class _Scripted(BaseDegrader):
+    """A degrader proposing what the test scripted, in order, on the whole suite (a script
+    may come with the share of failing tests it takes: ``accept(fail_fraction, late)``)."""
 
     seed_prefix = "test"
 
     def __init__(self, scripts) -> None:
         self.scripts = list(scripts)
         self.misses: list[str] = []
-
-    def seen(self, candidate) -> None:
-        pass
+        self._accept = None
 
     def missed(self, proposal, fail_fraction) -> None:
         self.misses.append((proposal.name, fail_fraction))
 
+    def accept(self, proposal, fail_fraction, late) -> bool:
+        return self._accept is None or self._accept(fail_fraction, late)
+
     def propose(self, ctx, attempt, rng):
         script = self.scripts.pop(0)(ctx)
-        pairs, accept = script if isinstance(script, tuple) else (script, None)
-        proposal = proposal_of(list(ctx.gold.tests), pairs, accept)
-        if not self.scripts:  # the last script: no other proposal to try after a miss
-            proposal.retry = False
-            keep = proposal.keep
-            proposal.keep = lambda indexes: _no_retry(keep(indexes))
+        pairs, self._accept = script if isinstance(script, tuple) else (script, None)
+        proposal = proposal_of(list(ctx.gold.tests), pairs)
+        proposal.retry = bool(self.scripts)  # the last script: no other proposal to try after a miss
         return proposal
-
-
-def _no_retry(proposal):
-    proposal.retry = False
-    return proposal
 
 
 def _html(ctx) -> Target:

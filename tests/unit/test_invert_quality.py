@@ -116,7 +116,7 @@ def test_a_proposal_knows_its_parts_and_keeps_a_subset():
     proposal = proposal_of(["t1", "t2"], pairs)
     assert proposal.parts == [["RUN mkdir -p  && printf '' > /s", "ENV PYTHONPATH="], ["RUN touch /a"]] and proposal.retry
     assert proposal.screen == ["t1", "t2"]
-    smaller = proposal.keep([0])
+    smaller = proposal.keep_only([0])
     assert smaller.dockerfile == proposal.parts[0] and [a.name for a in smaller.applied] == ["test_shadow"]
     assert "rm -f /a" not in smaller.solution
 

@@ -38,9 +38,10 @@ from cligym.agents.trajectory import TrajectoryRecorder
 from cligym.errors import BadInput, CligymError
 from cligym.harness.testrun import run_tests_in_session
 from cligym.invert.context import RunContext, Stopped, classify, open_run, sample_tests
-from cligym.invert.dockerfile import parse_dockerfile, touches_tests
+from cligym.invert.dockerfile import parse_dockerfile
 from cligym.invert.parallel import run_attempts_parallel
-from cligym.invert.pipeline import Proposal, run_attempts
+from cligym.invert.pipeline import run_attempts
+from cligym.invert.proposal import BaseDegrader, Proposal
 from cligym.invert.query import QueryError, generate_query, sample_directions
 from cligym.models.run import Summary
 from cligym.models.task import AgentRun, Candidate, DegradationQuery
@@ -96,7 +97,7 @@ changes. They are appended to the image you started from and built offline, so:
 Then call finish."""
 
 
-class AgentDegrader:
+class AgentDegrader(BaseDegrader):
     """Asks a model for a degradation task, then lets an agent carry it out in a container
     of the gold image; proposes the Dockerfile lines the agent wrote."""
 
@@ -109,12 +110,25 @@ class AgentDegrader:
         #: attempt i's memory pool: the titles of attempts up to i - lag (lag: attempts at once)
         self.lag = lag
         self.stop = stop or threading.Event()
+        self.workdir = "/"  # the gold's, once an attempt is proposed
 
     def stop_now(self) -> None:
         """The run is stopping: running agents end at their next step, model waits at once."""
         self.stop.set()
         if hasattr(self.client, "stop"):
             self.client.stop()
+
+    def task_fields(self, proposal: Proposal, verdict: Verdict) -> dict:
+        """The query's fields, with what the verified state changed: its paths as targets, and
+        ``code`` among the categories when it changed the project's own files."""
+        root = self.workdir.rstrip("/") + "/"
+        category = proposal.task["category"]
+        touches_code = any(p.startswith(root) and "__pycache__" not in p for p in verdict.changed_paths)
+        return {**proposal.task, "categories": sorted({category, *(["code"] if touches_code else [])}),
+                "targets": verdict.changed_paths[:20]}
+
+    def derived_solution(self, ctx: RunContext, report) -> str:
+        return derive_solution(ctx.gold_session, ctx.probe.files, report)
 
     def seen(self, candidate: Candidate) -> None:
         if candidate.query:
@@ -127,6 +141,7 @@ class AgentDegrader:
         """Never called: agent proposals do not ask for another try (``retry`` is false)."""
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
+        self.workdir = ctx.gold.workdir
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         directions = sample_directions(rng)
         refine = rng.random() < self.refine_rate
@@ -223,27 +238,23 @@ class AgentDegrader:
         fields.update(dropped_lines=dropped)
         if not lines:
             return _given_up(fields, tokens, selected, "no_dockerfile", f"{DOCKERFILE_PATH} holds no RUN instruction")
-        gold, probe, gold_session = ctx.gold, ctx.probe, ctx.gold_session
-        root = gold.workdir.rstrip("/") + "/"
-
-        def task_fields(verdict: Verdict) -> dict:
-            category = query.category or "agent"  # normalised by parse_query
-            touches_code = any(p.startswith(root) and "__pycache__" not in p for p in verdict.changed_paths)
-            return dict(operators=["llm_agent"], category=category,
-                        categories=sorted({category, *(["code"] if touches_code else [])}),
-                        targets=verdict.changed_paths[:20], hints=[query.recovery_strategy],  # the error is a guess
-                        origin="agent", title=query.title)
-
         return Proposal(
-            sample=selected, name="agent", dockerfile=lines, observed=first, untouchable=touches_tests(gold),
-            solution=lambda report: derive_solution(gold_session, probe.files, report),
-            candidate={**fields, "prompt_tokens": tokens[0], "completion_tokens": tokens[1]}, task_fields=task_fields,
+            sample=selected, name="agent", dockerfile=lines, observed=first, keep_tests=True, derive_solution=True,
+            seconds=fields["seconds"], candidate=_extras(fields, tokens),
+            task=dict(operators=["llm_agent"], category=query.category or "agent",  # normalised by parse_query
+                      hints=[query.recovery_strategy], origin="agent", title=query.title),  # the error is a guess
         )
 
 
 def _given_up(fields: dict, tokens: list[int], sample: list[str], kind: str, reason: str) -> Proposal:
-    return Proposal(sample=sample, discard=(kind, reason),
-                    candidate={**fields, "prompt_tokens": tokens[0], "completion_tokens": tokens[1]})
+    return Proposal(sample=sample, discard=(kind, reason), seconds=fields["seconds"], candidate=_extras(fields, tokens))
+
+
+def _extras(fields: dict, tokens: list[int]) -> dict:
+    """The Candidate fields of an agent's attempt beyond the pipeline's (its seconds go
+    apart, as ``Proposal.seconds``)."""
+    return {**{k: v for k, v in fields.items() if k != "seconds"}, "prompt_tokens": tokens[0],
+            "completion_tokens": tokens[1]}
 
 
 def invert_with_agent(

@@ -26,7 +26,7 @@ from collections import Counter
 
 from cligym.invert.context import RunContext, sample_tests
 from cligym.invert.operators import GoldFiles
-from cligym.invert.proposal import Degrader, Proposal
+from cligym.invert.proposal import BaseDegrader, Degrader, Proposal, task_of
 from cligym.invert.scenarios import Plan, Scenario, Site
 from cligym.models.task import AppliedOperator, Candidate
 
@@ -45,18 +45,15 @@ def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
                                places=c.places) for c in plan.changes]
     steps = [c.step for c in plan.changes]
     faults = [c for c in plan.changes if c.role == "fault"] or plan.changes
-    task = dict(operators=[a.name for a in applied], category=faults[0].category,
-                categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
-                symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied], scenario=plan.scenario)
     return Proposal(
         sample=sample, name=plan.scenario, dockerfile=[line for c in plan.changes for line in c.dockerfile],
-        task_fields=lambda verdict: task,
+        task=task_of(applied, faults[0].category, scenario=plan.scenario),
         applied=applied, parts=[c.dockerfile for c in plan.changes], steps=steps, repair_order=plan.repair_order,
         naive=plan.naive, screen=[t for t in sample if t in set(plan.touching)], retry=True,
     )
 
 
-class ScenarioDegrader:
+class ScenarioDegrader(BaseDegrader):
     """Proposes one incident scenario's plan per try."""
 
     seed_prefix = "cligym-scenario"
@@ -105,8 +102,9 @@ class ScenarioDegrader:
         return Proposal(sample=sample, discard=("no_target", "no scenario has a target in the sample"))
 
 
-class MixedDegrader:
-    """Scenarios for most attempts, chained operator composites for the rest."""
+class MixedDegrader(BaseDegrader):
+    """Scenarios for most attempts, chained operator composites for the rest; the policy of
+    the one that made the proposal under check applies."""
 
     seed_prefix = "cligym-mix"
 
@@ -146,3 +144,9 @@ class MixedDegrader:
 
     def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
         self._current.missed(proposal, fail_fraction)
+
+    def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
+        return self._current.accept(proposal, fail_fraction, late)
+
+    def task_fields(self, proposal: Proposal, verdict) -> dict:
+        return self._current.task_fields(proposal, verdict)

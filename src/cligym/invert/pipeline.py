@@ -45,9 +45,11 @@ from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_
 from cligym.harness.testrun import hang_timeout, run_tests
 from cligym.invert import minimal
 from cligym.invert.context import RunContext, classify, error_excerpts
+from cligym.invert.dockerfile import touches_tests
 from cligym.invert.proposal import Degrader, Proposal
 from cligym.invert.summary import summarize
 from cligym.issue import check_issues, write_issues
+from cligym.models.fs import LeakReport
 from cligym.models.io import load, save
 from cligym.models.run import Summary
 from cligym.models.task import Candidate, TaskInstance, plan_key
@@ -99,7 +101,7 @@ def forget_orphans(ctx: RunContext) -> None:
 
 
 #: How many proposals one attempt may build when the screen finds no failure, and how many
-#: of the last ones take any state that fails something (``Proposal.accept``'s ``late``).
+#: of the last ones take any state that fails something (``Degrader.accept``'s ``late``).
 MAX_TRIES = 8
 LATE_TRIES = 3
 
@@ -107,9 +109,9 @@ LATE_TRIES = 3
 class _Attempt:
     """The fields of one attempt's Candidate, filled in as the attempt goes."""
 
-    def __init__(self, ctx: RunContext, attempt: int, proposal: Proposal, seconds: dict[str, float],
-                 screened: list[str], decoys: list[str], refused: dict[str, float]) -> None:
-        self.ctx, self.proposal = ctx, proposal
+    def __init__(self, ctx: RunContext, degrader: Degrader, attempt: int, proposal: Proposal,
+                 seconds: dict[str, float], screened: list[str], decoys: list[str], refused: dict[str, float]) -> None:
+        self.ctx, self.degrader, self.proposal = ctx, degrader, proposal
         self.late = len(screened) >= MAX_TRIES - LATE_TRIES
         self.fields: dict[str, Any] = dict(id=f"{attempt:04d}", attempt=attempt, seed=ctx.seed, seconds=seconds,
                                            sample=proposal.sample, dockerfile=proposal.dockerfile,
@@ -117,7 +119,7 @@ class _Attempt:
         self.fields.update(proposal.candidate)
         if proposal.applied:
             self.fields["operators"] = proposal.applied
-        if isinstance(proposal.solution, str) and proposal.solution:
+        if proposal.solution:
             self.fields["solution"] = proposal.solution
 
     @property
@@ -167,8 +169,8 @@ def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate
     refused: dict[str, float] = {}
     proposal = degrader.propose(ctx, attempt, rng)
     for _ in range(3 * MAX_TRIES):  # the tries, each with up to two minimality reductions
-        seconds.update({k: seconds.get(k, 0.0) + v for k, v in proposal.candidate.pop("seconds", {}).items()})
-        state = _Attempt(ctx, attempt, proposal, seconds, screened, decoys, refused)
+        seconds.update({k: seconds.get(k, 0.0) + v for k, v in proposal.seconds.items()})
+        state = _Attempt(ctx, degrader, attempt, proposal, seconds, screened, decoys, refused)
         if proposal.discard is not None:
             return state.discarded(*proposal.discard)
         outcome = _attempt_state(state)
@@ -271,7 +273,7 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Outcome:
         _timed(seconds, "run", started)
         if not _classify(state, fresh):
             return Miss()
-        if proposal.accept is not None and not proposal.accept(state.fields["fail_fraction"], state.late):
+        if not state.degrader.accept(proposal, state.fields["fail_fraction"], state.late):
             return Miss(state.fields["fail_fraction"])  # the degrader wants another share broken
     else:
         _timed(seconds, "rerun", started)
@@ -311,14 +313,14 @@ def _minimal(state: _Attempt, tag: str) -> Outcome | None:
     kept = [i for i, a in enumerate(applied) if a.necessary or a.blocks]
     if len(kept) == len(applied):
         return None
-    if proposal.keep is None and proposal.retry:
+    if not proposal.reducible and proposal.retry:
         return Miss()  # a plan whose changes do not all matter: the degrader proposes another
-    if proposal.keep is None:
+    if not proposal.reducible:
         return state.discarded("not_minimal", "a change is not necessary: the repair works without undoing it "
                                f"({', '.join(a.name for a in applied if not (a.necessary or a.blocks))})")
     # none needed: each repair alone suffices; the first alone is checked from the start
     kept = kept or [0]
-    return Reduced(proposal.keep(kept), [a.pair for i, a in enumerate(applied) if i not in kept])
+    return Reduced(proposal.keep_only(kept), [a.pair for i, a in enumerate(applied) if i not in kept])
 
 
 def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
@@ -333,10 +335,14 @@ def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun
     ctx, proposal, fields = state.ctx, state.proposal, state.fields
     gold = ctx.gold
     f2p, p2p = fields["FAIL_TO_PASS"], fields["PASS_TO_PASS"]
-    verdict = check_broken_state(ctx.runtime, gold, ctx.probe.files, tag, f2p, p2p, proposal.solution,
-                                 order=proposal.sample, untouchable=proposal.untouchable)
+    solution = proposal.solution
+    if proposal.derive_solution:
+        def solution(report: LeakReport) -> str:
+            return state.degrader.derived_solution(ctx, report)
+    verdict = check_broken_state(ctx.runtime, gold, ctx.probe.files, tag, f2p, p2p, solution,
+                                 order=proposal.sample, untouchable=touches_tests(gold) if proposal.keep_tests else None)
     state.seconds.update(verdict.seconds)
-    if callable(proposal.solution) and (verdict.ok or len(verdict.solution) <= KEEP_SOLUTION_BYTES):
+    if proposal.derive_solution and (verdict.ok or len(verdict.solution) <= KEEP_SOLUTION_BYTES):
         fields["solution"] = verdict.solution  # a derived one: discards keep small ones only
     fields["extra_bytes"] = extra_bytes(ctx.runtime, gold, tag)
     if not verdict.ok:
@@ -357,7 +363,7 @@ def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun
         applied=applied if proposal.applied else [],
         offline_fair=all(a.offline for a in applied) if proposal.applied else None,
         repair_steps=proposal.ordered_steps, difficulty=difficulty,
-        **proposal.task_fields(verdict),
+        **state.degrader.task_fields(proposal, verdict),
     )
     issues = write_issues(task)
     problems = check_issues(task, issues)

@@ -1,10 +1,11 @@
-"""What a degrader answers for one attempt (``Proposal``), and the degrader's interface."""
+"""What a degrader answers for one attempt (``Proposal``: plain data, no functions), and the
+degrader's interface, which holds its policy (what share of failing tests it takes, the
+task fields it decides once the state is verified, a solution derived from the filesystem)."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from cligym.harness.repair import repair_script
@@ -15,6 +16,14 @@ from cligym.models.testrun import TestRun
 from cligym.models.verify import Verdict
 
 
+def task_of(applied: list[AppliedOperator], category: str | None = None, **more: Any) -> dict[str, Any]:
+    """The TaskInstance fields a state of ``applied`` changes decides (``category``: the
+    task's category, by default the first change's)."""
+    return dict(operators=[a.name for a in applied], category=category or applied[0].category,
+                categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
+                symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied], **more)
+
+
 @dataclass
 class Proposal:
     """A degrader's answer for one attempt."""
@@ -22,38 +31,39 @@ class Proposal:
     sample: list[str]  # the tests to run, in the order the suite runs them
     name: str = ""  # the instance id's middle part (operator names, or "agent")
     dockerfile: list[str] = field(default_factory=list)  # ΔD
-    #: the repair script, or a function deriving it from the filesystem difference to gold
-    #: (default: the script of ``steps`` in ``order``)
-    solution: str | Callable[[LeakReport], str] = ""
+    #: the repair script (default: the script of ``steps`` in ``order``); with
+    #: ``derive_solution`` the degrader derives it from the filesystem difference to gold
+    solution: str = ""
+    derive_solution: bool = False
     discard: tuple[str, str] | None = None  # (kind, reason): the degrader gave up already
     #: the run the degrader made itself (its own container); the fresh build must reproduce it
     observed: TestRun | None = None
-    untouchable: Callable[[str], bool] | None = None  # paths ΔD must not change
+    #: ΔD must leave the gold's test files (and their cached bytecode) alone
+    keep_tests: bool = False
+    #: seconds the degrader spent, by phase (added to the attempt's)
+    seconds: dict[str, float] = field(default_factory=dict)
     candidate: dict[str, Any] = field(default_factory=dict)  # extra Candidate fields
-    #: the TaskInstance fields this degrader decides, given the verdict
-    task_fields: Callable[[Verdict], dict[str, Any]] = lambda verdict: {}
-    #: the changes (operators, or a scenario's faults and blockers), one ΔD part and one
-    #: repair step each: minimality leaves each step out of the repair in turn
+    #: the TaskInstance fields this degrader decides (``Degrader.task_fields`` may add to them)
+    task: dict[str, Any] = field(default_factory=dict)
+    #: the changes (operators, or a scenario's faults and blockers), one ΔD part, one repair
+    #: step and the tests it touches each: minimality leaves each step out of the repair in turn
     applied: list[AppliedOperator] = field(default_factory=list)
     parts: list[list[str]] = field(default_factory=list)
     steps: list[RepairStep] = field(default_factory=list)
+    touching: list[list[str]] = field(default_factory=list)
     #: the order the repair runs the steps in (indexes into ``steps``; default: last change first)
     repair_order: list[int] | None = None
     #: the obvious repair of the faults, which the blockers make fail (the blocker check)
     naive: list[RepairStep] = field(default_factory=list)
-    #: the same proposal with only the parts at the given indexes (minimality's reduction)
-    keep: Callable[[list[int]], Proposal] | None = None
+    #: may minimality check the same proposal with only its needed changes (``keep_only``)?
+    reducible: bool = False
     #: the tests the degrader predicts to fail, run first (the screen)
     screen: list[str] = field(default_factory=list)
     #: may a screen miss be followed by another proposal within the same attempt?
     retry: bool = False
-    #: does the degrader take a state failing this fraction of the sample (the second
-    #: argument: is this one of the attempt's last ``LATE_TRIES`` tries)? None: any state
-    #: that fails something
-    accept: Callable[[float, bool], bool] | None = None
 
     def __post_init__(self) -> None:
-        if not self.solution and self.steps:
+        if not self.solution and self.steps and not self.derive_solution:
             self.solution = repair_script(self.ordered_steps)
 
     @property
@@ -64,6 +74,17 @@ class Proposal:
     @property
     def ordered_steps(self) -> list[RepairStep]:
         return [self.steps[i] for i in self.order]
+
+    def keep_only(self, indexes: list[int]) -> Proposal:
+        """The same proposal with only the changes at ``indexes`` (minimality's reduction of
+        a state whose changes are independent, in their default order)."""
+        applied = [self.applied[i] for i in indexes]
+        parts = [self.parts[i] for i in indexes]
+        touching = [self.touching[i] for i in indexes]
+        return replace(self, name="+".join(a.name for a in applied), dockerfile=[line for p in parts for line in p],
+                       solution="", applied=applied, parts=parts, steps=[self.steps[i] for i in indexes],
+                       touching=touching, task=task_of(applied), screen=sorted({t for ts in touching for t in ts}),
+                       seconds={}, candidate={})
 
 
 class Degrader(Protocol):
@@ -81,3 +102,36 @@ class Degrader(Protocol):
         """``proposal`` made no state worth checking; another one is asked for next.
         ``fail_fraction``: the share of the sample its state failed when ``accept`` refused
         it (None when nothing failed or it did not build)."""
+
+    def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
+        """Does the degrader take a state failing this share of the sample (``late``: is
+        this one of the attempt's last tries)?"""
+
+    def task_fields(self, proposal: Proposal, verdict: Verdict) -> dict[str, Any]:
+        """The TaskInstance fields the degrader decides, once the state is verified."""
+
+    def derived_solution(self, ctx: RunContext, report: LeakReport) -> str:
+        """The repair script of a ``derive_solution`` proposal, from the filesystem
+        difference to gold."""
+
+
+class BaseDegrader:
+    """The defaults of the Degrader interface: any state that fails something is taken, the
+    task fields are the proposal's, and solutions are written, not derived."""
+
+    seed_prefix = "cligym"
+
+    def seen(self, candidate: Candidate) -> None:
+        pass
+
+    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
+        pass
+
+    def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
+        return True
+
+    def task_fields(self, proposal: Proposal, verdict: Verdict) -> dict[str, Any]:
+        return proposal.task
+
+    def derived_solution(self, ctx: RunContext, report: LeakReport) -> str:
+        raise NotImplementedError(f"{type(self).__name__} writes its solutions")

@@ -42,7 +42,7 @@ from cligym.invert.operators import GoldFiles, Operator, Target, get
 from cligym.invert.operators.base import protected
 from cligym.invert.scenarios import get as get_scenarios
 from cligym.invert.pipeline import LATE_TRIES, MAX_TRIES, run_attempts
-from cligym.invert.proposal import Proposal
+from cligym.invert.proposal import BaseDegrader, Proposal, task_of
 from cligym.models.probe import Probe
 from cligym.models.run import Summary
 from cligym.models.task import AppliedOperator, Candidate, RepairStep, pair_key, pair_target, plan_key
@@ -224,8 +224,9 @@ def _narrow(target: Target, sample_size: int) -> float:
     return 1.0 / len(target.touching) * (1.0 if _share(target, sample_size) <= PARTIAL else 0.25)
 
 
-class OperatorDegrader:
-    """Proposes 1–3 built-in operators on targets the sampled tests touch."""
+class OperatorDegrader(BaseDegrader):
+    """Proposes 1–3 built-in operators on targets the sampled tests touch; takes a state by
+    the share of the sample it fails (``Learnt.accept``: broad tasks fill their share)."""
 
     seed_prefix = "cligym"
 
@@ -249,6 +250,9 @@ class OperatorDegrader:
         self.learnt.missed([a.pair for a in proposal.applied], fail_fraction)
         self._misses += 1
 
+    def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
+        return self.learnt.accept(fail_fraction, late)
+
     def _chooser(self, ctx: RunContext) -> Chooser:
         if self.chooser is None:
             self._all = applicable(ctx.probe, self.operators, list(ctx.gold.tests))
@@ -266,10 +270,9 @@ class OperatorDegrader:
         pairs.sort(key=lambda pair: pair[0].order)
         seconds = {"choose": time.monotonic() - started}
         if not pairs:
-            return Proposal(sample=sample, candidate={"seconds": seconds},
-                            discard=("no_target", "no operator applies to the sample"))
-        proposal = proposal_of(sample, pairs, self.learnt.accept)
-        proposal.candidate["seconds"] = seconds
+            return Proposal(sample=sample, seconds=seconds, discard=("no_target", "no operator applies to the sample"))
+        proposal = proposal_of(sample, pairs)
+        proposal.seconds = seconds
         return proposal
 
     def _pairs(self, chooser: Chooser, rng: random.Random, sample: list[str], count: int) -> Pairs:
@@ -290,23 +293,19 @@ class OperatorDegrader:
         return pairs or chooser.again(rng, options, count, len(sample))
 
 
-def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]], accept=None) -> Proposal:
-    """The proposal of ``pairs`` (in order of application) on ``sample``; its smaller
-    versions (``keep``) take states by the same ``accept``."""
+def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]]) -> Proposal:
+    """The proposal of ``pairs`` (in order of application) on ``sample``; minimality may
+    check it with only some of them (``Proposal.keep_only``)."""
     applied = [AppliedOperator(name=op.name, category=op.category, target=t.key, shows=list(op.shows),
                                offline=op.offline_repair(t), places=[t.path] if t.path else [], **op.describe(t))
                for op, t in pairs]
-    task = dict(operators=[a.name for a in applied], category=applied[0].category,
-                categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
-                symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied])
     parts = [op.apply(t) for op, t in pairs]
     return Proposal(
         sample=sample, name="+".join(op.name for op, _ in pairs),
-        dockerfile=[line for part in parts for line in part],
-        task_fields=lambda verdict: task, applied=applied, parts=parts,
+        dockerfile=[line for part in parts for line in part], task=task_of(applied), applied=applied, parts=parts,
         steps=[RepairStep(label=op.category, lines=op.solution(t)) for op, t in pairs],
-        keep=lambda indexes: proposal_of(sample, [pairs[i] for i in indexes], accept),
-        screen=sorted({x for _, t in pairs for x in t.touching}), retry=True, accept=accept,
+        touching=[list(t.touching) for _, t in pairs], reducible=True,
+        screen=sorted({x for _, t in pairs for x in t.touching}), retry=True,
     )
 
 

@@ -77,19 +77,20 @@ class Runtime(Images, Containers, Holds):
 
     def reap_dead_runs(self, *, image_prefixes: tuple[str, ...] = ()) -> Reaped:
         """Remove what runs that have ended left behind: their containers, their holds on
-        shared images, and those of their images whose every tag starts with one of
-        ``image_prefixes`` (the caller names the disposable kinds; anything else a dead run
-        built, say an image other runs build FROM, stays), by tag. Live runs are never
-        touched. Untagged images stay: the build steps of a live build FROM a dead run's
-        image carry that run's labels too, so nothing tells them from a dead build's."""
+        shared images, and those of their images that are untagged or whose every tag starts
+        with one of ``image_prefixes`` (the caller names the disposable kinds; anything else
+        a dead run built, say an image other runs build FROM, stays). Live runs are never
+        touched: tags are removed by name, untagged images without force, so the engine
+        keeps one that a container or a child image (a live build's next step) uses."""
         containers = self.remove_containers(self.dead_containers())
         for hold in self.dead_holds():
             self.remove_image(hold)
-        doomed = [tags for tags in self.dead_images().values() if tags and all(t.startswith(image_prefixes)
-                                                                              for t in tags)]
-        for tags in doomed:
+        doomed = {image_id: tags for image_id, tags in self.dead_images().items()
+                  if all(tag.startswith(image_prefixes) for tag in tags)}
+        for tags in doomed.values():
             for tag in tags:
                 self.remove_image(tag)
+        self.remove_images({image_id for image_id, tags in doomed.items() if not tags})
         return Reaped(containers, len(doomed))
 
     @engine_call("cannot ask the engine for its resources")

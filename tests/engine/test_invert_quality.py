@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from cligym.invert.context import open_run
 from cligym.invert.operators import Target
-from cligym.invert.pipeline import run_attempts
+from cligym.invert.parallel import run_attempts
 from cligym.invert.proposal import BaseDegrader
 from cligym.invert.search import proposal_of
 from cligym.models.io import load, save

@@ -39,8 +39,7 @@ from cligym.errors import BadInput, CligymError
 from cligym.harness.testrun import run_tests_in_session
 from cligym.invert.context import RunContext, Stopped, classify, open_run, sample_tests
 from cligym.invert.dockerfile import parse_dockerfile
-from cligym.invert.parallel import run_attempts_parallel
-from cligym.invert.pipeline import run_attempts
+from cligym.invert.parallel import run_attempts
 from cligym.invert.proposal import BaseDegrader, Proposal
 from cligym.invert.query import QueryError, generate_query, sample_directions
 from cligym.models.run import Summary
@@ -290,8 +289,6 @@ def invert_with_agent(
         f"inverting {ctx.gold.source.spec} with {model or 'the model'}{at_once}", total=attempts
     ):
         ctx.gold_session = session
-        if workers == 1:
-            return run_attempts(ctx, AgentDegrader(client, limits, refine_rate, model), attempts)
         stop = threading.Event()
         degrader = AgentDegrader(client, limits, refine_rate, model, lag=workers, stop=stop)
-        return run_attempts_parallel(ctx, degrader, attempts, workers, stop)
+        return run_attempts(ctx, degrader, attempts, workers=workers, stop=stop)

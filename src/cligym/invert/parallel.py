@@ -1,5 +1,6 @@
-"""Attempts several at a time, for a degrader whose attempts wait on a model server (the
-LLM agent): a real endpoint serves many requests at once.
+"""The run loop: every attempt of a run, one at a time or several at a time (for a degrader
+whose attempts wait on a model server, the LLM agent: a real endpoint serves many requests
+at once).
 
 Each attempt still draws its choices from its own seed (the pipeline's rule), so the same
 seed makes the same per-attempt choices whatever ``workers`` is. What an attempt learns
@@ -17,6 +18,7 @@ ends at its next step) and are not saved; their containers are removed as they e
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from cligym.invert.context import CheckOrder, RunContext, Stopped, wait_until
@@ -44,40 +46,68 @@ class _Order:
                 self.told += 1
             self.changed.notify_all()
 
-    def wait_told(self, count: int, stop: threading.Event) -> None:
-        """Wait until the first ``count`` attempts are told; Stopped when stopped first."""
+    def wait_told(self, count: int, stop: threading.Event, spent=lambda: False) -> None:
+        """Wait until the first ``count`` attempts are told, or the run's budget is
+        ``spent()`` (no attempt after it starts); Stopped when stopped first."""
         with self.changed:
-            wait_until(self.changed, lambda: self.told >= count, stop)
+            wait_until(self.changed, lambda: self.told >= count or spent(), stop)
 
 
-def run_attempts_parallel(ctx: RunContext, degrader: Degrader, attempts: int, workers: int,
-                          stop: threading.Event) -> Summary:
-    """``run_attempts`` with up to ``workers`` attempts at once (see the module text).
-    ``stop`` is set when the run stops early; the degrader should watch it and raise
-    ``Stopped`` from an attempt it cut short."""
+def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, workers: int = 1,
+                 stop: threading.Event | None = None, max_tasks: int | None = None,
+                 deadline: float | None = None) -> Summary:
+    """Make every attempt that has no candidate record yet (finished ones are loaded, so an
+    interrupted run resumes), up to ``workers`` at once (one: one after another, in this
+    thread), tell the degrader of each in attempt order, then save the summary.
+
+    No new attempt starts once ``max_tasks`` tasks are verified or after ``deadline``
+    (``time.time()``); with one worker the attempts made are then a prefix of the full
+    run's, so a later run with a larger budget goes on where this one stopped. ``stop`` is
+    set when the run stops early; the degrader should watch it and raise ``Stopped`` from
+    an attempt it cut short (see the module text)."""
     forget_orphans(ctx)
+    stop = stop or threading.Event()
     order = _Order(degrader)
     for attempt in range(attempts):
         if ctx.run.candidate(attempt).exists():
             order.finish(attempt, load(Candidate, ctx.run.candidate(attempt)))
             ctx.reporter.advance()
     todo = [a for a in range(attempts) if a not in order.finished]
-    ctx.order = CheckOrder(todo, stop)
+    ctx.order = CheckOrder(todo, stop) if workers > 1 else None
+
+    def spent() -> bool:
+        verified = sum(c.status == "verified" for c in list(order.finished.values()))
+        return (max_tasks is not None and verified >= max_tasks) or (deadline is not None and time.time() >= deadline)
 
     def one(attempt: int) -> None:
         try:
-            order.wait_told(attempt - workers + 1, stop)
-            candidate = make_attempt(ctx, degrader, attempt)
+            if not spent():
+                order.wait_told(attempt - workers + 1, stop, spent)
+            candidate = None if spent() else make_attempt(ctx, degrader, attempt)
         except Stopped:
             return  # made again when the run is resumed
         finally:
-            ctx.order.ended(attempt)
-        if stop.is_set():
+            if ctx.order is not None:
+                ctx.order.ended(attempt)
+        if candidate is None or stop.is_set():
             return
         save(candidate, ctx.run.candidate(attempt))
         order.finish(attempt, candidate)
         ctx.reporter.advance()
 
+    if workers == 1:
+        for attempt in todo:
+            one(attempt)
+    else:
+        _at_once(one, todo, workers, degrader, stop)
+    summary = summarize(ctx.run, ctx.gold, attempts)
+    save(summary, ctx.run.summary)
+    return summary
+
+
+def _at_once(one, todo: list[int], workers: int, degrader: Degrader, stop: threading.Event) -> None:
+    """``one`` of each attempt in ``todo``, ``workers`` at a time; on an error or a signal the
+    rest are dropped and the running ones told to stop."""
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attempt") as pool:
         futures = [pool.submit(one, attempt) for attempt in todo]
         try:
@@ -89,6 +119,3 @@ def run_attempts_parallel(ctx: RunContext, degrader: Degrader, attempts: int, wo
                 degrader.stop_now()  # e.g. the model client's back-off waits end at once
             pool.shutdown(wait=True, cancel_futures=True)
             raise
-    summary = summarize(ctx.run, ctx.gold, attempts)
-    save(summary, ctx.run.summary)
-    return summary

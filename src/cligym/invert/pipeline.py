@@ -47,11 +47,9 @@ from cligym.invert import minimal
 from cligym.invert.context import RunContext, classify, error_excerpts
 from cligym.invert.dockerfile import touches_tests
 from cligym.invert.proposal import Degrader, Proposal
-from cligym.invert.summary import summarize
 from cligym.issue import check_issues, write_issues
 from cligym.models.fs import LeakReport
 from cligym.models.io import load, save
-from cligym.models.run import Summary
 from cligym.models.task import Candidate, TaskInstance, plan_key
 from cligym.models.testrun import TestRun
 from cligym.verify import check_broken_state
@@ -59,32 +57,6 @@ from cligym.verify.difficulty import measure
 
 #: A discarded attempt keeps its derived solution (for a look) only up to this size.
 KEEP_SOLUTION_BYTES = 256 * 1024
-
-
-def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, max_tasks: int | None = None,
-                 deadline: float | None = None) -> Summary:
-    """Make every attempt that has no candidate record yet (finished ones are loaded, so an
-    interrupted run resumes), tell the degrader of each in order, then save the summary.
-    No new attempt starts once ``max_tasks`` tasks are verified or after ``deadline``
-    (``time.time()``); the attempts made are a prefix of the full run's, so a later run
-    with a larger budget goes on where this one stopped."""
-    forget_orphans(ctx)
-    verified = 0
-    for attempt in range(attempts):
-        path = ctx.run.candidate(attempt)
-        if path.exists():
-            candidate = load(Candidate, path)
-        elif (max_tasks is not None and verified >= max_tasks) or (deadline is not None and time.time() >= deadline):
-            break
-        else:
-            candidate = make_attempt(ctx, degrader, attempt)
-            save(candidate, path)
-        verified += candidate.status == "verified"
-        degrader.seen(candidate)
-        ctx.reporter.advance()
-    summary = summarize(ctx.run, ctx.gold, attempts)
-    save(summary, ctx.run.summary)
-    return summary
 
 
 def forget_orphans(ctx: RunContext) -> None:

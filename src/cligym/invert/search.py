@@ -40,12 +40,20 @@ from cligym.invert.incidents import MixedDegrader, ScenarioDegrader
 from cligym.invert.learning import PARTIAL, Learnt
 from cligym.invert.operators import GoldFiles, Operator, Target, get
 from cligym.invert.operators.base import protected
-from cligym.invert.scenarios import get as get_scenarios
-from cligym.invert.pipeline import LATE_TRIES, MAX_TRIES, run_attempts
+from cligym.invert.parallel import run_attempts
+from cligym.invert.pipeline import LATE_TRIES, MAX_TRIES
 from cligym.invert.proposal import BaseDegrader, Proposal, task_of
+from cligym.invert.scenarios import get as get_scenarios
 from cligym.models.probe import Probe
 from cligym.models.run import Summary
-from cligym.models.task import AppliedOperator, Candidate, RepairStep, pair_key, pair_target, plan_key
+from cligym.models.task import (
+    AppliedOperator,
+    Candidate,
+    RepairStep,
+    pair_key,
+    pair_target,
+    plan_key,
+)
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
 

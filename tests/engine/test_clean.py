@@ -89,13 +89,14 @@ def test_clean_images_removes_dead_runs_scratch_images_only(runtime, base_image)
     }
     try:
         ids = {name: _tiny_image(runtime, base_image, tag, labels) for name, (tag, labels) in tags.items()}
-        assert set(runtime.dead_images()) >= {ids["dead scratch"], ids["dead gold"]}
-        assert ids["live scratch"] not in runtime.dead_images()
+        # another cligym process on the engine may reap the dead scratch image first: it looks
+        # like a dead run's to every process, which is the point
+        assert ids["dead gold"] in runtime.dead_images() and ids["live scratch"] not in runtime.dead_images()
         report = _clean("--images")
         assert not runtime.image_exists(tags["dead scratch"][0])
         assert runtime.image_exists(tags["dead gold"][0]), "a gold image went without --all"
         assert runtime.image_exists(tags["live scratch"][0]), "a live run's image went"
-        assert report["images"] >= 1
+        assert isinstance(report["images"], int)
     finally:
         for tag, _ in tags.values():
             runtime.remove_image(tag)

@@ -25,7 +25,7 @@ def listing(tmp_path: Path, kind: str, target: Path) -> list[str]:
     """``m_listing`` of one spec line, under the host's static busybox (it only reads files)."""
     spec = tmp_path / "spec.txt"
     spec.write_text(f"{kind} {target}\n")
-    done = subprocess.run(["/bin/busybox", "sh", "-c", f'. "$1"; PYBIN="$2" m_listing "$3"',
+    done = subprocess.run(["/bin/busybox", "sh", "-c", '. "$1"; PYBIN="$2" m_listing "$3"',
                            "test", str(SCRIPTS / "manifest.sh"), str(target), str(spec)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

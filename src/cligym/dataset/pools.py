@@ -12,7 +12,6 @@ engine is reaped by the next build.
 from __future__ import annotations
 
 import ctypes
-import os
 import signal
 import subprocess
 import time

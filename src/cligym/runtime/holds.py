@@ -29,7 +29,8 @@ import docker
 import docker.errors
 import docker.utils
 
-from cligym.runtime.owner import start_time
+from cligym.runtime.common import OWNER
+from cligym.runtime.owner import STARTED, owner_alive, start_time
 
 #: Tags of the images processes share by content (the gold images).
 SHARED_IMAGES = ("cligym/gold-",)
@@ -65,12 +66,14 @@ def dockerfile_bases(text: str) -> list[str]:
 
 def hold_alive(tag: str) -> bool:
     """Whether the process a hold tag names may still be running (a tag that is no hold of
-    this form counts as alive)."""
+    this form counts as alive): ``owner_alive`` of the pid and start time it carries."""
     found = _HOLD_TAG.match(tag)
-    if found is None:
-        return True
-    current = start_time(int(found["pid"]))
-    return current is not None and current == found["started"]
+    return found is None or owner_alive({OWNER: found["pid"], STARTED: found["started"]})
+
+
+def _hold_tags(tags: list[str]) -> list[str]:
+    """The hold tags (their tag part) among an image's ``repository:tag`` names."""
+    return [t.split(":", 1)[1] for t in tags if t.startswith(HOLD_REPOSITORY + ":")]
 
 
 class Holds:
@@ -127,8 +130,7 @@ class Holds:
         except docker.errors.NotFound:
             return []
         mine = _held.get(os.getpid(), {}).get(image_id)
-        return [t for t in tags if t.startswith(HOLD_REPOSITORY + ":") and t.split(":", 1)[1] != mine
-                and hold_alive(t.split(":", 1)[1])]
+        return [t for t in _hold_tags(tags) if t != mine and hold_alive(t)]
 
     def remove_shared(self, ref: str) -> bool:
         """Remove the shared tag ``ref`` unless another live process holds its image (then
@@ -169,7 +171,7 @@ class Holds:
     def dead_holds(self) -> list[str]:
         """The hold tags of processes that have ended."""
         tags = [t for image in self._api.images(name=HOLD_REPOSITORY) for t in image.get("RepoTags") or []]
-        return [t for t in tags if t.startswith(HOLD_REPOSITORY + ":") and not hold_alive(t.split(":", 1)[1])]
+        return [f"{HOLD_REPOSITORY}:{t}" for t in _hold_tags(tags) if not hold_alive(t)]
 
     def _release(self, image_id: str) -> None:
         tag = _held.get(os.getpid(), {}).pop(image_id, None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tomllib
 
-from cligym.harness.verifier import (
+from cligym.harness.trial import (
     TEST_OUTPUT,
     TESTS_DIR,
     VERIFIER_LOGS,

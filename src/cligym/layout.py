@@ -161,8 +161,8 @@ class TaskDir:
         return self.tests / "bin" / "busybox"
 
     @property
-    def verdict(self) -> Path:  # the verdict bundle: gold's test files, manifest, the verifier's data
-        return self.tests / "verdict"
+    def reference(self) -> Path:  # the gold reference: gold's test files, fingerprint, the verifier's data
+        return self.tests / "reference"
 
     @property
     def solution(self) -> Path:

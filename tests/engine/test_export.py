@@ -67,7 +67,7 @@ def test_harbor_export_loads_in_harbor_models_and_validates(run_dir, runtime, tm
         # the verifier runs under the bundled static busybox, never the image's shell
         assert test_sh.startswith("#!/tests/bin/busybox sh\n") and "set -e" not in test_sh
         assert os.access(d / "tests" / "bin" / "busybox", os.X_OK)
-        assert {"pristine.tar", "manifest.txt", "keys.tsv", "bundle.json"} <= {p.name for p in (d / "tests" / "verdict").iterdir()}
+        assert {"pristine.tar", "fingerprint.txt", "keys.tsv", "reference.json"} <= {p.name for p in (d / "tests" / "reference").iterdir()}
         task = load(TaskInstance, run_dir / "tasks" / d.name / "instance.json")
         assert leaks((d / "instruction.md").read_text(), task) == []  # --no-hint is the default
         assert "Hint:" not in (d / "instruction.md").read_text()
@@ -124,8 +124,8 @@ def test_tb_export_matches_terminal_bench_layout_and_validates(run_dir, runtime,
             assert "${" + var + "}" in compose
         assert "client:" in compose and "sleep infinity" in compose
         assert "/bin/busybox sh " in (d / "run-tests.sh").read_text()
-        assert "verdict/verdict.sh tb " in (d / "run-tests.sh").read_text()
-        assert "-rA" in (d / "tests" / "verdict" / "pytest-args.txt").read_text().split()
+        assert "reference/verifier.sh tb " in (d / "run-tests.sh").read_text()
+        assert "-rA" in (d / "tests" / "reference" / "pytest-args.txt").read_text().split()
         assert (d / "solution.sh").is_file() and (d / "tests").is_dir()
     for d in dirs[:2]:
         result = validate_task(runtime, d)

@@ -13,9 +13,9 @@ import pytest
 
 from cligym.errors import BadInput, GoldFailed
 from cligym.gold import make_gold
-from cligym.gold.builder import build_error
 from cligym.gold.index import pip_settings
 from cligym.gold.source import build_requirements, fetch_sdist
+from cligym.gold.wheel_build import build_error
 from tests.engine.test_gold_errors import assert_one_line_error, make_project, run_cli
 
 FIXTURE = Path(__file__).parents[1] / "data" / "setupmarker"

@@ -42,8 +42,8 @@ def _recheck(runtime, gold, gold_dir, run_dir, attempts, summary):
         assert task.FAIL_TO_PASS and set(task.FAIL_TO_PASS).isdisjoint(task.PASS_TO_PASS)
         assert task.image_name == gold.image and task.dockerfile and task.solution
         assert set(task.errors) == set(task.FAIL_TO_PASS)
-        verdict = recheck_task(runtime, gold, probe.files, task)  # (a)-(d), from scratch
-        assert verdict.ok, f"{task.instance_id}: {verdict.kind} {verdict.reason}"
+        verification = recheck_task(runtime, gold, probe.files, task)  # (a)-(d), from scratch
+        assert verification.ok, f"{task.instance_id}: {verification.kind} {verification.reason}"
         # true and fair: every change necessary (or a checked blocker), the texts state only
         # what was observed
         assert task.applied and all((a.necessary and a.fixes) or a.blocks for a in task.applied), task.applied

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from cligym.harness.images import build_broken
-from cligym.harness.manifest import take_manifest
+from cligym.harness.listing import take_listing
 from cligym.verify.leaks import archive_member_hashes, name_findings, scan
 
 PKG = "/opt/venv/lib/python3.11/site-packages/markupsafe"
@@ -16,7 +16,7 @@ PKG = "/opt/venv/lib/python3.11/site-packages/markupsafe"
 @pytest.fixture(scope="module")
 def gold_and_manifest(runtime, gold_envs):
     gold = gold_envs("markupsafe==3.0.2")
-    return gold, take_manifest(runtime, gold.image)
+    return gold, take_listing(runtime, gold.image)
 
 
 def _scan(runtime, gold, manifest, lines):

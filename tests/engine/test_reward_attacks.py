@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from cligym.export.stage import export
-from cligym.harness.verifier import build_task_image
+from cligym.harness.trial import build_task_image
 from cligym.invert import invert
 from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load, save

@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 
 from cligym.harness.images import build_broken
-from cligym.harness.manifest import diff_manifests, read_manifest, take_manifest
+from cligym.harness.listing import diff_listings, read_listing, take_listing
 from cligym.verify.leaks import scan
 from cligym.verify.solution import derive_solution, topmost
 
@@ -20,7 +20,7 @@ def test_topmost_keeps_outermost_paths():
 
 def test_derived_solution_restores_gold(runtime, gold_envs):
     gold = gold_envs("markupsafe==3.0.2")
-    manifest = take_manifest(runtime, gold.image)
+    manifest = take_listing(runtime, gold.image)
     lines = [
         f"RUN printf 'JUNK' | dd of={PKG}/_speedups.cpython-311-x86_64-linux-gnu.so bs=1 count=4 conv=notrunc",
         f"RUN rm -f {PKG}/_native.py {PKG}/py.typed && rm -rf /usr/share/zoneinfo/Europe",
@@ -47,9 +47,9 @@ def test_derived_solution_restores_gold(runtime, gold_envs):
             result = session.exec(["sh", "/tmp/solve.sh"], timeout=300)
             assert result.exit_code == 0, result.output[-500:]
             session.exec(["rm", "-f", "/tmp/solve.sh"], timeout=60)
-            after = read_manifest(lambda argv: session.exec(argv, timeout=300), "the repaired container")
+            after = read_listing(lambda argv: session.exec(argv, timeout=300), "the repaired container")
             imported = session.exec([gold.python, "-c", "import markupsafe._speedups, markupsafe._native"])
-        left = diff_manifests(manifest, after)
+        left = diff_listings(manifest, after)
         # the whole filesystem is back as in gold (directory mtimes aside): nothing was written
         # through the symlink into the directory it points to
         assert left["added"] == [] and left["deleted"] == [], (left["added"][:5], left["deleted"][:5])

@@ -19,7 +19,7 @@ import pytest
 
 from cligym.export.stage import export
 from cligym.harness.images import build_broken
-from cligym.harness.verifier import build_task_image
+from cligym.harness.trial import build_task_image
 from cligym.invert import invert
 from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load, save
@@ -184,7 +184,7 @@ def test_invert_time_check_discards_a_state_the_verifier_repairs_by_itself(runti
     tag = "cligym/test-verdict-trivial:1"
     build_broken(runtime, gold, [line], tag)
     try:
-        verdict = verifier_check(runtime, gold, tag, tests, [], tests, f"#!/bin/sh\nrm -f {gold.workdir}/conftest.py\n")
+        verification = verifier_check(runtime, gold, tag, tests, [], tests, f"#!/bin/sh\nrm -f {gold.workdir}/conftest.py\n")
     finally:
         runtime.remove_image(tag)
-    assert (verdict.ok, verdict.kind) == (False, "trivial") and "reward 1.0 with nothing done" in verdict.reason
+    assert (verification.ok, verification.kind) == (False, "trivial") and "reward 1.0 with nothing done" in verification.reason

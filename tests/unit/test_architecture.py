@@ -126,7 +126,7 @@ GENERIC = {
     "bin": "Unix's own folder (a venv's bin/python, #!/bin/sh in scripts)",
     "busybox": "the tool's own name, also inside containers (/bin/busybox)",
     "tests": "every project's test folder (gold/imports.py, gold/requirements.py read them)",
-    "Dockerfile": "Docker's own name in every build context (gold/build.py, harness/images.py scratch dirs)",
+    "Dockerfile": "Docker's own name in every build context (gold/image.py, harness/images.py scratch dirs)",
 }
 #: Spellings outside layout.py still to move there, each with why it is not moved yet.
 ALLOWED = {

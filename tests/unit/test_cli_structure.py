@@ -140,7 +140,7 @@ def test_dependencies_point_one_way():
         for path in (SRC / stage).rglob("*.py"):
             siblings = {m for m in _stages_imported(path) if m.split(".")[1] != stage}
             assert not siblings, (path, siblings)
-    assert not _stages_imported(SRC / "harness" / "verifier.py")
+    assert not _stages_imported(SRC / "harness" / "trial.py")
     for path in (SRC / "cli").glob("*.py"):
         assert not any(m == "docker" or m.startswith("docker.") for m in _imports(path)), path
 
@@ -151,4 +151,4 @@ def test_nothing_reaches_into_engine_objects():
         for path in folder.rglob("*.py"):
             text = path.read_text()
             assert ".container" not in text and "runtime.client" not in text and ".api." not in text, path
-    assert ".container" not in (SRC / "harness" / "verifier.py").read_text()
+    assert ".container" not in (SRC / "harness" / "trial.py").read_text()

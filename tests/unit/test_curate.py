@@ -125,18 +125,18 @@ def test_curate_counts_every_rule(rollout_dir, tmp_path):
     assert summary.loop_rate_failures == 0.5 and summary.loop_rate_all == pytest.approx(1 / 6, abs=1e-4)
     assert summary.incomplete == []
 
-    verdicts = {v.task_id: v for v in summary.verdicts}
-    assert verdicts["markupsafe-env-001"].decision == "kept" and verdicts["markupsafe-env-001"].agent_steps >= 20
-    assert verdicts["markupsafe-env-002"].decision == "too_short" and verdicts["markupsafe-env-002"].agent_steps == 3
-    hit = verdicts["markupsafe-env-003"].cheating
-    assert verdicts["markupsafe-env-003"].decision == "cheating"
+    decisions = {v.task_id: v for v in summary.decisions}
+    assert decisions["markupsafe-env-001"].decision == "kept" and decisions["markupsafe-env-001"].agent_steps >= 20
+    assert decisions["markupsafe-env-002"].decision == "too_short" and decisions["markupsafe-env-002"].agent_steps == 3
+    hit = decisions["markupsafe-env-003"].cheating
+    assert decisions["markupsafe-env-003"].decision == "cheating"
     assert {h.rule for h in hit} == {"solution"} and hit[0].command == "cat /solution/solve.sh"
-    hit = verdicts["markupsafe-env-004"].cheating
+    hit = decisions["markupsafe-env-004"].cheating
     assert [(h.rule, h.command) for h in hit] == [("backup_restore", "cp /usr/lib/x.so.bak /usr/lib/x.so")]
-    loop = verdicts["markupsafe-env-005"].loop
-    assert verdicts["markupsafe-env-005"].decision == "not_successful"
+    loop = decisions["markupsafe-env-005"].loop
+    assert decisions["markupsafe-env-005"].decision == "not_successful"
     assert loop.tool == "execute_bash" and loop.action == "pip list" and loop.repeats == 5
-    assert verdicts["markupsafe-env-006"].loop is None and verdicts["markupsafe-env-006"].reward is None
+    assert decisions["markupsafe-env-006"].loop is None and decisions["markupsafe-env-006"].reward is None
 
     # the summary on disk is the same record
     assert load(CurationSummary, out / "summary.json") == summary
@@ -150,7 +150,7 @@ def test_curate_counts_every_rule(rollout_dir, tmp_path):
     assert messages[0] == {"role": "system", "content": SYSTEM} and messages[1] == {"role": "user", "content": TASK}
     assistant = [m for m in messages if m["role"] == "assistant"]
     tools = [m for m in messages if m["role"] == "tool"]
-    assert len(assistant) == verdicts["markupsafe-env-001"].agent_steps
+    assert len(assistant) == decisions["markupsafe-env-001"].agent_steps
     calls = [c for m in assistant for c in m.get("tool_calls", [])]
     assert len(calls) == len(tools) and [c["id"] for c in calls] == [t["tool_call_id"] for t in tools]
     assert all(c["type"] == "function" and json.loads(c["function"]["arguments"]) for c in calls)

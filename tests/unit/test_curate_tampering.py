@@ -1,4 +1,4 @@
-"""Curation drops trajectories that fake their verdict (edit the tests or pytest's
+"""Curation drops trajectories that fake their decision (edit the tests or pytest's
 configuration, install a plugin or a start-up hook, replace the interpreter, write the reward)
 and keeps honest repairs whose commands look close to those."""
 
@@ -143,21 +143,21 @@ def test_curate_drops_every_scripted_cheat(tampered, tmp_path):
     # the failed plugin install is reported although its trajectory is dropped as unsuccessful
     assert summary.cheating_detected == {rule: {**expected, "pytest_plugin": 1}.get(rule, 0) for rule in CHEAT_RULES}
 
-    verdicts = {v.task_id: v for v in summary.verdicts}
-    assert verdicts["markupsafe-env-100"].decision == "kept" and verdicts["markupsafe-env-100"].cheating == []
+    decisions = {v.task_id: v for v in summary.decisions}
+    assert decisions["markupsafe-env-100"].decision == "kept" and decisions["markupsafe-env-100"].cheating == []
     for task, steps, rules in CHEATS:
-        verdict = verdicts[task]
-        assert verdict.decision == "cheating", task
-        assert {h.rule for h in verdict.cheating} == rules, (task, verdict.cheating)
-        cheating_steps = {h.step_id for h in verdict.cheating}
+        decision = decisions[task]
+        assert decision.decision == "cheating", task
+        assert {h.rule for h in decision.cheating} == rules, (task, decision.cheating)
+        cheating_steps = {h.step_id for h in decision.cheating}
         assert cheating_steps == {CHEAT_STEP}, task
-    assert verdicts["markupsafe-env-103"].cheating[0].command == WRAPPER
-    assert {h.matched for h in verdicts["markupsafe-env-103"].cheating} == {
+    assert decisions["markupsafe-env-103"].cheating[0].command == WRAPPER
+    assert {h.matched for h in decisions["markupsafe-env-103"].cheating} == {
         "move_from /opt/venv/bin/python", "write /opt/venv/bin/python"}
-    assert "write /testbed/conftest.py" in {h.matched for h in verdicts["markupsafe-env-102"].cheating}
-    assert "edit /testbed/tests/test_escape.py" in {h.matched for h in verdicts["markupsafe-env-105"].cheating}
-    assert verdicts["markupsafe-env-108"].decision == "not_successful"
-    assert {h.rule for h in verdicts["markupsafe-env-108"].cheating} == {"pytest_plugin"}
+    assert "write /testbed/conftest.py" in {h.matched for h in decisions["markupsafe-env-102"].cheating}
+    assert "edit /testbed/tests/test_escape.py" in {h.matched for h in decisions["markupsafe-env-105"].cheating}
+    assert decisions["markupsafe-env-108"].decision == "not_successful"
+    assert {h.rule for h in decisions["markupsafe-env-108"].cheating} == {"pytest_plugin"}
 
     rows = [json.loads(line) for line in (out / "sft.jsonl").read_text().splitlines()]
     assert [r["task_id"] for r in rows] == ["markupsafe-env-100"]

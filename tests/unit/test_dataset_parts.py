@@ -39,7 +39,7 @@ def _fake_task(root: Path, name: str, body: str) -> None:
     _write(task / "instruction.md", f"fix {name}\n")
     _write(task / "environment" / "Dockerfile", "FROM scratch\n")
     _write(task / "tests" / "test.sh", body)
-    _write(task / "tests" / "verdict" / "data.json", "{}\n")
+    _write(task / "tests" / "reference" / "data.json", "{}\n")
     _write(task / "solution" / "solve.sh", "true\n")
     _write(task / "tests" / "__pycache__" / "x.cpython-311.pyc", "ignored")
 

@@ -1,6 +1,6 @@
 """The measured difficulty in every export, and ``--min-difficulty``: task records made by
 hand, with and without a ``Difficulty``; no engine (the JSONL format builds nothing, and
-task.toml is written from a hand-made verdict bundle)."""
+task.toml is written from a hand-made gold reference)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from cligym.layout import ExportDir, RunDir
 from cligym.models.export import ExportReport
 from cligym.models.io import load, save
 from cligym.models.issue import IssueText, TaskIssues
+from cligym.models.reference import GoldReference
 from cligym.models.task import LABELS, Difficulty, TaskInstance
-from cligym.models.verdict import VerdictBundle
 
 ROOT = Path(__file__).resolve().parents[2]
 HARBOR_PY = ROOT / ".venv-harbor" / "bin" / "python"
@@ -61,12 +61,12 @@ def make_task(instance_id: str, label: str | None = None, *, scenario: str = "",
         offline_fair=fair, scenario=scenario, difficulty=measure(label) if label else None)
 
 
-def bundle(task: TaskInstance) -> VerdictBundle:
-    return VerdictBundle(
+def reference(task: TaskInstance) -> GoldReference:
+    return GoldReference(
         instance_id=task.instance_id, workdir=task.workdir, test_command=task.test_command,
         interpreter="/usr/bin/python3", command_path="/usr/bin/python3", rootdir=task.workdir,
         fail_to_pass=task.FAIL_TO_PASS, pass_to_pass=task.PASS_TO_PASS, order=["t.py::f", "t.py::p"], keys=[],
-        pristine=[], foreign=[], conftests=[], shadow_dirs={}, protected_modules=[], spec=[], manifest=[],
+        pristine=[], foreign=[], conftests=[], shadow_dirs={}, protected_modules=[], spec=[], fingerprint=[],
         path_env="/usr/bin:/bin")
 
 
@@ -101,7 +101,7 @@ def test_the_label_is_the_measures_else_the_evidence_score():
 
 def test_task_toml_carries_the_measure(tmp_path):
     task = make_task("demo.hard", "hard", scenario="a botched upgrade")
-    meta = tomllib.loads(task_toml(task, bundle(task)))["metadata"]
+    meta = tomllib.loads(task_toml(task, reference(task)))["metadata"]
     assert meta["difficulty"] == "hard" and meta["scenario"] == "a botched upgrade"
     assert {key: meta[key] for key in MEASURED_KEYS} == {
         "difficulty_k": 3, "reveal_depth": 3, "culprit_named": False, "sweeper_solves": False,
@@ -110,7 +110,7 @@ def test_task_toml_carries_the_measure(tmp_path):
 
 def test_task_toml_without_a_measure_has_no_measured_keys():
     task = make_task("demo.old")
-    meta = tomllib.loads(task_toml(task, bundle(task)))["metadata"]
+    meta = tomllib.loads(task_toml(task, reference(task)))["metadata"]
     assert meta["difficulty"] == "easy" and not (MEASURED_KEYS | {"scenario"}) & set(meta)
 
 
@@ -118,7 +118,7 @@ def test_task_toml_without_a_measure_has_no_measured_keys():
 @pytest.mark.parametrize("label", [None, *LABELS])
 def test_task_toml_validates_in_harbors_task_config(label, tmp_path):
     task = make_task(f"demo.{label}", label, scenario="a disk filled up" if label else "")
-    meta = harbor_metadata(task_toml(task, bundle(task)), tmp_path)
+    meta = harbor_metadata(task_toml(task, reference(task)), tmp_path)
     assert meta["difficulty"] == (label or "easy")
     if label:
         assert meta["difficulty_k"] == task.difficulty.k and meta["scenario"] == "a disk filled up"

@@ -127,13 +127,13 @@ def test_the_broken_state_check_without_a_report_or_a_result(monkeypatch):
 
 def test_after_the_solution_every_test_must_pass_by_the_rule(monkeypatch):
     from cligym.models.fs import LeakReport
-    from cligym.models.verify import Verdict
+    from cligym.models.verify import Verification
 
-    def judged(run: TestRun) -> Verdict:
+    def judged(run: TestRun) -> Verification:
         monkeypatch.setattr(checks, "run_tests", lambda *a, **k: made({"a": "failed", "b": "passed"}))
         monkeypatch.setattr(checks, "scan", lambda *a, **k: LeakReport())
         monkeypatch.setattr(checks, "repair_and_test", lambda *a, **k: (0, "", run))
-        monkeypatch.setattr(checks, "verifier_check", lambda *a, **k: Verdict(ok=True))
+        monkeypatch.setattr(checks, "verifier_check", lambda *a, **k: Verification(ok=True))
         gold = SimpleNamespace(workdir="/testbed", test_command="pytest", image="gold")
         return checks.check_broken_state(None, gold, None, "broken", ["a"], ["b"], "true")
 

@@ -26,7 +26,7 @@ def listing(tmp_path: Path, kind: str, target: Path) -> list[str]:
     spec = tmp_path / "spec.txt"
     spec.write_text(f"{kind} {target}\n")
     done = subprocess.run(["/bin/busybox", "sh", "-c", '. "$1"; PYBIN="$2" m_listing "$3"',
-                           "test", str(SCRIPTS / "manifest.sh"), str(target), str(spec)],
+                           "test", str(SCRIPTS / "fingerprint.sh"), str(target), str(spec)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return [line.replace(str(tmp_path), "") for line in done.stdout.splitlines()]

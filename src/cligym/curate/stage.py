@@ -36,7 +36,7 @@ from cligym.curate.filters import (
 )
 from cligym.errors import BadInput
 from cligym.layout import CurateDir, RolloutDir
-from cligym.models.curate import CurationSummary, Decision, TrajectoryVerdict
+from cligym.models.curate import CurationSummary, Decision, TrajectoryDecision
 from cligym.models.io import load, save, write_atomic
 from cligym.models.rollout import RolloutResult
 from cligym.models.trajectory import Trajectory
@@ -82,7 +82,7 @@ def sft_row(trajectory: Trajectory, result: RolloutResult) -> dict:
 
 
 def judge(trajectory: Trajectory, result: RolloutResult, path: str, *, min_steps: int,
-          loop_repeat: int) -> TrajectoryVerdict:
+          loop_repeat: int) -> TrajectoryDecision:
     steps = agent_step_count(trajectory)
     cheating = find_cheating(trajectory)
     decision: Decision
@@ -94,7 +94,7 @@ def judge(trajectory: Trajectory, result: RolloutResult, path: str, *, min_steps
         decision = "cheating"
     else:
         decision = "kept"
-    return TrajectoryVerdict(task_id=result.task_id, attempt=result.attempt, path=path, reward=result.reward,
+    return TrajectoryDecision(task_id=result.task_id, attempt=result.attempt, path=path, reward=result.reward,
                              agent_steps=steps, decision=decision, cheating=cheating,
                              loop=find_loop(trajectory, loop_repeat))
 
@@ -109,49 +109,49 @@ def curate(rollout_dir: Path, out_dir: Path, min_steps: int = 20, loop_repeat: i
     if not folders:
         raise BadInput(f"{rollout_dir} holds no rollouts (expected <task>/<attempt>/trajectory.json and result.json)")
 
-    verdicts: list[TrajectoryVerdict] = []
+    decisions: list[TrajectoryDecision] = []
     rows: list[str] = []
     seen: set[tuple[str, str]] = set()  # (task, its kept messages): -k attempts at temperature 0 repeat
     for folder in folders:
         trajectory_path, result_path = RolloutDir.records_in(folder)
         result = load(RolloutResult, result_path)
         trajectory = load(Trajectory, trajectory_path, "ATIF trajectory")
-        verdict = judge(trajectory, result, str(folder.relative_to(rollout_dir)),
+        decision = judge(trajectory, result, str(folder.relative_to(rollout_dir)),
                         min_steps=min_steps, loop_repeat=loop_repeat)
-        row = sft_row(trajectory, result) if verdict.decision == "kept" else None
+        row = sft_row(trajectory, result) if decision.decision == "kept" else None
         if row is not None:
             said = (result.task_id, json.dumps(row["messages"], sort_keys=True))
             if said in seen:
-                verdict.decision, row = "duplicate", None
+                decision.decision, row = "duplicate", None
             seen.add(said)
-        verdicts.append(verdict)
+        decisions.append(decision)
         if row is not None:
             rows.append(json.dumps(row, ensure_ascii=False))
 
-    decisions = Counter(v.decision for v in verdicts)
-    failed = [v for v in verdicts if v.reward != 1]
-    by_rule = Counter(rule for v in verdicts if v.decision == "cheating" for rule in {h.rule for h in v.cheating})
-    detected = Counter(rule for v in verdicts for rule in {h.rule for h in v.cheating})
+    by_decision = Counter(v.decision for v in decisions)
+    failed = [v for v in decisions if v.reward != 1]
+    by_rule = Counter(rule for v in decisions if v.decision == "cheating" for rule in {h.rule for h in v.cheating})
+    detected = Counter(rule for v in decisions for rule in {h.rule for h in v.cheating})
     loops_failures = sum(1 for v in failed if v.loop is not None)
-    loops_all = sum(1 for v in verdicts if v.loop is not None)
+    loops_all = sum(1 for v in decisions if v.loop is not None)
     summary = CurationSummary(
         rollout_dir=str(rollout_dir),
         out_dir=str(out_dir),
         min_steps=min_steps,
         loop_repeat=loop_repeat,
-        trajectories=len(verdicts),
-        successful=len(verdicts) - len(failed),
+        trajectories=len(decisions),
+        successful=len(decisions) - len(failed),
         failed=len(failed),
-        kept=decisions["kept"],
-        dropped={reason: decisions[reason] for reason in ("not_successful", "too_short", "cheating", "duplicate")},
+        kept=by_decision["kept"],
+        dropped={reason: by_decision[reason] for reason in ("not_successful", "too_short", "cheating", "duplicate")},
         cheating={rule: by_rule[rule] for rule in CHEAT_RULES},
         cheating_detected={rule: detected[rule] for rule in CHEAT_RULES},
         incomplete=incomplete,
         loops_failures=loops_failures,
         loops_all=loops_all,
         loop_rate_failures=_rate(loops_failures, len(failed)),
-        loop_rate_all=_rate(loops_all, len(verdicts)),
-        verdicts=verdicts,
+        loop_rate_all=_rate(loops_all, len(decisions)),
+        decisions=decisions,
     )
     target = CurateDir(out_dir)
     write_atomic(target.sft, "".join(row + "\n" for row in rows))

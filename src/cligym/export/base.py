@@ -6,11 +6,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from cligym.harness.verdict import gather
+from cligym.harness.reference import gather
 from cligym.layout import ExportDir, TaskDir
 from cligym.models.issue import TaskIssues
+from cligym.models.reference import GoldReference
 from cligym.models.task import TaskInstance, run_order
-from cligym.models.verdict import VerdictBundle
 from cligym.runtime import Runtime
 
 #: A verified task with its issue texts.
@@ -42,11 +42,11 @@ class Exporter(ABC):
     def export(self, items: list[Item], out: ExportDir, *, style: str, hint: bool,
                runtime: Runtime | None = None) -> None:
         """Write every task into ``out`` (an empty directory); formats that build FROM the
-        gold images read their verdict bundles from them through ``runtime``."""
+        gold images read their gold reference from them through ``runtime``."""
 
 
-def verdict_bundle(runtime: Runtime, task: TaskInstance) -> tuple[VerdictBundle, bytes]:
-    """The task's verdict bundle and pristine files, read from a container of its gold image."""
+def gold_reference(runtime: Runtime, task: TaskInstance) -> tuple[GoldReference, bytes]:
+    """The task's gold reference and pristine files, read from a container of its gold image."""
     return gather(runtime, task.image_name, instance_id=task.instance_id, workdir=task.workdir,
                   test_command=task.test_command, f2p=task.FAIL_TO_PASS, p2p=task.PASS_TO_PASS,
                   order=run_order(task))
@@ -54,17 +54,17 @@ def verdict_bundle(runtime: Runtime, task: TaskInstance) -> tuple[VerdictBundle,
 
 class TaskDirExporter(Exporter):
     """A format with one directory per task, holding the problem statement as its
-    instruction and a verifier that judges with gold's files (``cligym.harness.verdict``)."""
+    instruction and a verifier that judges with gold's files (``cligym.harness.reference``)."""
 
     def export(self, items: list[Item], out: ExportDir, *, style: str, hint: bool,
                runtime: Runtime | None = None) -> None:
         runtime = runtime or Runtime()
         for task, issues in items:
-            bundle, pristine = verdict_bundle(runtime, task)
+            reference, pristine = gold_reference(runtime, task)
             instruction = problem_statement(issues, style, hint) + ground_rules(task)
-            self.write_task(task, instruction, out.task(task.instance_id), bundle, pristine)
+            self.write_task(task, instruction, out.task(task.instance_id), reference, pristine)
 
     @abstractmethod
-    def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, bundle: VerdictBundle,
+    def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, reference: GoldReference,
                    pristine: bytes) -> TaskDir:
         """Write one task directory."""

@@ -3,8 +3,8 @@
 Layout: task.toml, instruction.md, environment/Dockerfile (FROM the gold image, then ΔD),
 tests/ (copied to /tests after the agent finishes): test.sh, executed directly in WORKDIR
 under the busybox of tests/bin (its shebang), which restores gold's test files, checks gold's
-manifest, runs the tests and writes /logs/verifier/reward.txt from the JUnit report, with
-the verdict bundle in tests/verdict (see ``cligym.harness.verdict``); solution/solve.sh (the
+fingerprint, runs the tests and writes /logs/verifier/reward.txt from the JUnit report, with
+the gold reference in tests/reference (see ``cligym.harness.reference``); solution/solve.sh (the
 oracle's repair). The task's tests and solution are never part of the image.
 """
 
@@ -24,10 +24,10 @@ from cligym.export.common import (
     toml_document,
     write,
 )
-from cligym.harness.verdict import harbor_test_sh, launcher_path, write_bundle
+from cligym.harness.reference import harbor_test_sh, launcher_path, write_bundle
 from cligym.layout import TaskDir
+from cligym.models.reference import GoldReference
 from cligym.models.task import TaskInstance
-from cligym.models.verdict import VerdictBundle
 
 AGENT_TIMEOUT = 1800.0
 VERIFIER_TIMEOUT = 900.0
@@ -47,7 +47,7 @@ def sets_path(task: TaskInstance) -> bool:
     return any(re.match(r"\s*ENV\s+(?:.*\s)?PATH[=\s]", line) for line in task.dockerfile)
 
 
-def task_toml(task: TaskInstance, bundle: VerdictBundle) -> str:
+def task_toml(task: TaskInstance, reference: GoldReference) -> str:
     # the sections of Harbor's TaskConfig, in its order
     sections = dict(
         task={
@@ -80,7 +80,7 @@ def task_toml(task: TaskInstance, bundle: VerdictBundle) -> str:
             "cpus": 1,
             "memory_mb": 2048,
             # Harbor starts the verifier with `bash -c`: let that find the task's own launcher
-            **({} if sets_path(task) or not bundle.path_env else {"env": {"PATH": launcher_path(bundle)}}),
+            **({} if sets_path(task) or not reference.path_env else {"env": {"PATH": launcher_path(reference)}}),
         },
     )
     return toml_document({"version": "1.0"}, sections)
@@ -89,12 +89,12 @@ def task_toml(task: TaskInstance, bundle: VerdictBundle) -> str:
 class HarborExporter(TaskDirExporter):
     name = "harbor"
 
-    def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, bundle: VerdictBundle,
+    def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, reference: GoldReference,
                    pristine: bytes) -> TaskDir:
-        write(out.task_toml, task_toml(task, bundle))
+        write(out.task_toml, task_toml(task, reference))
         write(out.instruction, instruction)
         write(out.harbor_dockerfile, dockerfile(task))
-        write_bundle(bundle, pristine, out)
+        write_bundle(reference, pristine, out)
         write(out.test_sh, harbor_test_sh(), 0o755)
         write(out.solve_sh, task.solution, 0o755)
         return out

@@ -5,8 +5,8 @@ Layout: task.yaml, Dockerfile (build context: the task dir), docker-compose.yaml
 log volumes), run-tests.sh, solution.sh, tests/ (copied to $TEST_DIR by the harness).
 
 The harness runs run-tests.sh with the image's bash; it hands over at once to the verifier
-in tests/verdict.sh under the bundled busybox, the same one Harbor's test.sh is (see
-``cligym.harness.verdict``). Terminal-Bench 1.0 judges from pytest's -rA summary and the
+in tests/verifier.sh under the bundled busybox, the same one Harbor's test.sh is (see
+``cligym.harness.reference``). Terminal-Bench 1.0 judges from pytest's -rA summary and the
 exit status, so the verifier prints a ``FAILED`` line for every listed test that did not
 pass (all of them when gold's files were changed) and exits non-zero.
 """
@@ -17,10 +17,10 @@ import json
 
 from cligym.export.base import TaskDirExporter
 from cligym.export.common import difficulty, dockerfile, write
-from cligym.harness.verdict import tb_run_tests, write_bundle
+from cligym.harness.reference import tb_run_tests, write_bundle
 from cligym.layout import TaskDir
+from cligym.models.reference import GoldReference
 from cligym.models.task import TaskInstance, run_order
-from cligym.models.verdict import VerdictBundle
 
 #: Where the verifier keeps its logs in a Terminal-Bench container (the harness reads the
 #: terminal, not these).
@@ -65,12 +65,12 @@ def task_yaml(task: TaskInstance, instruction: str) -> str:
 class TbExporter(TaskDirExporter):
     name = "tb"
 
-    def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, bundle: VerdictBundle,
+    def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, reference: GoldReference,
                    pristine: bytes) -> TaskDir:
         write(out.task_yaml, task_yaml(task, instruction))
         write(out.tb_dockerfile, dockerfile(task))
         write(out.compose, COMPOSE)
-        write_bundle(bundle, pristine, out)
+        write_bundle(reference, pristine, out)
         write(out.run_tests_sh, tb_run_tests(TB_LOGS), 0o755)
         write(out.solution_sh, task.solution, 0o755)
         write(out.selected_tests, "\n".join(run_order(task)) + "\n")

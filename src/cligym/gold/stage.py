@@ -16,9 +16,8 @@ from packaging.version import Version
 
 from cligym.config import DEFAULT_BASE_IMAGE, home
 from cligym.errors import BadInput, BuildFailed, CligymError, GoldFailed
-from cligym.gold.build import PYTHON, WORKDIR, build_gold_image, context_digest
-from cligym.gold.builder import build_image_for
 from cligym.gold.diagnose import of_era, repairs
+from cligym.gold.image import PYTHON, WORKDIR, build_gold_image, context_digest
 from cligym.gold.imports import local_names
 from cligym.gold.index import upload_times
 from cligym.gold.profiles import Profile, load_profile
@@ -39,6 +38,7 @@ from cligym.gold.source import (
     sha256_file,
 )
 from cligym.gold.suite import record_suite, suite_run
+from cligym.gold.wheel_build import build_image_for
 from cligym.gold.wheelhouse import fill_wheelhouse
 from cligym.harness.probe import run_probe
 from cligym.layout import GoldDir

@@ -6,7 +6,7 @@ The work divides so that no package code runs on the host:
   ``[build-system] requires``) and every dependency and test requirement as wheels, with
   its own pip and ``--only-binary :all:`` for the base image's Python version (a wheel
   is unpacked, never run, so pip prepares it without executing anything);
-- a build container (``cligym.gold.builder``) builds the project's wheel from its sdist
+- a build container (``cligym.gold.wheel_build``) builds the project's wheel from its sdist
   or tree, and the wheel of any requirement that has no wheel on the index, from that
   requirement's sdist (downloaded like the project's), with the network off.
 
@@ -29,13 +29,13 @@ from packaging.utils import canonicalize_name
 
 from cligym.config import home
 from cligym.errors import GoldFailed
-from cligym.gold.builder import Builder, MissingBuildRequirement
 from cligym.gold.source import (
     build_requirements,
     extract_sdist,
     fetch_matching_sdist,
     pip,
 )
+from cligym.gold.wheel_build import Builder, MissingBuildRequirement
 from cligym.runtime import Runtime
 
 #: The record that marks a finished wheelhouse.

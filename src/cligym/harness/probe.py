@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from cligym.errors import CligymError
-from cligym.harness.manifest import take_manifest
+from cligym.harness.listing import take_listing
 from cligym.harness.testrun import shell_command
 from cligym.layout import GoldDir
 from cligym.models.gold import GoldEnv
@@ -58,7 +58,7 @@ def run_probe(runtime: Runtime, gold: GoldEnv, timeout: float = 1800) -> Probe:
     probe.plugin = plugin_digest()
     probe.env.pop("PYTHONPATH", None)
     probe.env.pop("CLIGYM_PROBE_OUT", None)
-    probe.files = take_manifest(runtime, gold.image)
+    probe.files = take_listing(runtime, gold.image)
     return probe
 
 

@@ -44,7 +44,7 @@ from cligym.invert.proposal import BaseDegrader, Proposal
 from cligym.invert.query import QueryError, generate_query, sample_directions
 from cligym.models.run import Summary
 from cligym.models.task import AgentRun, Candidate, DegradationQuery
-from cligym.models.verify import Verdict
+from cligym.models.verify import Verification
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
 from cligym.verify.solution import derive_solution
@@ -117,14 +117,14 @@ class AgentDegrader(BaseDegrader):
         if hasattr(self.client, "stop"):
             self.client.stop()
 
-    def task_fields(self, proposal: Proposal, verdict: Verdict) -> dict:
+    def task_fields(self, proposal: Proposal, verification: Verification) -> dict:
         """The query's fields, with what the verified state changed: its paths as targets, and
         ``code`` among the categories when it changed the project's own files."""
         root = self.workdir.rstrip("/") + "/"
         category = proposal.task["category"]
-        touches_code = any(p.startswith(root) and "__pycache__" not in p for p in verdict.changed_paths)
+        touches_code = any(p.startswith(root) and "__pycache__" not in p for p in verification.changed_paths)
         return {**proposal.task, "categories": sorted({category, *(["code"] if touches_code else [])}),
-                "targets": verdict.changed_paths[:20]}
+                "targets": verification.changed_paths[:20]}
 
     def derived_solution(self, ctx: RunContext, report) -> str:
         return derive_solution(ctx.gold_session, ctx.probe.files, report)

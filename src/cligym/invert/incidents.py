@@ -148,5 +148,5 @@ class MixedDegrader(BaseDegrader):
     def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
         return self._current.accept(proposal, fail_fraction, late)
 
-    def task_fields(self, proposal: Proposal, verdict) -> dict:
-        return self._current.task_fields(proposal, verdict)
+    def task_fields(self, proposal: Proposal, verification) -> dict:
+        return self._current.task_fields(proposal, verification)

@@ -311,14 +311,14 @@ def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun
     if proposal.derive_solution:
         def solution(report: LeakReport) -> str:
             return state.degrader.derived_solution(ctx, report)
-    verdict = check_broken_state(ctx.runtime, gold, ctx.probe.files, tag, f2p, p2p, solution,
+    verification = check_broken_state(ctx.runtime, gold, ctx.probe.files, tag, f2p, p2p, solution,
                                  order=proposal.sample, untouchable=touches_tests(gold) if proposal.keep_tests else None)
-    state.seconds.update(verdict.seconds)
-    if proposal.derive_solution and (verdict.ok or len(verdict.solution) <= KEEP_SOLUTION_BYTES):
-        fields["solution"] = verdict.solution  # a derived one: discards keep small ones only
+    state.seconds.update(verification.seconds)
+    if proposal.derive_solution and (verification.ok or len(verification.solution) <= KEEP_SOLUTION_BYTES):
+        fields["solution"] = verification.solution  # a derived one: discards keep small ones only
     fields["extra_bytes"] = extra_bytes(ctx.runtime, gold, tag)
-    if not verdict.ok:
-        return state.discarded(verdict.kind or "error", verdict.reason)
+    if not verification.ok:
+        return state.discarded(verification.kind or "error", verification.reason)
     applied = fields.get("operators", [])
     difficulty = None
     if applied and len(proposal.steps) == len(applied):
@@ -329,13 +329,13 @@ def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun
         instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
         workdir=gold.workdir, test_command=gold.test_command, dockerfile=proposal.dockerfile,
         FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, selected_tests=proposal.sample,
-        solution=verdict.solution or fields.get("solution", ""), errors=error_excerpts(first, f2p),
-        changed_paths=verdict.changed_paths, fail_fraction=fields["fail_fraction"], suite_size=len(gold.tests),
+        solution=verification.solution or fields.get("solution", ""), errors=error_excerpts(first, f2p),
+        changed_paths=verification.changed_paths, fail_fraction=fields["fail_fraction"], suite_size=len(gold.tests),
         extra_bytes=fields["extra_bytes"], seed=ctx.seed, attempt=fields["attempt"],
         applied=applied if proposal.applied else [],
         offline_fair=all(a.offline for a in applied) if proposal.applied else None,
         repair_steps=proposal.ordered_steps, difficulty=difficulty,
-        **state.degrader.task_fields(proposal, verdict),
+        **state.degrader.task_fields(proposal, verification),
     )
     issues = write_issues(task)
     problems = check_issues(task, issues)

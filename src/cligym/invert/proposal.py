@@ -13,7 +13,7 @@ from cligym.invert.context import RunContext
 from cligym.models.fs import LeakReport
 from cligym.models.task import AppliedOperator, Candidate, RepairStep
 from cligym.models.testrun import TestRun
-from cligym.models.verify import Verdict
+from cligym.models.verify import Verification
 
 
 def task_of(applied: list[AppliedOperator], category: str | None = None, **more: Any) -> dict[str, Any]:
@@ -107,7 +107,7 @@ class Degrader(Protocol):
         """Does the degrader take a state failing this share of the sample (``late``: is
         this one of the attempt's last tries)?"""
 
-    def task_fields(self, proposal: Proposal, verdict: Verdict) -> dict[str, Any]:
+    def task_fields(self, proposal: Proposal, verification: Verification) -> dict[str, Any]:
         """The TaskInstance fields the degrader decides, once the state is verified."""
 
     def derived_solution(self, ctx: RunContext, report: LeakReport) -> str:
@@ -130,7 +130,7 @@ class BaseDegrader:
     def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
         return True
 
-    def task_fields(self, proposal: Proposal, verdict: Verdict) -> dict[str, Any]:
+    def task_fields(self, proposal: Proposal, verification: Verification) -> dict[str, Any]:
         return proposal.task
 
     def derived_solution(self, ctx: RunContext, report: LeakReport) -> str:

@@ -30,7 +30,7 @@ HARNESS_OPTIONS = re.compile(r"\s*(-p no:cacheprovider|--continue-on-collection-
 HARNESS_WORDING = [
     r"not in the test report", r"not collected under this id", r"produced no report",
     r"its output ended with", r"^\s*collection failure\s*$", r"junit_family=", r"--junitxml",
-    r"no:cacheprovider", r"\.?cligym[-_](report|tests|probe|solve|manifest|args|spec|out|list|pristine|agent)",
+    r"no:cacheprovider", r"\.?cligym[-_](report|tests|probe|solve|manifest|fingerprint|read-reference|reference|args|spec|out|list|pristine|agent)",
 ]
 DID_NOT_RUN = "this test did not run"
 EXCEPTION = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))\b:?\s*(.*)$")

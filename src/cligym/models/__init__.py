@@ -4,9 +4,9 @@ Stages exchange these pydantic models and save them as JSON (``cligym.models.io`
 on-disk places they go are named in ``cligym.layout``. Nothing here runs anything.
 """
 
-from cligym.models.curate import CheatHit, CurationSummary, LoopHit, TrajectoryVerdict
+from cligym.models.curate import CheatHit, CurationSummary, LoopHit, TrajectoryDecision
 from cligym.models.export import ExportReport
-from cligym.models.fs import Entry, Finding, LeakReport, Manifest
+from cligym.models.fs import Entry, Finding, LeakReport, Listing
 from cligym.models.gold import GoldEnv, Source
 from cligym.models.io import load, save, write_atomic
 from cligym.models.issue import STYLES, IssueText, TaskIssues
@@ -24,12 +24,12 @@ from cligym.models.task import (
 from cligym.models.testrun import TestResult, TestRun
 from cligym.models.trajectory import Trajectory
 from cligym.models.validate import ModeResult, TaskValidation, ValidationReport
-from cligym.models.verify import TaskCheck, Verdict, VerifyReport
+from cligym.models.verify import TaskCheck, Verification, VerifyReport
 
 __all__ = [
     "AgentRun", "AppliedOperator", "Candidate", "CheatHit", "CurationSummary", "DegradationQuery", "Dist",
     "Entry", "ExportReport", "Finding", "GoldEnv", "InvertConfig", "IssueText", "LeakReport", "LoopHit",
-    "Manifest", "ModeResult", "Probe", "RolloutResult", "RolloutSummary", "STYLES", "Source", "Summary",
+    "Listing", "ModeResult", "Probe", "RolloutResult", "RolloutSummary", "STYLES", "Source", "Summary",
     "TaskInstance", "TaskIssues", "TaskValidation", "TestResult", "TestRun", "Touch", "Trajectory",
-    "TaskCheck", "TrajectoryVerdict", "ValidationReport", "Verdict", "VerifyReport", "load", "run_order", "save", "write_atomic",
+    "TaskCheck", "TrajectoryDecision", "ValidationReport", "Verification", "VerifyReport", "load", "run_order", "save", "write_atomic",
 ]

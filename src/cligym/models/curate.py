@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
 
 
 class CheatHit(BaseModel):
@@ -26,7 +26,7 @@ class LoopHit(BaseModel):
 Decision = Literal["kept", "not_successful", "too_short", "cheating", "duplicate"]
 
 
-class TrajectoryVerdict(BaseModel):
+class TrajectoryDecision(BaseModel):
     task_id: str
     attempt: int
     path: str
@@ -55,4 +55,6 @@ class CurationSummary(BaseModel):
     loops_all: int
     loop_rate_failures: float | None
     loop_rate_all: float | None
-    verdicts: list[TrajectoryVerdict] = Field(default_factory=list)
+    # (``verdicts`` in summaries written before the rename: still read)
+    decisions: list[TrajectoryDecision] = Field(default_factory=list,
+                                                validation_alias=AliasChoices("decisions", "verdicts"))

@@ -19,7 +19,7 @@ class Entry(BaseModel):
         )
 
 
-Manifest = dict[str, Entry]
+Listing = dict[str, Entry]
 
 
 class Finding(BaseModel):

@@ -1,4 +1,4 @@
-"""The verdict on a broken state: does it hold as a task (reproducible, non-trivial,
+"""The verification of a broken state: does it hold as a task (reproducible, non-trivial,
 leak-free, solvable), and if not, why."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 from cligym.models.fs import Finding
 
 
-class Verdict(BaseModel):
+class Verification(BaseModel):
     ok: bool
     kind: str | None = None  # the discard kind when not ok
     reason: str = ""

@@ -17,7 +17,7 @@ from cligym.agents.loop import AgentLimits, run_agent
 from cligym.agents.tools import ToolExecutor
 from cligym.agents.trajectory import TrajectoryRecorder
 from cligym.errors import BadInput
-from cligym.harness.verifier import ORACLE_SCRIPT, run_oracle
+from cligym.harness.trial import ORACLE_SCRIPT, run_oracle
 from cligym.layout import TaskDir
 from cligym.runtime import Session
 

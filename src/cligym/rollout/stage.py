@@ -21,7 +21,7 @@ from cligym import __version__
 from cligym.agents.loop import AgentLimits
 from cligym.agents.trajectory import TrajectoryRecorder
 from cligym.errors import BadInput, BuildFailed
-from cligym.harness.verifier import run_verifier, task_image
+from cligym.harness.trial import run_verifier, task_image
 from cligym.layout import ExportDir, RolloutDir, TaskDir
 from cligym.models.io import load, save
 from cligym.models.rollout import RolloutResult, RolloutSummary

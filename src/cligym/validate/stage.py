@@ -3,7 +3,7 @@
 Each task's environment is built once; then, in a fresh container per mode, the oracle runs
 the task's solution and then its verifier (reward must be 1), and nop runs the verifier
 alone (reward must be 0). How each harness runs a task lives in
-:mod:`cligym.harness.verifier`. The report of the whole export is saved as JSON beside the
+:mod:`cligym.harness.trial`. The report of the whole export is saved as JSON beside the
 export directory (``ExportDir.validation``) unless the caller names another file.
 
 A task that cannot be run (a file its harness needs is missing, its image does not build,
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cligym.errors import CligymError
-from cligym.harness.verifier import (
+from cligym.harness.trial import (
     run_oracle,
     run_tb_solution,
     run_tb_tests,

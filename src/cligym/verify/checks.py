@@ -9,12 +9,12 @@ from collections.abc import Callable
 
 from cligym.errors import CligymError
 from cligym.harness.images import build_broken, repair_and_test
+from cligym.harness.reference import gather, judge_image
 from cligym.harness.testrun import run_tests
-from cligym.harness.verdict import gather, judge_image
-from cligym.models.fs import LeakReport, Manifest
+from cligym.models.fs import LeakReport, Listing
 from cligym.models.gold import GoldEnv
 from cligym.models.task import run_order
-from cligym.models.verify import Verdict
+from cligym.models.verify import Verification
 from cligym.runtime import Runtime
 from cligym.verify.leaks import scan
 
@@ -22,7 +22,7 @@ from cligym.verify.leaks import scan
 def check_broken_state(
     runtime: Runtime,
     gold: GoldEnv,
-    gold_manifest: Manifest,
+    gold_listing: Listing,
     image: str,
     f2p: list[str],
     p2p: list[str],
@@ -32,7 +32,7 @@ def check_broken_state(
     timeout: float = 900,
     order: list[str] | None = None,
     untouchable: Callable[[str], bool] | None = None,
-) -> Verdict:
+) -> Verification:
     """Check a broken image built from gold + ΔD alone against the recorded F2P/P2P sets.
 
     (a)+(c) ``repeats`` more runs with nothing done fail exactly F2P and pass P2P (which
@@ -53,26 +53,26 @@ def check_broken_state(
         again = run_tests(runtime, image, gold.workdir, gold.test_command, selected, timeout=timeout)
         failing = set(again.failing(selected))
         if not failing & set(f2p):
-            return Verdict(ok=False, kind="trivial", reason="with nothing done the F2P tests pass")
+            return Verification(ok=False, kind="trivial", reason="with nothing done the F2P tests pass")
         if failing != set(f2p):
             extra, gone = sorted(failing - set(f2p)), sorted(set(f2p) - failing)
-            return Verdict(
+            return Verification(
                 ok=False, kind="not_reproducible",
                 reason=f"a repeat run differs: {len(extra)} more failing {extra[:3]}, {len(gone)} now passing {gone[:3]}",
             )
     seconds["repeat"] = time.monotonic() - started
 
     started = time.monotonic()
-    report = scan(runtime, gold.image, gold_manifest, image)
+    report = scan(runtime, gold.image, gold_listing, image)
     seconds["leak_scan"] = time.monotonic() - started
     changed_paths = sorted(set(report.added) | set(report.changed) | set(report.deleted))
     if not report.clean:
         first = report.findings[0]
-        return Verdict(ok=False, kind="leak", reason=f"{first.kind}: {first.path} {first.detail}",
+        return Verification(ok=False, kind="leak", reason=f"{first.kind}: {first.path} {first.detail}",
                        leaks=report.findings, seconds=seconds, changed_paths=changed_paths)
     touched = [p for p in changed_paths if untouchable(p)] if untouchable else []
     if touched:
-        return Verdict(ok=False, kind="tests_changed", reason=f"the delta changed test files: {touched[:3]}",
+        return Verification(ok=False, kind="tests_changed", reason=f"the delta changed test files: {touched[:3]}",
                        seconds=seconds, changed_paths=changed_paths)
 
     started = time.monotonic()
@@ -80,42 +80,42 @@ def check_broken_state(
         try:
             solution = solution(report)
         except CligymError as exc:
-            return Verdict(ok=False, kind="not_solvable", reason=f"no solution could be derived: {exc}",
+            return Verification(ok=False, kind="not_solvable", reason=f"no solution could be derived: {exc}",
                            seconds=seconds, changed_paths=changed_paths)
     code, output, repaired = repair_and_test(runtime, image, gold, solution, selected, timeout=timeout)
     seconds["solve"] = time.monotonic() - started
     if code != 0:
-        return Verdict(ok=False, kind="not_solvable", reason=f"the solution exited {code}: {output.strip()[-200:]}",
+        return Verification(ok=False, kind="not_solvable", reason=f"the solution exited {code}: {output.strip()[-200:]}",
                        seconds=seconds, solution=solution)
     still = sorted(repaired.failing(selected))
     if still:
-        return Verdict(ok=False, kind="not_solvable", reason=f"{len(still)} tests still fail after the solution: {still[:3]}",
+        return Verification(ok=False, kind="not_solvable", reason=f"{len(still)} tests still fail after the solution: {still[:3]}",
                        seconds=seconds, solution=solution)
     started = time.monotonic()
-    verdict = verifier_check(runtime, gold, image, f2p, p2p, selected, solution)
+    verification = verifier_check(runtime, gold, image, f2p, p2p, selected, solution)
     seconds["verifier"] = time.monotonic() - started
-    return verdict.model_copy(update={"seconds": seconds, "changed_paths": changed_paths, "solution": solution})
+    return verification.model_copy(update={"seconds": seconds, "changed_paths": changed_paths, "solution": solution})
 
 
 def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], p2p: list[str],
-                   selected: list[str], solution: str) -> Verdict:
+                   selected: list[str], solution: str) -> Verification:
     """The exported task's verifier, built from gold as the export will build it, judges the
     broken image: reward 0 with nothing done (else the verifier repairs the state by itself,
     e.g. by restoring gold's test files, and the state is ``trivial``), and reward 1 after
     the solution (else ``not_solvable``: the repair leaves something the verifier refuses)."""
-    bundle, pristine = gather(runtime, gold.image, instance_id="candidate", workdir=gold.workdir,
+    reference, pristine = gather(runtime, gold.image, instance_id="candidate", workdir=gold.workdir,
                               test_command=gold.test_command, f2p=f2p, p2p=p2p, order=selected)
-    nothing, solved = judge_image(runtime, image, bundle, pristine, solution)
+    nothing, solved = judge_image(runtime, image, reference, pristine, solution)
     if nothing.reward != 0:
-        return Verdict(ok=False, kind="trivial",
+        return Verification(ok=False, kind="trivial",
                        reason=f"the task's verifier gives reward {nothing.reward} with nothing done {nothing.detail}".strip())
     if solved.reward != 1:
-        return Verdict(ok=False, kind="not_solvable",
+        return Verification(ok=False, kind="not_solvable",
                        reason=f"the task's verifier gives reward {solved.reward} after the solution {solved.detail}".strip())
-    return Verdict(ok=True)
+    return Verification(ok=True)
 
 
-def recheck_task(runtime: Runtime, gold: GoldEnv, gold_manifest: Manifest, task) -> Verdict:
+def recheck_task(runtime: Runtime, gold: GoldEnv, gold_listing: Listing, task) -> Verification:
     """Re-check a saved TaskInstance from scratch: a fresh build of gold + ΔD, two runs
     failing exactly F2P, a clean leak scan, and a working solution."""
     from cligym.errors import BuildFailed
@@ -125,9 +125,9 @@ def recheck_task(runtime: Runtime, gold: GoldEnv, gold_manifest: Manifest, task)
         try:
             build_broken(runtime, gold, task.dockerfile, tag)
         except BuildFailed as exc:
-            return Verdict(ok=False, kind="build_failed", reason=str(exc))
+            return Verification(ok=False, kind="build_failed", reason=str(exc))
         return check_broken_state(
-            runtime, gold, gold_manifest, tag, task.FAIL_TO_PASS, task.PASS_TO_PASS, task.solution, repeats=2,
+            runtime, gold, gold_listing, tag, task.FAIL_TO_PASS, task.PASS_TO_PASS, task.solution, repeats=2,
             order=run_order(task),
         )
     finally:

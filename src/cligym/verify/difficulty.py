@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from cligym.harness.images import repair_and_test, run_script
+from cligym.harness.reference import script
 from cligym.harness.repair import repair_script
 from cligym.harness.testrun import hang_timeout, run_tests_in_session
-from cligym.harness.verdict import script
 from cligym.models.gold import GoldEnv
 from cligym.models.task import AppliedOperator, Difficulty, RepairStep
 from cligym.models.testrun import TestRun

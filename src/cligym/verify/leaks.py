@@ -17,8 +17,8 @@ import re
 import tarfile
 import zipfile
 
-from cligym.harness.manifest import Runner, diff_manifests, read_manifest
-from cligym.models.fs import Finding, LeakReport, Manifest
+from cligym.harness.listing import Runner, diff_listings, read_listing
+from cligym.models.fs import Finding, LeakReport, Listing
 from cligym.runtime import Runtime
 
 #: Original contents shorter than this are too common to call a copy (empty files...).
@@ -84,21 +84,21 @@ def archive_member_hashes(data: bytes) -> list[str]:
     return hashes
 
 
-def scan(runtime: Runtime, gold_image: str, gold_manifest: Manifest, broken_image: str) -> LeakReport:
+def scan(runtime: Runtime, gold_image: str, gold_listing: Listing, broken_image: str) -> LeakReport:
     """Scan ``broken_image`` (one container for all its reads) against the gold image."""
     with runtime.session(broken_image) as session:
-        return _scan(runtime, gold_image, gold_manifest, lambda argv: session.exec(argv, timeout=600), session)
+        return _scan(runtime, gold_image, gold_listing, lambda argv: session.exec(argv, timeout=600), session)
 
 
-def _scan(runtime: Runtime, gold_image: str, gold_manifest: Manifest, run: Runner, session) -> LeakReport:
-    broken_manifest = read_manifest(run, "the broken image")
-    diff = diff_manifests(gold_manifest, broken_manifest)
-    report = LeakReport(**diff, now={p: broken_manifest[p] for p in diff["changed"]})
+def _scan(runtime: Runtime, gold_image: str, gold_listing: Listing, run: Runner, session) -> LeakReport:
+    broken_listing = read_listing(run, "the broken image")
+    diff = diff_listings(gold_listing, broken_listing)
+    report = LeakReport(**diff, now={p: broken_listing[p] for p in diff["changed"]})
     report.findings += name_findings(diff["added"] + diff["changed"])
 
     originals = [
         p for p in diff["changed"] + diff["deleted"]
-        if gold_manifest[p].type == "f" and gold_manifest[p].size >= MIN_COPY_BYTES
+        if gold_listing[p].type == "f" and gold_listing[p].size >= MIN_COPY_BYTES
     ]
     if not originals:
         return report
@@ -107,12 +107,12 @@ def _scan(runtime: Runtime, gold_image: str, gold_manifest: Manifest, run: Runne
         for path, digest in sha256_in(lambda argv: runtime.run(gold_image, argv, timeout=600), todo).items():
             _GOLD_HASHES[(gold_image, path)] = digest
     by_hash = {_GOLD_HASHES[(gold_image, p)]: p for p in originals if (gold_image, p) in _GOLD_HASHES}
-    candidates = [p for p in diff["added"] + diff["changed"] if broken_manifest[p].type == "f"]
+    candidates = [p for p in diff["added"] + diff["changed"] if broken_listing[p].type == "f"]
     for path, digest in sha256_in(run, candidates).items():
         source = by_hash.get(digest)
         if source and source != path:
             report.findings.append(Finding(kind="copy", path=path, detail=f"holds the original content of {source}"))
-    archives = [p for p in candidates if ARCHIVE.search(p) and broken_manifest[p].size < 64 * 1024 * 1024]
+    archives = [p for p in candidates if ARCHIVE.search(p) and broken_listing[p].size < 64 * 1024 * 1024]
     for path in archives:
         data = session.get_file(path) or b""
         for digest in archive_member_hashes(data):

@@ -36,9 +36,9 @@ def recheck_run(run_dir: Path, gold_dir: Path, *, runtime: Runtime | None = None
     report = VerifyReport(run_dir=str(run_dir), gold_dir=str(gold_dir), checked=0, ok=0)
     with reporter.task("re-checking tasks", total=len(tasks)):
         for task in tasks:
-            verdict = recheck_task(runtime, gold, probe.files, task)
-            report.tasks.append(TaskCheck(instance_id=task.instance_id, ok=verdict.ok, kind=verdict.kind,
-                                          reason=verdict.reason))
+            verification = recheck_task(runtime, gold, probe.files, task)
+            report.tasks.append(TaskCheck(instance_id=task.instance_id, ok=verification.ok, kind=verification.kind,
+                                          reason=verification.reason))
             report.checked, report.ok = len(report.tasks), sum(c.ok for c in report.tasks)
             save(report, run.verify_report)
             reporter.advance()

@@ -17,7 +17,7 @@ import textwrap
 import uuid
 
 from cligym.errors import CligymError
-from cligym.models.fs import LeakReport, Manifest
+from cligym.models.fs import LeakReport, Listing
 from cligym.runtime import Session
 
 #: The largest gold archive a solution may embed (a script must stay a script).
@@ -55,21 +55,21 @@ def gold_archive(gold_session: Session, paths: list[str]) -> bytes:
     return data
 
 
-def mode_only(gold: Manifest, report: LeakReport, path: str) -> bool:
+def mode_only(gold: Listing, report: LeakReport, path: str) -> bool:
     """Only the permission bits of ``path`` changed (same type, size, mtime, link target)."""
     old, new = gold[path], report.now.get(path)
     return new is not None and new.mode != old.mode and old.model_copy(update={"mode": new.mode}).same_as(new)
 
 
-def derive_solution(gold_session: Session, gold_manifest: Manifest, report: LeakReport) -> str:
+def derive_solution(gold_session: Session, gold_listing: Listing, report: LeakReport) -> str:
     """A POSIX sh script that turns the broken filesystem back into the gold one."""
     added, changed, deleted = report.added, report.changed, report.deleted
-    chmod = [p for p in changed if mode_only(gold_manifest, report, p) and gold_manifest[p].type in "fd"]
+    chmod = [p for p in changed if mode_only(gold_listing, report, p) and gold_listing[p].type in "fd"]
     restore = sorted((set(changed) - set(chmod)) | set(deleted))
     # a changed path that is not a directory in gold, or whose type changed (a directory that
     # became a symlink would lead tar into the link's target), is removed first
     replace = [p for p in restore if p in set(changed) and
-               (gold_manifest[p].type != "d" or (p in report.now and report.now[p].type != "d"))]
+               (gold_listing[p].type != "d" or (p in report.now and report.now[p].type != "d"))]
     remove = topmost(list(added) + replace)
     lines = [
         "#!/bin/sh",
@@ -81,9 +81,9 @@ def derive_solution(gold_session: Session, gold_manifest: Manifest, report: Leak
         lines.append(f"rm -rf -- {shlex.quote(path)}")
     for path in chmod:
         # a leading 0 beyond four digits also clears set-id bits of directories (GNU chmod)
-        lines.append(f"chmod 0{gold_manifest[path].mode.zfill(4)} -- {shlex.quote(path)}")
+        lines.append(f"chmod 0{gold_listing[path].mode.zfill(4)} -- {shlex.quote(path)}")
     if restore:
-        raw = sum(gold_manifest[p].size for p in restore if gold_manifest[p].type == "f")
+        raw = sum(gold_listing[p].size for p in restore if gold_listing[p].type == "f")
         if raw > 8 * MAX_ARCHIVE_BYTES:  # no compression gets that below the limit
             raise CligymError(f"the gold files to restore hold {raw} bytes (limit {MAX_ARCHIVE_BYTES} compressed)")
         archive = gold_archive(gold_session, restore)

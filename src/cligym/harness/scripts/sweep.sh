@@ -1,5 +1,5 @@
 # shellcheck shell=sh disable=SC2086
-# Sourced (by verdict.sh, and by cligym's own runner before it uploads a task's tests):
+# Sourced (by verifier.sh, and by cligym's own runner before it uploads a task's tests):
 # defines sweep, which leaves alive only PID 1, the container's keep-alive (a child of
 # PID 1 started with it, as in Harbor's `sh -c "sleep infinity"`: stopped, not killed, so
 # the container does not end), the caller's ancestors (the harness's exec chain) and the

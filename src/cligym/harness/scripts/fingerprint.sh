@@ -1,5 +1,5 @@
 # shellcheck shell=sh
-# Listing functions shared by the verifier and the export: a spec file holds one
+# Fingerprint functions shared by the verifier and the export: a spec file holds one
 # "KIND PATH" a line, and m_listing prints one sorted line per thing it covers. The export
 # runs them in a gold container, the verifier in the repaired one, so the two listings
 # compare line by line. They run under busybox (sh, find, sha256sum, sed, sort).

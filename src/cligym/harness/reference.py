@@ -1,4 +1,4 @@
-"""The verdict bundle: what a task's verifier trusts, taken from gold, shipped in ``tests/``.
+"""The gold reference: what a task's verifier trusts, taken from gold, shipped in ``tests/``.
 
 A verifier that runs the task's tests with whatever the agent left in the image can be
 talked into a reward: a conftest hook, a ``python`` that exits 0, a patched package the
@@ -9,10 +9,10 @@ of the gold image, with network none, what decides how the tests run:
 
 - pristine copies of the task's test files, conftests and pytest configuration
   (``pristine.tar``), and where such files did *not* exist in gold;
-- the manifest: the interpreter and its link chain, the standard library, every site
+- the fingerprint: the interpreter and its link chain, the standard library, every site
   directory whole (every distribution, the project's own included, every top-level name,
   every ``.pth``), every folder on PATH, ``pyvenv.cfg``, every shared object the test
-  process maps and the library folders they come from; listed by ``scripts/manifest.sh``, the same
+  process maps and the library folders they come from; listed by ``scripts/fingerprint.sh``, the same
   code the verifier runs, so the two listings compare line by line;
 - the project's own files (the workdir), which must be gold's, its package folders (no new
   module may appear there), and each folder on ``sys.path`` as gold had it (no new
@@ -20,7 +20,7 @@ of the gold image, with network none, what decides how the tests run:
 - how the dynamic loader resolves every extension module's libraries;
 - gold's pytest plugins, and how gold's pytest names each node id in its JUnit report.
 
-The verifier (``scripts/verdict.sh``) runs under a static busybox shipped with the task
+The verifier (``scripts/verifier.sh``) runs under a static busybox shipped with the task
 (the host's ``/bin/busybox``, Debian's ``busybox-static``).
 """
 
@@ -34,22 +34,22 @@ from importlib import resources
 from pathlib import Path
 
 from cligym.errors import CligymError
-from cligym.harness.verifier import TESTS_DIR, VERIFIER_LOGS, run_verifier
+from cligym.harness.trial import TESTS_DIR, VERIFIER_LOGS, run_verifier
 from cligym.layout import TaskDir
 from cligym.models.io import save
 from cligym.models.validate import ModeResult
-from cligym.models.verdict import JunitKey, VerdictBundle
+from cligym.models.reference import JunitKey, GoldReference
 from cligym.runtime import Runtime, Session
 
 #: The static busybox on the host that every exported task carries (Debian: busybox-static).
 HOST_BUSYBOX = Path("/bin/busybox")
-#: The verifier's files (package data), copied into every task's tests/verdict/.
-SCRIPTS = ("verdict.sh", "manifest.sh", "sweep.sh", "judge.awk")
+#: The verifier's files (package data), copied into every task's tests/reference/.
+SCRIPTS = ("verifier.sh", "fingerprint.sh", "sweep.sh", "judge.awk")
 
 # in-container scratch places of the gold container (never in a task image)
-_BB, _FUNCS, _PROBE, _ARGS = "/tmp/busybox", "/tmp/cligym-manifest.sh", "/tmp/cligym-probe.py", "/tmp/cligym-args.json"
+_BB, _FUNCS, _READER, _ARGS = "/tmp/busybox", "/tmp/cligym-fingerprint.sh", "/tmp/cligym-read-reference.py", "/tmp/cligym-args.json"
 _SPEC, _OUT, _LIST, _TAR = "/tmp/cligym-spec.txt", "/tmp/cligym-out.txt", "/tmp/cligym-list.txt", "/tmp/cligym-pristine.tar"
-_PROBE_OUT, _SOLUTION = "/tmp/cligym-probe.json", "/tmp/cligym-solve.sh"
+_READER_OUT, _SOLUTION = "/tmp/cligym-reference.json", "/tmp/cligym-solve.sh"
 
 
 class NoBusybox(CligymError):
@@ -119,14 +119,14 @@ def _read_json(session: Session, path: str, what: str) -> dict:
         raise CligymError(f"could not read {what} from the gold image") from None
 
 
-#: Listings by (gold image, what, its inputs): hashing the interpreter, the standard
-#: library and the site directories is the costly part of a bundle, and a gold image (its
+#: Fingerprints by (gold image, what, its inputs): hashing the interpreter, the standard
+#: library and the site directories is the costly part of a reference, and a gold image (its
 #: tag is a content hash) never changes, so every candidate and task of one gold shares one.
 _LISTINGS: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
 
 
 def _listing(session: Session, image: str, what: str, inputs: list[str], command: str) -> list[str]:
-    """The lines ``command`` (manifest.sh's functions loaded) prints in the gold container."""
+    """The lines ``command`` (fingerprint.sh's functions loaded) prints in the gold container."""
     key = (image, what, tuple(inputs))
     if key not in _LISTINGS:
         run = _sh(session, f". {_FUNCS}; {command} > {_OUT}", timeout=900)
@@ -137,33 +137,33 @@ def _listing(session: Session, image: str, what: str, inputs: list[str], command
     return list(_LISTINGS[key])
 
 
-def _probe(session: Session, interpreter: str, args: dict) -> dict:
-    session.put_files({_ARGS: json.dumps({**args, "out": _PROBE_OUT})})
-    run = session.exec(["sh", "-c", f'cd "$1" && {interpreter} -I {_PROBE} {_ARGS}', "cligym", args["workdir"]],
+def _read_reference(session: Session, interpreter: str, args: dict) -> dict:
+    session.put_files({_ARGS: json.dumps({**args, "out": _READER_OUT})})
+    run = session.exec(["sh", "-c", f'cd "$1" && {interpreter} -I {_READER} {_ARGS}', "cligym", args["workdir"]],
                        timeout=900)
     if not run.ok:
-        raise CligymError(f"could not read the verdict bundle from the gold image: {run.output.strip()[-200:]}")
-    return _read_json(session, _PROBE_OUT, "the verdict bundle")
+        raise CligymError(f"could not read the gold reference from the gold image: {run.output.strip()[-200:]}")
+    return _read_json(session, _READER_OUT, "the gold reference")
 
 
 def gather(
     runtime: Runtime, image: str, *, instance_id: str, workdir: str, test_command: str,
     f2p: list[str], p2p: list[str], order: list[str],
-) -> tuple[VerdictBundle, bytes]:
-    """The verdict bundle of a task and its pristine files (a tar), read from ``image``."""
+) -> tuple[GoldReference, bytes]:
+    """The gold reference of a task and its pristine files (a tar), read from ``image``."""
     busybox = busybox_bytes()
     with runtime.session(image) as session:
-        session.put_files({_BB: (busybox, 0o755), _FUNCS: script("manifest.sh"), _PROBE: script("verdict_probe.py")})
+        session.put_files({_BB: (busybox, 0o755), _FUNCS: script("fingerprint.sh"), _READER: script("read_reference.py")})
         # the project's files as the image has them, before any collection writes beside them
         project = _listing(session, image, "project files", [workdir], f"m_workdir {shlex.quote(workdir)}")
         command_path, interpreter = _interpreter(session, workdir, test_command)
         rootdir, inifile = _rootdir(session, workdir, test_command, order)
-        data = _probe(session, interpreter, {"interpreter": interpreter, "rootdir": rootdir, "inifile": inifile,
+        data = _read_reference(session, interpreter, {"interpreter": interpreter, "rootdir": rootdir, "inifile": inifile,
                                              "ids": order, "workdir": workdir})
         session.put_files({_SPEC: "".join(f"{s}\n" for s in data["spec"]),
                            _LIST: "".join(f"{p}\n" for p in data["pristine"])})
         pybin = shlex.quote(data["pybin"])
-        manifest = _listing(session, image, "manifest", [data["pybin"], *data["spec"]],
+        fingerprint = _listing(session, image, "fingerprint", [data["pybin"], *data["spec"]],
                             f"PYBIN={pybin} m_listing {_SPEC}")
         resolved = _listing(session, image, "library resolution", [data["loader"], *data["elf"]],
                             f"m_resolved {shlex.quote(data['loader'])} {' '.join(map(shlex.quote, data['elf']))}"
@@ -173,45 +173,45 @@ def gather(
         tar = session.get_file(_TAR)
         if not packed.ok or tar is None:
             raise CligymError(f"could not copy the gold test files: {packed.output.strip()[-200:]}")
-    bundle = VerdictBundle(
+    reference = GoldReference(
         instance_id=instance_id, workdir=workdir, test_command=test_command, interpreter=interpreter,
         command_path=command_path, rootdir=rootdir, inifile=inifile, plugins=data["plugins"],
         fail_to_pass=list(f2p), pass_to_pass=list(p2p), order=list(order),
         keys=[JunitKey(**k) for k in data["keys"]], pristine=data["pristine"], foreign=data["foreign"],
         conftests=data["conftests"], shadow_dirs=dict(sorted(data["shadow_dirs"].items())),
-        protected_modules=data["protected_modules"], spec=data["spec"], manifest=manifest,
+        protected_modules=data["protected_modules"], spec=data["spec"], fingerprint=fingerprint,
         pybin=data["pybin"], project_files=project, package_dirs=data["package_dirs"],
         loader=data["loader"], elf=data["elf"] if resolved else [], resolved=resolved, path_env=data["path_env"],
         keepalive=data["keepalive"],
     )
-    return bundle, tar
+    return reference, tar
 
 
 def _lines(values: list[str]) -> str:
     return "".join(f"{v}\n" for v in values)
 
 
-def task_env(bundle: VerdictBundle) -> str:
-    """The task's values, as shell assignments verdict.sh sources."""
-    first = shlex.split(bundle.test_command)[0]
-    values = {"WORKDIR": bundle.workdir, "COMMAND": bundle.test_command, "FIRST": first,
-              "COMMAND_PATH": bundle.command_path, "ROOTDIR": bundle.rootdir, "COUNT": str(len(bundle.order)),
-              "LOADER": bundle.loader, "PYBIN": bundle.pybin}
-    return "# cligym task values, sourced by verdict.sh\n" + "".join(
+def task_env(reference: GoldReference) -> str:
+    """The task's values, as shell assignments verifier.sh sources."""
+    first = shlex.split(reference.test_command)[0]
+    values = {"WORKDIR": reference.workdir, "COMMAND": reference.test_command, "FIRST": first,
+              "COMMAND_PATH": reference.command_path, "ROOTDIR": reference.rootdir, "COUNT": str(len(reference.order)),
+              "LOADER": reference.loader, "PYBIN": reference.pybin}
+    return "# cligym task values, sourced by verifier.sh\n" + "".join(
         f"{k}={shlex.quote(v)}\n" for k, v in values.items())
 
 
-def pytest_args(bundle: VerdictBundle) -> list[str]:
+def pytest_args(reference: GoldReference) -> list[str]:
     """What the verifier adds to gold's test command (then --junitxml and the node ids)."""
-    pin = [f"--rootdir={bundle.rootdir}", *(["-c", bundle.inifile] if bundle.inifile else [])]
-    plugins = [w for p in bundle.plugins for w in ("-p", p)]
+    pin = [f"--rootdir={reference.rootdir}", *(["-c", reference.inifile] if reference.inifile else [])]
+    plugins = [w for p in reference.plugins for w in ("-p", p)]
     return ["-p", "no:cacheprovider", "--continue-on-collection-errors", *plugins, *pin,
             "-o", "junit_family=xunit1", "-rA"]
 
 
-def write_bundle(bundle: VerdictBundle, tar: bytes, task: TaskDir) -> None:
+def write_bundle(reference: GoldReference, tar: bytes, task: TaskDir) -> None:
     """Everything but the entry script into ``task.tests``: busybox, scripts, data files."""
-    folder = task.verdict
+    folder = task.reference
     folder.mkdir(parents=True, exist_ok=True)
     task.busybox.parent.mkdir(parents=True, exist_ok=True)
     task.busybox.write_bytes(busybox_bytes())
@@ -220,46 +220,46 @@ def write_bundle(bundle: VerdictBundle, tar: bytes, task: TaskDir) -> None:
     launcher.write_text(f"#!{TESTS_DIR}/bin/busybox sh\n# Harbor starts the verifier with `bash -c`: this runs it under"
                         f" the task's own busybox\nexec {TESTS_DIR}/bin/busybox sh \"$@\"\n")
     launcher.chmod(0o755)
-    shadow = sorted(bundle.shadow_dirs)
+    shadow = sorted(reference.shadow_dirs)
     files = {
-        "task.env": task_env(bundle),
-        "pytest-args.txt": _lines(pytest_args(bundle)),
-        "tests.txt": _lines(bundle.order),
-        "keys.tsv": _lines([f"{k.node}\t{k.classname}\t{k.name}" for k in bundle.keys]),
-        "pristine.txt": _lines(bundle.pristine),
-        "foreign.txt": _lines(bundle.foreign),
-        "conftests.txt": _lines(bundle.conftests),
-        "spec.txt": _lines(bundle.spec),
-        "manifest.txt": _lines(bundle.manifest),
-        "workdir.txt": _lines(bundle.project_files),
-        "package-dirs.txt": _lines(bundle.package_dirs),
-        "elf.txt": _lines(bundle.elf),
-        "resolved.txt": _lines(bundle.resolved),
-        "protected.txt": _lines(bundle.protected_modules),
-        "keepalive.txt": _lines(bundle.keepalive),
+        "task.env": task_env(reference),
+        "pytest-args.txt": _lines(pytest_args(reference)),
+        "tests.txt": _lines(reference.order),
+        "keys.tsv": _lines([f"{k.node}\t{k.classname}\t{k.name}" for k in reference.keys]),
+        "pristine.txt": _lines(reference.pristine),
+        "foreign.txt": _lines(reference.foreign),
+        "conftests.txt": _lines(reference.conftests),
+        "spec.txt": _lines(reference.spec),
+        "fingerprint.txt": _lines(reference.fingerprint),
+        "workdir.txt": _lines(reference.project_files),
+        "package-dirs.txt": _lines(reference.package_dirs),
+        "elf.txt": _lines(reference.elf),
+        "resolved.txt": _lines(reference.resolved),
+        "protected.txt": _lines(reference.protected_modules),
+        "keepalive.txt": _lines(reference.keepalive),
         "shadow-dirs.txt": _lines(shadow),
         **{name: script(name) for name in SCRIPTS},
-        **{f"shadow-{i}.txt": _lines(bundle.shadow_dirs[d]) for i, d in enumerate(shadow, 1)},
+        **{f"shadow-{i}.txt": _lines(reference.shadow_dirs[d]) for i, d in enumerate(shadow, 1)},
     }
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     (folder / "pristine.tar").write_bytes(tar)
-    save(bundle, folder / "bundle.json")
+    save(reference, folder / "reference.json")
 
 
-def launcher_path(bundle: VerdictBundle) -> str:
+def launcher_path(reference: GoldReference) -> str:
     """The PATH a harness should give the task's commands so that its ``bash -c`` finds the
     task's own launcher (tests/bin/bash, uploaded with the verifier) before the image's:
     gold's PATH behind tests/bin. While the agent works tests/ is not there yet and the
     image's bash is found as before."""
-    return f"{TESTS_DIR}/bin:{bundle.path_env}"
+    return f"{TESTS_DIR}/bin:{reference.path_env}"
 
 
 def harbor_test_sh() -> str:
     """Harbor's ``tests/test.sh``: executed directly, so its busybox shebang applies."""
     return (f"#!{TESTS_DIR}/bin/busybox sh\n"
-            "# cligym verifier: runs under the static busybox shipped in tests/bin (see verdict/verdict.sh)\n"
-            f"exec {TESTS_DIR}/bin/busybox sh {TESTS_DIR}/verdict/verdict.sh harbor {TESTS_DIR} {VERIFIER_LOGS}\n")
+            "# cligym verifier: runs under the static busybox shipped in tests/bin (see reference/verifier.sh)\n"
+            f"exec {TESTS_DIR}/bin/busybox sh {TESTS_DIR}/reference/verifier.sh harbor {TESTS_DIR} {VERIFIER_LOGS}\n")
 
 
 def tb_run_tests(logs: str, tests_var: str = "TEST_DIR") -> str:
@@ -268,17 +268,17 @@ def tb_run_tests(logs: str, tests_var: str = "TEST_DIR") -> str:
     tests = f'"${{{tests_var}:-{TESTS_DIR}}}"'
     return ("#!/bin/bash\n"
             "# cligym verifier: runs under the static busybox shipped in the task's tests/\n"
-            f"exec {tests}/bin/busybox sh {tests}/verdict/verdict.sh tb {tests} {shlex.quote(logs)}\n")
+            f"exec {tests}/bin/busybox sh {tests}/reference/verifier.sh tb {tests} {shlex.quote(logs)}\n")
 
 
-def judge_image(runtime: Runtime, image: str, bundle: VerdictBundle, pristine: bytes,
+def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine: bytes,
                 solution: str) -> tuple[ModeResult, ModeResult]:
     """The rewards the bundled verifier gives a broken image with nothing done, and after
     ``solution`` (run as the oracle's repair script), each in a fresh container, the way
     Harbor runs a task's tests/."""
-    with tempfile.TemporaryDirectory(prefix="cligym-verdict-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="cligym-reference-") as tmp:
         task = TaskDir(Path(tmp))
-        write_bundle(bundle, pristine, task)
+        write_bundle(reference, pristine, task)
         task.test_sh.write_text(harbor_test_sh())
         task.test_sh.chmod(0o755)
         with runtime.session(image) as session:

@@ -1,11 +1,11 @@
 """Read, in a container of the gold image and with gold's own interpreter, what decides a
-task's verdict (run by cligym.harness.verdict; never imported by cligym).
+task's verdict (run by cligym.harness.reference; never imported by cligym).
 
 Input: a JSON file (the only argument) with ``interpreter``, ``rootdir``, ``inifile``,
 ``ids``, ``workdir``, ``out``. It collects the listed tests in-process, the way the test
 command would, with a finder at the end of ``sys.meta_path`` that records every module
-name nothing provided; then it writes one JSON object to ``out``: the manifest spec
-(``KIND PATH`` lines, see manifest.sh), the pristine and foreign test files, the shared
+name nothing provided; then it writes one JSON object to ``out``: the fingerprint's spec
+(``KIND PATH`` lines, see fingerprint.sh), the pristine and foreign test files, the shared
 objects the process maps, the extension modules whose resolution the loader must repeat,
 the module names the tests import or looked for, gold's keep-alive programs and the JUnit
 key of each id.

@@ -12,7 +12,7 @@ summary lists passes and no failure or error.
 
 ``test.sh`` is executed directly (after ``chmod +x``, as Harbor does), never handed to a
 shell, so its shebang applies: cligym's verifiers name the static busybox shipped in
-``tests/bin`` there (see ``cligym.harness.verdict``), and ``run-tests.sh`` hands over to it.
+``tests/bin`` there (see ``cligym.harness.reference``), and ``run-tests.sh`` hands over to it.
 Unlike the harnesses, ``run_verifier`` judges a successor of the agent's container (the
 same filesystem, none of its processes) and starts the verifier with the task's own
 busybox: nothing the agent left, running or installed, runs before it.

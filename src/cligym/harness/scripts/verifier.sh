@@ -1,15 +1,15 @@
 # shellcheck shell=sh disable=SC1090,SC1091,SC2086,SC2153
 # The verifier of a cligym task, run under the static busybox shipped in the task's tests/
-# (usage: busybox sh verdict.sh MODE TESTS_DIR LOGS_DIR). It uses only busybox's applets,
+# (usage: busybox sh verifier.sh MODE TESTS_DIR LOGS_DIR). It uses only busybox's applets,
 # so nothing of the image's shell, coreutils, libc or Python runs before the test command.
-# Without errexit: a reward is always written. The task's values are in verdict/task.env.
+# Without errexit: a reward is always written. The task's values are in reference/task.env.
 #
 #  1. stops every process but PID 1's keep-alive, its own ancestors and itself, in rounds
 #     until a round finds none (reward 0 if that never happens), and checks that PID 1,
 #     which no signal reaches, still runs one of gold's keep-alive programs;
 #  2. empties the log folder (dot-files too) and restores gold's test files and pytest
 #     configuration; deletes conftests and configuration files gold did not have;
-#  3. compares the environment with gold's listing (manifest.sh): interpreter, standard
+#  3. compares the environment with gold's listing (fingerprint.sh): interpreter, standard
 #     library, every site directory, every folder on PATH, the mapped shared objects and
 #     their library folders, and how the loader resolves each extension module; the
 #     project's own files must be gold's, and no folder on sys.path may hold a new
@@ -21,9 +21,9 @@
 MODE=$1
 T=$2
 LOGS=$3
-V=$T/verdict
+V=$T/reference
 . "$V/task.env"
-. "$V/manifest.sh"
+. "$V/fingerprint.sh"
 REWARD=$LOGS/reward.txt
 JUNIT=$LOGS/junit.xml
 umask 022
@@ -79,7 +79,7 @@ done
 # the listings at once, in groups of about equal work (hashing is most of the verifier's time)
 for kinds in P L TSHCF; do
   grep -E "^[$kinds] " "$V/spec.txt" > "$LOGS/spec-$kinds.txt"
-  m_listing "$LOGS/spec-$kinds.txt" > "$LOGS/manifest-$kinds.txt" &
+  m_listing "$LOGS/spec-$kinds.txt" > "$LOGS/fingerprint-$kinds.txt" &
 done
 m_workdir "$WORKDIR" > "$LOGS/workdir-found.txt" &
 if [ -s "$V/elf.txt" ]; then
@@ -90,10 +90,10 @@ if [ -s "$V/elf.txt" ]; then
   ) &
 fi
 wait
-LC_ALL=C sort -u "$LOGS/manifest-P.txt" "$LOGS/manifest-L.txt" "$LOGS/manifest-TSHCF.txt" > "$LOGS/manifest-found.txt"
-if ! cmp -s "$V/manifest.txt" "$LOGS/manifest-found.txt"; then
-  diff "$V/manifest.txt" "$LOGS/manifest-found.txt" > "$LOGS/manifest-diff.txt"
-  refuse "the environment differs from gold: $(grep '^[-+][^-+]' "$LOGS/manifest-diff.txt" | head -n 1)"
+LC_ALL=C sort -u "$LOGS/fingerprint-P.txt" "$LOGS/fingerprint-L.txt" "$LOGS/fingerprint-TSHCF.txt" > "$LOGS/fingerprint-found.txt"
+if ! cmp -s "$V/fingerprint.txt" "$LOGS/fingerprint-found.txt"; then
+  diff "$V/fingerprint.txt" "$LOGS/fingerprint-found.txt" > "$LOGS/fingerprint-diff.txt"
+  refuse "the environment differs from gold: $(grep '^[-+][^-+]' "$LOGS/fingerprint-diff.txt" | head -n 1)"
 fi
 comm -23 "$V/workdir.txt" "$LOGS/workdir-found.txt" > "$LOGS/workdir-missing.txt"
 if [ -s "$LOGS/workdir-missing.txt" ]; then

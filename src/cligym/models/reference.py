@@ -1,14 +1,14 @@
-"""The verdict bundle: what a task's verifier needs from the gold environment to judge a
+"""The gold reference: what a task's verifier needs from the gold environment to judge a
 repaired container without trusting anything the agent could have changed.
 
-Gathered once per task from a container of the gold image (``cligym.harness.verdict``),
+Gathered once per task from a container of the gold image (``cligym.harness.reference``),
 shipped under the task's ``tests/`` (which a harness copies in only after the agent is
 done), and read back by the verifier script written beside it.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
 
 
 class JunitKey(BaseModel):
@@ -20,11 +20,11 @@ class JunitKey(BaseModel):
     name: str
 
 
-class VerdictBundle(BaseModel):
+class GoldReference(BaseModel):
     """Everything that decides a task's verdict, taken from gold.
 
-    ``spec`` lists what the integrity manifest covers, one ``KIND PATH`` a line (the kinds
-    are described in ``cligym/harness/scripts/manifest.sh``); ``manifest`` is that listing
+    ``spec`` lists what the fingerprint covers, one ``KIND PATH`` a line (the kinds
+    are described in ``cligym/harness/scripts/fingerprint.sh``); ``fingerprint`` is that listing
     as gold gave it (sorted lines), made by the same shell code the verifier runs.
     """
 
@@ -47,7 +47,8 @@ class VerdictBundle(BaseModel):
     shadow_dirs: dict[str, list[str]]  # folder on sys.path -> its entries in gold
     protected_modules: list[str]  # module names no new file in those folders may shadow
     spec: list[str]
-    manifest: list[str]
+    # (``manifest`` in references written before the rename: still read)
+    fingerprint: list[str] = Field(validation_alias=AliasChoices("fingerprint", "manifest"))
     pybin: str = ""  # the gold interpreter's bin folder (console scripts' shebangs point there)
     project_files: list[str] = Field(default_factory=list)  # the workdir's listing in gold
     package_dirs: list[str] = Field(default_factory=list)  # workdir folders with an __init__.py

@@ -8,7 +8,7 @@ import gzip
 from collections.abc import Callable
 
 from cligym.errors import CligymError
-from cligym.models.fs import Entry, Manifest
+from cligym.models.fs import Entry, Listing
 from cligym.runtime import RunResult, Runtime
 
 #: Runs an argv in some container: a one-off ``runtime.run`` or a session's ``exec``.
@@ -26,11 +26,11 @@ FIND = (
 FIELDS = 6
 
 
-def take_manifest(runtime: Runtime, image: str) -> Manifest:
-    return read_manifest(lambda argv: runtime.run(image, argv, timeout=300), image)
+def take_listing(runtime: Runtime, image: str) -> Listing:
+    return read_listing(lambda argv: runtime.run(image, argv, timeout=300), image)
 
 
-def read_manifest(run: Runner, what: str) -> Manifest:
+def read_listing(run: Runner, what: str) -> Listing:
     result = run(["sh", "-c", FIND])
     try:
         listing = gzip.decompress(base64.b64decode(result.output.strip(), validate=True))
@@ -39,15 +39,15 @@ def read_manifest(run: Runner, what: str) -> Manifest:
     fields = listing.decode("utf-8", errors="replace").split("\0")[:-1]
     if not fields or len(fields) % FIELDS:
         raise CligymError(f"could not list the filesystem of {what}: a malformed listing")
-    manifest: Manifest = {}
+    listing: Listing = {}
     for i in range(0, len(fields), FIELDS):
         kind, mode, size, mtime, path, link = fields[i : i + FIELDS]
         if path not in RUNTIME_PATHS:
-            manifest[path] = Entry(type=kind, mode=mode, size=int(size), mtime=mtime, link=link)
-    return manifest
+            listing[path] = Entry(type=kind, mode=mode, size=int(size), mtime=mtime, link=link)
+    return listing
 
 
-def diff_manifests(gold: Manifest, broken: Manifest) -> dict[str, list[str]]:
+def diff_listings(gold: Listing, broken: Listing) -> dict[str, list[str]]:
     """Paths added, changed and deleted from ``gold`` to ``broken`` (directories whose
     only change is their mtime are left out)."""
     added = sorted(set(broken) - set(gold))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.unit.test_verdict import RECORD, make_run
+from tests.unit.test_reference import RECORD, make_run
 
 
 def test_export_over_its_run_is_one_line_on_the_command_line(tmp_path):

@@ -98,3 +98,27 @@ def test_records_written_before_the_move_still_load(name, model):
     for field in added:
         (again.get(holder) or {}).pop(field, None)
     assert again == json.loads((OLD / name).read_text())  # nothing lost, nothing else added
+
+
+def test_records_written_before_the_renames_still_load(tmp_path):
+    """A curation summary said ``verdicts`` and a gold reference ``manifest`` before the
+    renames to ``decisions`` and ``fingerprint``: both still load, under the new names."""
+    from cligym.models.curate import CurationSummary
+    from cligym.models.reference import GoldReference
+
+    decision = {"task_id": "t-1", "attempt": 0, "path": "t-1/0", "reward": 1.0, "agent_steps": 25, "decision": "kept"}
+    old_summary = {"rollout_dir": "r", "out_dir": "o", "min_steps": 20, "loop_repeat": 4, "trajectories": 1,
+                   "successful": 1, "failed": 0, "kept": 1, "dropped": {}, "cheating": {}, "cheating_detected": {},
+                   "loops_failures": 0, "loops_all": 0, "loop_rate_failures": None, "loop_rate_all": 0.0,
+                   "verdicts": [decision]}
+    (tmp_path / "summary.json").write_text(json.dumps(old_summary))
+    summary = load(CurationSummary, tmp_path / "summary.json")
+    assert [d.task_id for d in summary.decisions] == ["t-1"]
+    assert "decisions" in json.loads(summary.model_dump_json()) and "verdicts" not in summary.model_dump()
+
+    old_reference = {"instance_id": "t-1", "workdir": "/testbed", "test_command": "pytest", "interpreter": "/p",
+                     "command_path": "/p", "rootdir": "/testbed", "fail_to_pass": ["a"], "pass_to_pass": [],
+                     "order": ["a"], "keys": [], "pristine": [], "foreign": [], "conftests": [], "shadow_dirs": {},
+                     "protected_modules": [], "spec": ["P /usr/bin/python3"], "manifest": ["f 755 /usr/bin/python3"]}
+    (tmp_path / "bundle.json").write_text(json.dumps(old_reference))
+    assert load(GoldReference, tmp_path / "bundle.json").fingerprint == ["f 755 /usr/bin/python3"]

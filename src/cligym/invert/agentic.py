@@ -43,7 +43,13 @@ from cligym.invert.parallel import run_attempts
 from cligym.invert.proposal import BaseDegrader, Proposal
 from cligym.invert.query import QueryError, generate_query, sample_directions
 from cligym.models.run import Summary
-from cligym.models.task import AgentRun, Candidate, DegradationQuery
+from cligym.models.task import (
+    AgentRun,
+    AttemptNotes,
+    Candidate,
+    DegradationQuery,
+    TaskFields,
+)
 from cligym.models.verify import Verification
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
@@ -117,14 +123,15 @@ class AgentDegrader(BaseDegrader):
         if hasattr(self.client, "stop"):
             self.client.stop()
 
-    def task_fields(self, proposal: Proposal, verification: Verification) -> dict:
+    def task_fields(self, proposal: Proposal, verification: Verification) -> TaskFields:
         """The query's fields, with what the verified state changed: its paths as targets, and
         ``code`` among the categories when it changed the project's own files."""
         root = self.workdir.rstrip("/") + "/"
-        category = proposal.task["category"]
+        assert proposal.task is not None, "a proposal that is checked names its task fields"
+        category = proposal.task.category
         touches_code = any(p.startswith(root) and "__pycache__" not in p for p in verification.changed_paths)
-        return {**proposal.task, "categories": sorted({category, *(["code"] if touches_code else [])}),
-                "targets": verification.changed_paths[:20]}
+        return proposal.task.model_copy(update={"categories": sorted({category, *(["code"] if touches_code else [])}),
+                                                "targets": verification.changed_paths[:20]})
 
     def derived_solution(self, ctx: RunContext, report) -> str:
         return derive_solution(ctx.gold_session, ctx.probe.files, report)
@@ -146,7 +153,7 @@ class AgentDegrader(BaseDegrader):
         refine = rng.random() < self.refine_rate
         seconds: dict[str, float] = {}
         tokens = [0, 0]
-        fields: dict = dict(origin="agent", seconds=seconds)
+        notes = AttemptNotes(origin="agent")
         started = time.monotonic()
         try:
             query, refined = generate_query(self.client, ctx.gold, directions, sample, self.memory(attempt),
@@ -157,24 +164,26 @@ class AgentDegrader(BaseDegrader):
             if self.stop.is_set():
                 raise Stopped(attempt) from exc
             seconds["query"] = time.monotonic() - started
-            return _given_up(fields, tokens, [], "bad_query", str(exc))
+            return _given_up(notes, seconds, tokens, [], "bad_query", str(exc))
         seconds["query"] = time.monotonic() - started
-        fields.update(query=query, refined=refined)
+        notes.query, notes.refined = query, refined
         if self.stop.is_set():
             raise Stopped(attempt)
         try:
-            first, written = self._degrade(ctx, attempt, query, fields, tokens)
+            first, written = self._degrade(ctx, attempt, query, notes, seconds, tokens)
         except CligymError as exc:
             if getattr(exc, "fatal", False) or self.stop.is_set():
                 raise
-            return _given_up(fields, tokens, query.selected_tests, "error", f"the agent's container failed: {exc}")
+            return _given_up(notes, seconds, tokens, query.selected_tests, "error",
+                             f"the agent's container failed: {exc}")
         if self.stop.is_set():
             raise Stopped(attempt)
-        return self._proposal(ctx, query, first, written, fields, tokens)
+        return self._proposal(query, first, written, notes, seconds, tokens)
 
-    def _degrade(self, ctx: RunContext, attempt: int, query: DegradationQuery, fields: dict, tokens: list[int]):
+    def _degrade(self, ctx: RunContext, attempt: int, query: DegradationQuery, notes: AttemptNotes,
+                 seconds: dict[str, float], tokens: list[int]):
         """The agent's run in a fresh container of gold; then the selected tests there."""
-        gold, limits, seconds = ctx.gold, self.limits, fields["seconds"]
+        gold, limits = ctx.gold, self.limits
         started = time.monotonic()
         with ctx.runtime.session(gold.image) as session:
             recorder = TrajectoryRecorder(AGENT_NAME, __version__, self.model, str(uuid.uuid4()))
@@ -194,7 +203,7 @@ class AgentDegrader(BaseDegrader):
             last = self._last_turn(session, executor, recorder, history, query, outcome, tokens, gold)
             trajectory = ctx.run.trajectory(attempt)
             recorder.save(ctx.run.path / trajectory, {"stop_reason": outcome.stop_reason, "error": outcome.error})
-            fields["agent"] = AgentRun(stop_reason=outcome.stop_reason, steps=outcome.steps, seconds=outcome.seconds,
+            notes.agent = AgentRun(stop_reason=outcome.stop_reason, steps=outcome.steps, seconds=outcome.seconds,
                                        summary=outcome.summary[:1000], trajectory=trajectory, last_turn=last)
             seconds["agent"] = time.monotonic() - started
             written = session.get_file(DOCKERFILE_PATH)
@@ -224,36 +233,38 @@ class AgentDegrader(BaseDegrader):
         tokens[1] += extra.completion_tokens
         return True
 
-    def _proposal(self, ctx: RunContext, query: DegradationQuery, first, written: bytes | None, fields: dict,
-                  tokens: list[int]) -> Proposal:
+    def _proposal(self, query: DegradationQuery, first, written: bytes | None, notes: AttemptNotes,
+                  seconds: dict[str, float], tokens: list[int]) -> Proposal:
         selected = query.selected_tests
         f2p, p2p = classify(first, selected)
-        fields.update(FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, fail_fraction=round(len(f2p) / len(selected), 4))
+        notes.FAIL_TO_PASS, notes.PASS_TO_PASS = f2p, p2p
+        notes.fail_fraction = round(len(f2p) / len(selected), 4)
         if not f2p:
-            return _given_up(fields, tokens, selected, "no_failure", "every selected test passed after the agent's run")
+            return _given_up(notes, seconds, tokens, selected, "no_failure",
+                             "every selected test passed after the agent's run")
         if written is None:
-            return _given_up(fields, tokens, selected, "no_dockerfile", f"the agent wrote no {DOCKERFILE_PATH}")
+            return _given_up(notes, seconds, tokens, selected, "no_dockerfile", f"the agent wrote no {DOCKERFILE_PATH}")
         lines, dropped = parse_dockerfile(written.decode("utf-8", errors="replace"))
-        fields.update(dropped_lines=dropped)
+        notes.dropped_lines = dropped
         if not lines:
-            return _given_up(fields, tokens, selected, "no_dockerfile", f"{DOCKERFILE_PATH} holds no RUN instruction")
+            return _given_up(notes, seconds, tokens, selected, "no_dockerfile",
+                             f"{DOCKERFILE_PATH} holds no RUN instruction")
         return Proposal(
             sample=selected, name="agent", dockerfile=lines, observed=first, keep_tests=True, derive_solution=True,
-            seconds=fields["seconds"], candidate=_extras(fields, tokens),
-            task=dict(operators=["llm_agent"], category=query.category or "agent",  # normalised by parse_query
-                      hints=[query.recovery_strategy], origin="agent", title=query.title),  # the error is a guess
+            seconds=seconds, notes=_with_tokens(notes, tokens),
+            task=TaskFields(operators=["llm_agent"], category=query.category or "agent",  # normalised by parse_query
+                            hints=[query.recovery_strategy], origin="agent", title=query.title),  # the error is a guess
         )
 
 
-def _given_up(fields: dict, tokens: list[int], sample: list[str], kind: str, reason: str) -> Proposal:
-    return Proposal(sample=sample, discard=(kind, reason), seconds=fields["seconds"], candidate=_extras(fields, tokens))
+def _given_up(notes: AttemptNotes, seconds: dict[str, float], tokens: list[int], sample: list[str], kind: str,
+              reason: str) -> Proposal:
+    return Proposal(sample=sample, discard=(kind, reason), seconds=seconds, notes=_with_tokens(notes, tokens))
 
 
-def _extras(fields: dict, tokens: list[int]) -> dict:
-    """The Candidate fields of an agent's attempt beyond the pipeline's (its seconds go
-    apart, as ``Proposal.seconds``)."""
-    return {**{k: v for k, v in fields.items() if k != "seconds"}, "prompt_tokens": tokens[0],
-            "completion_tokens": tokens[1]}
+def _with_tokens(notes: AttemptNotes, tokens: list[int]) -> AttemptNotes:
+    """The notes of an agent's attempt with the tokens it spent so far."""
+    return notes.model_copy(update={"prompt_tokens": tokens[0], "completion_tokens": tokens[1]})
 
 
 def invert_with_agent(

@@ -28,7 +28,7 @@ from cligym.invert.context import RunContext, sample_tests
 from cligym.invert.operators import GoldFiles
 from cligym.invert.proposal import BaseDegrader, Degrader, Proposal, task_of
 from cligym.invert.scenarios import Plan, Scenario, Site
-from cligym.models.task import AppliedOperator, Candidate
+from cligym.models.task import AppliedOperator, Candidate, TaskFields
 
 #: The share of a default run's attempts that are scenarios (the rest: chained composites).
 SCENARIO_SHARE = 0.9
@@ -148,5 +148,5 @@ class MixedDegrader(BaseDegrader):
     def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
         return self._current.accept(proposal, fail_fraction, late)
 
-    def task_fields(self, proposal: Proposal, verification) -> dict:
+    def task_fields(self, proposal: Proposal, verification) -> TaskFields:
         return self._current.task_fields(proposal, verification)

@@ -38,7 +38,6 @@ import random
 import shutil
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from cligym.errors import BuildFailed, CligymError
 from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_bytes
@@ -79,30 +78,32 @@ LATE_TRIES = 3
 
 
 class _Attempt:
-    """The fields of one attempt's Candidate, filled in as the attempt goes."""
+    """One attempt's Candidate, filled in as the attempt goes (``record``); its seconds and
+    the lists the attempt's tries add to are taken when it ends."""
 
     def __init__(self, ctx: RunContext, degrader: Degrader, attempt: int, proposal: Proposal,
                  seconds: dict[str, float], screened: list[str], decoys: list[str], refused: dict[str, float]) -> None:
         self.ctx, self.degrader, self.proposal = ctx, degrader, proposal
         self.late = len(screened) >= MAX_TRIES - LATE_TRIES
-        self.fields: dict[str, Any] = dict(id=f"{attempt:04d}", attempt=attempt, seed=ctx.seed, seconds=seconds,
-                                           sample=proposal.sample, dockerfile=proposal.dockerfile,
-                                           screened=screened, decoys=decoys, refused=refused)
-        self.fields.update(proposal.candidate)
+        self.seconds, self.screened, self.decoys, self.refused = seconds, screened, decoys, refused
+        self.record = Candidate(id=f"{attempt:04d}", attempt=attempt, seed=ctx.seed, status="discarded",
+                                sample=proposal.sample, dockerfile=proposal.dockerfile)
+        for name in proposal.notes.model_fields_set:
+            setattr(self.record, name, getattr(proposal.notes, name))
         if proposal.applied:
-            self.fields["operators"] = proposal.applied
+            self.record.operators = proposal.applied
         if proposal.solution:
-            self.fields["solution"] = proposal.solution
+            self.record.solution = proposal.solution
 
-    @property
-    def seconds(self) -> dict[str, float]:
-        return self.fields["seconds"]
+    def _ended(self, **status) -> Candidate:
+        return self.record.model_copy(update=dict(seconds=dict(self.seconds), screened=list(self.screened),
+                                                  decoys=list(self.decoys), refused=dict(self.refused), **status))
 
     def discarded(self, kind: str, reason: str) -> Candidate:
-        return Candidate(**self.fields, status="discarded", discard_kind=kind, reason=reason[:500])
+        return self._ended(status="discarded", discard_kind=kind, reason=reason[:500])
 
     def verified(self, instance_id: str) -> Candidate:
-        return Candidate(**self.fields, status="verified", instance_id=instance_id)
+        return self._ended(status="verified", instance_id=instance_id)
 
 
 @dataclass
@@ -167,7 +168,7 @@ def _attempt_state(state: _Attempt) -> Outcome:
     ctx, proposal = state.ctx, state.proposal
     if proposal.observed is not None:
         _classify(state, proposal.observed)
-    gold, attempt = ctx.gold, state.fields["attempt"]
+    gold, attempt = ctx.gold, state.record.attempt
     digest = delta_digest(gold, proposal.dockerfile)
     if ctx.order is not None:  # attempts at once: check as one at a time would
         ctx.order.claim(digest, attempt)
@@ -182,7 +183,7 @@ def _check_new(state: _Attempt, digest: str) -> Outcome:
     """``_check`` unless an earlier attempt made a task of the same delta."""
     ctx, proposal = state.ctx, state.proposal
     instance_id = f"{ctx.gold.source.name}.{proposal.name}.{digest}"
-    if ctx.run.instance(instance_id).exists() and load(TaskInstance, ctx.run.instance(instance_id)).attempt != state.fields["attempt"]:
+    if ctx.run.instance(instance_id).exists() and load(TaskInstance, ctx.run.instance(instance_id)).attempt != state.record.attempt:
         if proposal.retry:
             return Miss()  # nothing new to learn from building it again: try another
         return state.discarded("duplicate", "the same delta as an earlier attempt")
@@ -200,7 +201,8 @@ def _check_new(state: _Attempt, digest: str) -> Outcome:
 def _classify(state: _Attempt, run: TestRun) -> list[str]:
     sample = state.proposal.sample
     f2p, p2p = classify(run, sample)
-    state.fields.update(FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, fail_fraction=round(len(f2p) / len(sample), 4))
+    record = state.record
+    record.FAIL_TO_PASS, record.PASS_TO_PASS, record.fail_fraction = f2p, p2p, round(len(f2p) / len(sample), 4)
     return f2p
 
 
@@ -218,7 +220,7 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Outcome:
         build_broken(ctx.runtime, gold, proposal.dockerfile, tag)
     except BuildFailed as exc:
         if proposal.observed is not None:
-            state.fields["reproduced"] = False
+            state.record.reproduced = False
         elif proposal.retry:
             _timed(seconds, "build", started)
             return Miss()  # a state that cannot be made breaks nothing: try another
@@ -245,12 +247,12 @@ def _check(state: _Attempt, tag: str, instance_id: str) -> Outcome:
         _timed(seconds, "run", started)
         if not _classify(state, fresh):
             return Miss()
-        if not state.degrader.accept(proposal, state.fields["fail_fraction"], state.late):
-            return Miss(state.fields["fail_fraction"])  # the degrader wants another share broken
+        if not state.degrader.accept(proposal, state.record.fail_fraction, state.late):
+            return Miss(state.record.fail_fraction)  # the degrader wants another share broken
     else:
         _timed(seconds, "rerun", started)
-        reason = _not_reproduced(classify(fresh, proposal.sample)[0], state.fields["FAIL_TO_PASS"])
-        state.fields["reproduced"] = not reason
+        reason = _not_reproduced(classify(fresh, proposal.sample)[0], state.record.FAIL_TO_PASS)
+        state.record.reproduced = not reason
         if reason:
             return state.discarded("not_reproducible", reason)
     reduced = _minimal(state, tag)
@@ -264,10 +266,10 @@ def _minimal(state: _Attempt, tag: str) -> Outcome | None:
     blockers); None when every change is necessary or blocking, else the smaller state
     (``Reduced``), a ``Miss`` (a degrader that proposes another) or a discarded Candidate."""
     ctx, proposal = state.ctx, state.proposal
-    f2p = state.fields["FAIL_TO_PASS"]
+    f2p = state.record.FAIL_TO_PASS
     if len(proposal.applied) < 2 or len(proposal.steps) != len(proposal.applied):
         applied = [a.model_copy(update={"necessary": True, "fixes": list(f2p)}) for a in proposal.applied]
-        state.fields["operators"] = applied
+        state.record.operators = applied
         return None
     order = proposal.order
     still = minimal.leave_one_out(ctx.runtime, ctx.gold, tag, proposal.ordered_steps, f2p, proposal.sample,
@@ -281,7 +283,7 @@ def _minimal(state: _Attempt, tag: str) -> Outcome | None:
             blocks = minimal.blocks(ctx.runtime, ctx.gold, tag, proposal.steps[i], others, proposal.naive, f2p,
                                     proposal.sample, state.seconds)
         applied.append(change.model_copy(update={"necessary": bool(fixes[i]), "fixes": fixes[i], "blocks": blocks}))
-    state.fields["operators"] = applied
+    state.record.operators = applied
     kept = [i for i, a in enumerate(applied) if a.necessary or a.blocks]
     if len(kept) == len(applied):
         return None
@@ -304,9 +306,9 @@ def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
 
 
 def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun) -> Candidate:
-    ctx, proposal, fields = state.ctx, state.proposal, state.fields
+    ctx, proposal, record = state.ctx, state.proposal, state.record
     gold = ctx.gold
-    f2p, p2p = fields["FAIL_TO_PASS"], fields["PASS_TO_PASS"]
+    f2p, p2p = record.FAIL_TO_PASS, record.PASS_TO_PASS
     solution = proposal.solution
     if proposal.derive_solution:
         def solution(report: LeakReport) -> str:
@@ -315,11 +317,11 @@ def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun
                                  order=proposal.sample, untouchable=touches_tests(gold) if proposal.keep_tests else None)
     state.seconds.update(verification.seconds)
     if proposal.derive_solution and (verification.ok or len(verification.solution) <= KEEP_SOLUTION_BYTES):
-        fields["solution"] = verification.solution  # a derived one: discards keep small ones only
-    fields["extra_bytes"] = extra_bytes(ctx.runtime, gold, tag)
+        record.solution = verification.solution  # a derived one: discards keep small ones only
+    record.extra_bytes = extra_bytes(ctx.runtime, gold, tag)
     if not verification.ok:
         return state.discarded(verification.kind or "error", verification.reason)
-    applied = fields.get("operators", [])
+    applied = record.operators
     difficulty = None
     if applied and len(proposal.steps) == len(applied):
         changes = [applied[i] for i in proposal.order]
@@ -329,13 +331,13 @@ def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun
         instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
         workdir=gold.workdir, test_command=gold.test_command, dockerfile=proposal.dockerfile,
         FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, selected_tests=proposal.sample,
-        solution=verification.solution or fields.get("solution", ""), errors=error_excerpts(first, f2p),
-        changed_paths=verification.changed_paths, fail_fraction=fields["fail_fraction"], suite_size=len(gold.tests),
-        extra_bytes=fields["extra_bytes"], seed=ctx.seed, attempt=fields["attempt"],
+        solution=verification.solution or record.solution, errors=error_excerpts(first, f2p),
+        changed_paths=verification.changed_paths, fail_fraction=record.fail_fraction, suite_size=len(gold.tests),
+        extra_bytes=record.extra_bytes, seed=ctx.seed, attempt=record.attempt,
         applied=applied if proposal.applied else [],
         offline_fair=all(a.offline for a in applied) if proposal.applied else None,
         repair_steps=proposal.ordered_steps, difficulty=difficulty,
-        **state.degrader.task_fields(proposal, verification),
+        **state.degrader.task_fields(proposal, verification).model_dump(),
     )
     issues = write_issues(task)
     problems = check_issues(task, issues)

@@ -6,22 +6,28 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from cligym.harness.repair import repair_script
 from cligym.invert.context import RunContext
 from cligym.models.fs import LeakReport
-from cligym.models.task import AppliedOperator, Candidate, RepairStep
+from cligym.models.task import (
+    AppliedOperator,
+    AttemptNotes,
+    Candidate,
+    RepairStep,
+    TaskFields,
+)
 from cligym.models.testrun import TestRun
 from cligym.models.verify import Verification
 
 
-def task_of(applied: list[AppliedOperator], category: str | None = None, **more: Any) -> dict[str, Any]:
+def task_of(applied: list[AppliedOperator], category: str | None = None, scenario: str = "") -> TaskFields:
     """The TaskInstance fields a state of ``applied`` changes decides (``category``: the
-    task's category, by default the first change's)."""
-    return dict(operators=[a.name for a in applied], category=category or applied[0].category,
-                categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
-                symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied], **more)
+    task's category, by default the first change's; ``scenario``: the scenario that planned it)."""
+    return TaskFields(operators=[a.name for a in applied], category=category or applied[0].category,
+                      categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
+                      symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied], scenario=scenario)
 
 
 @dataclass
@@ -42,9 +48,11 @@ class Proposal:
     keep_tests: bool = False
     #: seconds the degrader spent, by phase (added to the attempt's)
     seconds: dict[str, float] = field(default_factory=dict)
-    candidate: dict[str, Any] = field(default_factory=dict)  # extra Candidate fields
-    #: the TaskInstance fields this degrader decides (``Degrader.task_fields`` may add to them)
-    task: dict[str, Any] = field(default_factory=dict)
+    #: what the degrader records on the attempt's Candidate (the fields it sets)
+    notes: AttemptNotes = field(default_factory=AttemptNotes)
+    #: the TaskInstance fields this degrader decides (``Degrader.task_fields`` may add to
+    #: them); None when the degrader gave up (``discard``)
+    task: TaskFields | None = None
     #: the changes (operators, or a scenario's faults and blockers), one ΔD part, one repair
     #: step and the tests it touches each: minimality leaves each step out of the repair in turn
     applied: list[AppliedOperator] = field(default_factory=list)
@@ -84,7 +92,7 @@ class Proposal:
         return replace(self, name="+".join(a.name for a in applied), dockerfile=[line for p in parts for line in p],
                        solution="", applied=applied, parts=parts, steps=[self.steps[i] for i in indexes],
                        touching=touching, task=task_of(applied), screen=sorted({t for ts in touching for t in ts}),
-                       seconds={}, candidate={})
+                       seconds={}, notes=AttemptNotes())
 
 
 class Degrader(Protocol):
@@ -107,7 +115,7 @@ class Degrader(Protocol):
         """Does the degrader take a state failing this share of the sample (``late``: is
         this one of the attempt's last tries)?"""
 
-    def task_fields(self, proposal: Proposal, verification: Verification) -> dict[str, Any]:
+    def task_fields(self, proposal: Proposal, verification: Verification) -> TaskFields:
         """The TaskInstance fields the degrader decides, once the state is verified."""
 
     def derived_solution(self, ctx: RunContext, report: LeakReport) -> str:
@@ -130,7 +138,8 @@ class BaseDegrader:
     def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
         return True
 
-    def task_fields(self, proposal: Proposal, verification: Verification) -> dict[str, Any]:
+    def task_fields(self, proposal: Proposal, verification: Verification) -> TaskFields:
+        assert proposal.task is not None, "a proposal that is checked names its task fields"
         return proposal.task
 
     def derived_solution(self, ctx: RunContext, report: LeakReport) -> str:

@@ -154,6 +154,36 @@ class Candidate(BaseModel):
 Label = Literal["easy", "medium", "hard"]
 
 
+class AttemptNotes(BaseModel):
+    """What a degrader records on its attempt's Candidate beyond the pipeline's fields (the
+    LLM path: the query, the agent's run, its own test run's split, its tokens)."""
+
+    origin: Origin = "operators"
+    query: DegradationQuery | None = None
+    refined: bool = False
+    agent: AgentRun | None = None
+    dropped_lines: list[str] = Field(default_factory=list)
+    FAIL_TO_PASS: list[str] = Field(default_factory=list)
+    PASS_TO_PASS: list[str] = Field(default_factory=list)
+    fail_fraction: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class TaskFields(BaseModel):
+    """The TaskInstance fields a degrader decides; the pipeline fills in the rest."""
+
+    operators: list[str]
+    category: str
+    categories: list[str] = Field(default_factory=list)
+    targets: list[str] = Field(default_factory=list)
+    symptoms: list[str] = Field(default_factory=list)
+    hints: list[str] = Field(default_factory=list)
+    origin: Origin = "operators"
+    title: str = ""
+    scenario: str = ""
+
+
 class Difficulty(BaseModel):
     """How hard a task is, measured without an LLM (``cligym.verify.difficulty``)."""
 

@@ -16,7 +16,7 @@ import pytest
 from cligym.errors import BadInput
 from cligym.export.common import at_least, check_min_difficulty, difficulty
 from cligym.export.harbor import task_toml
-from cligym.export.jsonl import read_rows, row
+from cligym.export.jsonl import line, read_rows, row
 from cligym.export.stage import export
 from cligym.export.tb import task_yaml
 from cligym.layout import ExportDir, RunDir
@@ -129,10 +129,11 @@ def test_task_toml_validates_in_harbors_task_config(label, tmp_path):
 def test_jsonl_row_carries_the_measure_or_null():
     task = make_task("demo.medium", "medium", scenario="a stale venv")
     found = row(task, issues(task), "strong")
-    assert found["difficulty"] == task.difficulty.model_dump() and found["difficulty"]["label"] == "medium"
-    assert found["scenario"] == "a stale venv"
-    old = make_task("demo.old")
-    assert (row(old, issues(old), "strong")["difficulty"], row(old, issues(old), "strong")["scenario"]) == (None, "")
+    written = json.loads(line(found))
+    assert written["difficulty"] == task.difficulty.model_dump(mode="json") and written["difficulty"]["label"] == "medium"
+    assert written["scenario"] == "a stale venv"
+    old = json.loads(line(row(make_task("demo.old"), issues(make_task("demo.old")), "strong")))
+    assert (old["difficulty"], old["scenario"]) == (None, "")
 
 
 # -- --min-difficulty ------------------------------------------------------------------------
@@ -169,7 +170,7 @@ def run_dir(tmp_path) -> Path:
 def test_min_difficulty_filters_and_counts(run_dir, tmp_path, minimum, kept, easier, unmeasured):
     out = tmp_path / "out"
     report = export(run_dir, "jsonl", out, min_difficulty=minimum)
-    assert sorted(report.tasks) == kept and sorted(r["instance_id"] for r in read_rows(ExportDir(out))) == kept
+    assert sorted(report.tasks) == kept and sorted(r.instance_id for r in read_rows(ExportDir(out))) == kept
     assert (report.min_difficulty, report.below_min_difficulty, report.unmeasured_left_out) == (
         minimum, len(easier), unmeasured)
     # the offline filter still leaves out n; each task left out says why

@@ -6,36 +6,32 @@ import json
 
 from cligym.export.base import Exporter, Item
 from cligym.layout import ExportDir
+from cligym.models.export import TaskRow
 from cligym.models.io import write_atomic
 from cligym.models.issue import TaskIssues
 from cligym.models.task import TaskInstance
 
 
-def row(task: TaskInstance, issues: TaskIssues, style: str) -> dict:
+def row(task: TaskInstance, issues: TaskIssues, style: str) -> TaskRow:
     text = issues.text(style)
-    return {
-        "instance_id": task.instance_id,
-        "repo": task.repo,
-        "image_name": task.image_name,
-        "dockerfile": "\n".join(task.dockerfile),
-        "FAIL_TO_PASS": list(task.FAIL_TO_PASS),
-        "PASS_TO_PASS": list(task.PASS_TO_PASS),
-        "problem_statement": text.without_hint,
-        "problem_statement_hint": text.with_hint,
-        "category": task.category,
-        "operators": list(task.operators),
-        "solution": task.solution,
-        "test_command": task.test_command,
-        "workdir": task.workdir,
-        "offline_fair": task.offline_fair,
-        "difficulty": task.difficulty.model_dump() if task.difficulty else None,
-        "scenario": task.scenario,
-    }
+    return TaskRow(
+        instance_id=task.instance_id, repo=task.repo, image_name=task.image_name, dockerfile="\n".join(task.dockerfile),
+        FAIL_TO_PASS=task.FAIL_TO_PASS, PASS_TO_PASS=task.PASS_TO_PASS, problem_statement=text.without_hint,
+        problem_statement_hint=text.with_hint, category=task.category, operators=task.operators,
+        solution=task.solution, test_command=task.test_command, workdir=task.workdir,
+        offline_fair=task.offline_fair, difficulty=task.difficulty, scenario=task.scenario,
+    )
 
 
-def read_rows(out: ExportDir) -> list[dict]:
+def line(task_row: TaskRow) -> str:
+    """The row as one JSON line (``json.dumps``' spacing, as rows have always been written)."""
+    return json.dumps(task_row.model_dump(mode="json")) + "\n"
+
+
+def read_rows(out: ExportDir) -> list[TaskRow]:
     """The rows of an exported tasks.jsonl."""
-    return [json.loads(line) for line in out.jsonl.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [TaskRow.model_validate_json(text) for text in out.jsonl.read_text(encoding="utf-8").splitlines()
+            if text.strip()]
 
 
 class JsonlExporter(Exporter):
@@ -45,4 +41,4 @@ class JsonlExporter(Exporter):
     builds_from_gold = False
 
     def export(self, items: list[Item], out: ExportDir, *, style: str, hint: bool, runtime=None) -> None:
-        write_atomic(out.jsonl, "".join(json.dumps(row(task, issues, style)) + "\n" for task, issues in items))
+        write_atomic(out.jsonl, "".join(line(row(task, issues, style)) for task, issues in items))

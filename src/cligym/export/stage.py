@@ -192,7 +192,7 @@ def gold_images_of(source: Path) -> tuple[list[str], int]:
     export = ExportDir(source)
     if export.jsonl.is_file():
         rows = read_rows(export)
-        return sorted({r["image_name"] for r in rows}), len(rows)
+        return sorted({r.image_name for r in rows}), len(rows)
     try:
         dirs = export.task_dirs()
     except BadInput:

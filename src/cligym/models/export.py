@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from cligym.models.task import Label
+from cligym.models.task import Difficulty, Label
 
 
 class ExportReport(BaseModel):
@@ -23,3 +23,25 @@ class ExportReport(BaseModel):
     #: no measured difficulty
     below_min_difficulty: int = 0
     unmeasured_left_out: int = 0
+
+
+class TaskRow(BaseModel):
+    """One task as a row of ``tasks.jsonl`` (SWE-smith's style: loadable with the datasets
+    library's json loader)."""
+
+    instance_id: str
+    repo: str
+    image_name: str
+    dockerfile: str  # ΔD, one line per line
+    FAIL_TO_PASS: list[str]
+    PASS_TO_PASS: list[str]
+    problem_statement: str
+    problem_statement_hint: str
+    category: str
+    operators: list[str]
+    solution: str
+    test_command: str
+    workdir: str
+    offline_fair: bool | None = None
+    difficulty: Difficulty | None = None
+    scenario: str = ""

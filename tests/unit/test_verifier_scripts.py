@@ -76,3 +76,16 @@ def test_pyvenv_cfg_is_read_as_the_interpreter_reads_it(tmp_path):
     assert listing(tmp_path, "C", cfg) == before
     cfg.write_text("Home = /srv/bin\nhome = /usr/bin\ninclude-system-site-packages = false\n")
     assert listing(tmp_path, "C", cfg) != before
+
+
+def test_the_entry_scripts_name_the_harness_places_the_code_uses():
+    """test.sh, run-tests.sh and the bash launcher are files with the harness's fixed places
+    written out: they must be the places ``harness.trial`` uses."""
+    from cligym.harness.reference import harbor_test_sh, tb_run_tests
+    from cligym.harness.trial import TESTS_DIR, VERIFIER_LOGS
+
+    assert harbor_test_sh().splitlines()[0] == f"#!{TESTS_DIR}/bin/busybox sh"
+    assert harbor_test_sh().splitlines()[-1].endswith(f"{TESTS_DIR}/reference/verifier.sh harbor {TESTS_DIR} {VERIFIER_LOGS}")
+    assert (SCRIPTS / "launcher.sh").read_text().splitlines()[0] == f"#!{TESTS_DIR}/bin/busybox sh"
+    line = tb_run_tests("/agent logs").splitlines()[-1]
+    assert line.startswith(f'exec "${{TEST_DIR:-{TESTS_DIR}}}"/bin/busybox sh') and line.endswith(" '/agent logs'")

@@ -24,7 +24,7 @@ from cligym.export.common import (
     toml_document,
     write,
 )
-from cligym.harness.reference import harbor_test_sh, launcher_path, write_bundle
+from cligym.harness.reference import harbor_test_sh, launcher_path, write_reference
 from cligym.layout import TaskDir
 from cligym.models.reference import GoldReference
 from cligym.models.task import TaskInstance
@@ -94,7 +94,7 @@ class HarborExporter(TaskDirExporter):
         write(out.task_toml, task_toml(task, reference))
         write(out.instruction, instruction)
         write(out.harbor_dockerfile, dockerfile(task))
-        write_bundle(reference, pristine, out)
+        write_reference(reference, pristine, out)
         write(out.test_sh, harbor_test_sh(), 0o755)
         write(out.solve_sh, task.solution, 0o755)
         return out

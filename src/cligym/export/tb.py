@@ -17,7 +17,7 @@ import json
 
 from cligym.export.base import TaskDirExporter
 from cligym.export.common import difficulty, dockerfile, write
-from cligym.harness.reference import tb_run_tests, write_bundle
+from cligym.harness.reference import tb_run_tests, write_reference
 from cligym.layout import TaskDir
 from cligym.models.reference import GoldReference
 from cligym.models.task import TaskInstance, run_order
@@ -70,7 +70,7 @@ class TbExporter(TaskDirExporter):
         write(out.task_yaml, task_yaml(task, instruction))
         write(out.tb_dockerfile, dockerfile(task))
         write(out.compose, COMPOSE)
-        write_bundle(reference, pristine, out)
+        write_reference(reference, pristine, out)
         write(out.run_tests_sh, tb_run_tests(TB_LOGS), 0o755)
         write(out.solution_sh, task.solution, 0o755)
         write(out.selected_tests, "\n".join(run_order(task)) + "\n")

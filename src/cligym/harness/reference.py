@@ -34,7 +34,7 @@ from importlib import resources
 from pathlib import Path
 
 from cligym.errors import CligymError
-from cligym.harness.trial import TESTS_DIR, VERIFIER_LOGS, run_verifier
+from cligym.harness.trial import TESTS_DIR, run_verifier
 from cligym.layout import TaskDir
 from cligym.models.io import save
 from cligym.models.validate import ModeResult
@@ -209,7 +209,7 @@ def pytest_args(reference: GoldReference) -> list[str]:
             "-o", "junit_family=xunit1", "-rA"]
 
 
-def write_bundle(reference: GoldReference, tar: bytes, task: TaskDir) -> None:
+def write_reference(reference: GoldReference, tar: bytes, task: TaskDir) -> None:
     """Everything but the entry script into ``task.tests``: busybox, scripts, data files."""
     folder = task.reference
     folder.mkdir(parents=True, exist_ok=True)
@@ -217,8 +217,7 @@ def write_bundle(reference: GoldReference, tar: bytes, task: TaskDir) -> None:
     task.busybox.write_bytes(busybox_bytes())
     task.busybox.chmod(0o755)
     launcher = task.busybox.parent / "bash"  # what Harbor's `bash -c` finds first (see launcher_path)
-    launcher.write_text(f"#!{TESTS_DIR}/bin/busybox sh\n# Harbor starts the verifier with `bash -c`: this runs it under"
-                        f" the task's own busybox\nexec {TESTS_DIR}/bin/busybox sh \"$@\"\n")
+    launcher.write_text(script("launcher.sh"))
     launcher.chmod(0o755)
     shadow = sorted(reference.shadow_dirs)
     files = {
@@ -256,19 +255,16 @@ def launcher_path(reference: GoldReference) -> str:
 
 
 def harbor_test_sh() -> str:
-    """Harbor's ``tests/test.sh``: executed directly, so its busybox shebang applies."""
-    return (f"#!{TESTS_DIR}/bin/busybox sh\n"
-            "# cligym verifier: runs under the static busybox shipped in tests/bin (see reference/verifier.sh)\n"
-            f"exec {TESTS_DIR}/bin/busybox sh {TESTS_DIR}/reference/verifier.sh harbor {TESTS_DIR} {VERIFIER_LOGS}\n")
+    """Harbor's ``tests/test.sh`` (``scripts/test.sh``): executed directly, so its busybox
+    shebang applies."""
+    return script("test.sh")
 
 
-def tb_run_tests(logs: str, tests_var: str = "TEST_DIR") -> str:
-    """Terminal-Bench 1.0's ``run-tests.sh`` (the harness runs it with bash): hands over to
-    the bundled busybox at once, so nothing else of the image's shell runs."""
-    tests = f'"${{{tests_var}:-{TESTS_DIR}}}"'
-    return ("#!/bin/bash\n"
-            "# cligym verifier: runs under the static busybox shipped in the task's tests/\n"
-            f"exec {tests}/bin/busybox sh {tests}/reference/verifier.sh tb {tests} {shlex.quote(logs)}\n")
+def tb_run_tests(logs: str) -> str:
+    """Terminal-Bench 1.0's ``run-tests.sh`` (``scripts/run-tests.sh``; the harness runs it
+    with bash): hands over to the bundled busybox at once, so nothing else of the image's
+    shell runs."""
+    return script("run-tests.sh").replace("@LOGS@", shlex.quote(logs))
 
 
 def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine: bytes,
@@ -278,7 +274,7 @@ def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine
     Harbor runs a task's tests/."""
     with tempfile.TemporaryDirectory(prefix="cligym-reference-") as tmp:
         task = TaskDir(Path(tmp))
-        write_bundle(reference, pristine, task)
+        write_reference(reference, pristine, task)
         task.test_sh.write_text(harbor_test_sh())
         task.test_sh.chmod(0o755)
         with runtime.session(image) as session:

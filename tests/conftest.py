@@ -7,3 +7,14 @@ and ``tests/engine`` (the real Docker engine and real PyPI projects; its fixture
 
 #: The scripted OpenAI-compatible server's fixtures, for every test module.
 pytest_plugins = ["tests.llm_fixtures"]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """In the controller of pytest-xdist workers, once all have ended: remove the shared
+    images they made (``tests/engine/shared.py``)."""
+    config = session.config
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    from tests.engine.shared import finish
+
+    finish(config._tmp_path_factory.getbasetemp())

@@ -1,8 +1,10 @@
 """Fixtures of the engine tier. The tests drive a real Docker engine: nothing here mocks it.
 
-Gold environments are built once per session from real PyPI sdists. Images the session
-creates (other than the shared base image) are removed at the end, and every test checks
-that no cligym-labelled container outlives it.
+Gold environments, the markupsafe operator run and its Harbor export are made once per
+test run from real PyPI sdists, whether one process runs the tests or several pytest-xdist
+workers do (``tests/engine/shared.py``). Images the run creates (other than the shared
+base image) are removed at the end, and every test checks that no cligym-labelled
+container outlives it.
 """
 
 from __future__ import annotations
@@ -12,9 +14,15 @@ import time
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from cligym.config import DEFAULT_BASE_IMAGE
+from cligym.layout import GoldDir
+from cligym.models.gold import GoldEnv
+from cligym.models.io import load, save
 from cligym.runtime import Runtime
+from cligym.runtime.holds import made_tags, shared
+from tests.engine.shared import left_file, once, run_root, worker
 
 
 @pytest.fixture(scope="session")
@@ -23,24 +31,32 @@ def runtime() -> Runtime:
 
 
 @pytest.fixture(scope="session")
-def base_image(runtime: Runtime) -> str:
+def base_image(runtime: Runtime, tmp_path_factory) -> str:
     from cligym.runtime import ensure_base_image
 
-    ensure_base_image(runtime)
+    with FileLock(str(run_root(tmp_path_factory) / "base-image.lock")):  # one worker builds it
+        ensure_base_image(runtime)
     return DEFAULT_BASE_IMAGE
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _remove_session_images(request):
-    """Remove, at the end, the labelled images this session created (the base stays)."""
+def _remove_session_images(request, tmp_path_factory):
+    """Remove, at the end, the labelled images this session created (the base stays).
+    A worker of several leaves the shared (gold) images it made to the controller, which
+    removes them once no worker may still need them (``shared.finish``)."""
     if os.environ.get("CLIGYM_KEEP_TEST_IMAGES"):
         yield
         return
     rt = Runtime()
     yield
+    keep = {DEFAULT_BASE_IMAGE}
+    if worker() != "main":
+        left = [tag for tag in made_tags() if shared(tag)]
+        left_file(run_root(tmp_path_factory)).write_text("".join(f"{tag}\n" for tag in left))
+        keep.update(left)
     # the tags this process made (their build steps go with them), never by id: a gold image
     # it built stays while another process holds it, and what others build FROM stays
-    rt.remove_made(keep=frozenset({DEFAULT_BASE_IMAGE}))
+    rt.remove_made(keep=frozenset(keep))
 
 
 @pytest.fixture(autouse=True)
@@ -62,15 +78,18 @@ def _no_leftover_containers(request):
 
 @pytest.fixture(scope="session")
 def gold_envs(tmp_path_factory, runtime, base_image):
-    """Build (once per session) gold environments of real PyPI projects, on demand."""
+    """Gold environments of real PyPI projects, built on demand once per test run; the
+    process holds each image it reads from the moment it reads it."""
     from cligym.gold import make_gold
 
-    made: dict[str, object] = {}
+    made: dict[str, GoldEnv] = {}
 
-    def get(spec: str):
+    def get(spec: str) -> GoldEnv:
         if spec not in made:
-            out: Path = tmp_path_factory.mktemp("gold-" + spec.split("==")[0])
-            made[spec] = make_gold(spec, out, runtime=runtime)
+            folder = once(tmp_path_factory, "gold-" + spec.replace("==", "-"),
+                          lambda out: make_gold(spec, out, runtime=runtime))
+            made[spec] = load(GoldEnv, GoldDir(folder).gold)
+            runtime.hold(made[spec].image)
         return made[spec]
 
     return get
@@ -79,12 +98,23 @@ def gold_envs(tmp_path_factory, runtime, base_image):
 @pytest.fixture(scope="session")
 def markupsafe_run(runtime, gold_envs, tmp_path_factory) -> Path:
     """One real operator run on markupsafe (6 attempts, seed 1): ROOT/gold (its gold dir)
-    and ROOT/run. Shared by the tests that only read a run (its checks, export, rollout),
-    so the default suite makes it once."""
+    and ROOT/run, made once per test run. Shared by the tests that only read a run (its
+    checks, export, rollout)."""
     from cligym.invert import invert
-    from cligym.models.io import save
 
-    root = tmp_path_factory.mktemp("markupsafe-run")
-    save(gold_envs("markupsafe==3.0.2"), root / "gold" / "gold.json")
-    invert(root / "gold", root / "run", attempts=6, seed=1, runtime=runtime)
-    return root
+    gold = gold_envs("markupsafe==3.0.2")
+
+    def make(root: Path) -> None:
+        save(gold, root / "gold" / "gold.json")
+        invert(root / "gold", root / "run", attempts=6, seed=1, runtime=runtime)
+
+    return once(tmp_path_factory, "markupsafe-run", make)
+
+
+@pytest.fixture(scope="session")
+def markupsafe_harbor(runtime, markupsafe_run, tmp_path_factory) -> Path:
+    """The markupsafe run exported as Harbor tasks, once per test run (read only)."""
+    from cligym.export.stage import export
+
+    return once(tmp_path_factory, "markupsafe-harbor",
+                lambda folder: export(markupsafe_run / "run", "harbor", folder / "tasks", runtime=runtime)) / "tasks"

@@ -49,13 +49,14 @@ def run_dir(markupsafe_run):
     return run
 
 
-def test_harbor_export_loads_in_harbor_models_and_validates(run_dir, runtime, tmp_path):
-    out = tmp_path / "harbor"
-    report = export(run_dir, "harbor", out, runtime=runtime)
-    dirs = task_dirs(out)
-    assert len(dirs) == len(report.tasks) >= 2
+def test_harbor_export_loads_in_harbor_models_and_validates(run_dir, markupsafe_harbor, runtime):
+    """The run's Harbor export (made once per test run: the rollout tests read it too)."""
+    out = markupsafe_harbor
     # the report is saved beside the export: inside it a harness would take it for a task
-    assert load(ExportReport, tmp_path / "harbor.export.json") == report
+    report = load(ExportReport, ExportDir(out).report)
+    dirs = task_dirs(out)
+    assert len(dirs) == len(report.tasks) >= 2 and report.format == "harbor"
+    assert Path(report.output).resolve() == out.resolve()
     assert sorted(p.name for p in out.iterdir()) == sorted(report.tasks)
     for d in dirs:
         config = tomllib.loads((d / "task.toml").read_text())

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from cligym.agents.client import ModelClient, ModelConfig
-from cligym.export.stage import export
 from cligym.rollout.stage import pass_at, rollout
 from tests.llm_server import reply, sampled, tool_call
 
@@ -22,10 +21,9 @@ HARBOR_PY = ROOT / ".venv-harbor" / "bin" / "python"
 
 
 @pytest.fixture(scope="module")
-def harbor_tasks(runtime, markupsafe_run, tmp_path_factory):
-    tasks = tmp_path_factory.mktemp("rollout") / "tasks"
-    export(markupsafe_run / "run", "harbor", tasks, runtime=runtime)
-    return tasks
+def harbor_tasks(markupsafe_harbor):
+    """The markupsafe run's Harbor tasks (made once per test run; rollouts only read them)."""
+    return markupsafe_harbor
 
 
 def test_pass_at_k_estimator():

@@ -18,3 +18,19 @@ def pytest_sessionfinish(session, exitstatus):
     from tests.engine.shared import finish
 
     finish(config._tmp_path_factory.getbasetemp())
+
+
+#: Engine modules that take a minute or more here, in the order pytest-xdist starts them
+#: (``--no-loadscope-reorder`` keeps it): the longest first, so that the many short modules
+#: fill the workers at the end. The first makes the shared markupsafe run; its other readers
+#: (test_invert, test_rollout) come once it is likely made.
+LONG_FIRST = tuple(f"tests/engine/{name}.py" for name in (
+    "test_export", "operators/test_table", "test_dataset_build", "test_reward_attacks", "test_scenarios",
+    "test_invert_agent", "test_demo", "test_verifier_cheats", "test_invert", "test_rollout", "test_invert_quality",
+    "test_invert_parallel", "test_signals", "test_gold_repair", "operators/test_package_files",
+))
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(LONG_FIRST)))

@@ -124,22 +124,21 @@ def test_operators_listing():
     assert all(r["symptom"] and r["hint"] for r in rows)
 
 
-def test_a_run_is_resumed_only_as_it_was_made(tmp_path, runtime, gold_envs, tmp_path_factory):
+def test_a_run_is_resumed_only_as_it_was_made(tmp_path, gold_envs, markupsafe_run):
     """Fewer attempts than finished, or another gold record of the same image: refused with
-    one line before any work, and nothing already written changes."""
+    one line before any work, and nothing already written changes (the shared markupsafe
+    run: 6 finished attempts of seed 1)."""
     gold = gold_envs("markupsafe==3.0.2")
-    gold_dir = _gold_dir(tmp_path_factory, gold)
-    run = tmp_path / "run"
-    invert(gold_dir, run, attempts=2, seed=3, runtime=runtime)
+    gold_dir, run = markupsafe_run / "gold", markupsafe_run / "run"
     written = {p: p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
 
     other = tmp_path / "other-gold"
     other.mkdir()
     save(gold.model_copy(update={"tests": gold.tests[:-1]}), other / "gold.json")  # same image
     cases = [
-        (["invert", str(gold_dir), "-n", "1", "--seed", "3", "-o", str(run)], "already holds 2 finished attempts"),
-        (["invert", str(other), "-n", "2", "--seed", "3", "-o", str(run)], "another gold record"),
-        (["invert", str(gold_dir), "-n", "2", "--seed", "4", "-o", str(run)], "other arguments"),
+        (["invert", str(gold_dir), "-n", "1", "--seed", "1", "-o", str(run)], "already holds 6 finished attempts"),
+        (["invert", str(other), "-n", "6", "--seed", "1", "-o", str(run)], "another gold record"),
+        (["invert", str(gold_dir), "-n", "6", "--seed", "4", "-o", str(run)], "other arguments"),
     ]
     for args, needle in cases:
         proc = _cli(*args, "-q")

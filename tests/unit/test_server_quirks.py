@@ -151,6 +151,11 @@ def test_back_off_is_jittered_and_retry_after_is_kept(scripted_server):
     server = scripted_server([error(429, retry_after="2"), "ok"])
     ModelClient(ModelConfig(model="m", base_url=server.base_url), sleep=waits.append).chat(MESSAGES)
     assert 2.0 <= waits[0] <= 2.2
+    now: list[float] = []  # "come back at once" gets the jittered back-off: no lockstep
+    for _ in range(4):
+        server = scripted_server([error(429, retry_after="0"), "ok"])
+        ModelClient(ModelConfig(model="m", base_url=server.base_url, backoff_base=1.0), sleep=now.append).chat(MESSAGES)
+    assert all(0.5 <= d <= 1.0 for d in now) and len(set(now)) == len(now)
 
 
 def test_rate_limits_on_a_quarter_of_requests_from_four_workers(scripted_server):

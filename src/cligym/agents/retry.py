@@ -34,7 +34,10 @@ class Failed(Exception):
 class Wait(tenacity.wait.wait_base):
     """The wait before the next attempt: the server's Retry-After plus up to a tenth more, or
     exponential back-off with jitter: ``backoff_base`` doubled per retry (at most
-    ``backoff_cap``), of which half is waited for sure and half at random."""
+    ``backoff_cap``), of which half is waited for sure and half at random. A Retry-After of
+    0 gets the back-off too (as the OpenAI SDK does): workers refused at the same moment
+    would otherwise come back at the same moment, and the same one could be refused each
+    time."""
 
     def __init__(self, config: ModelConfig, failures: list[Failed]) -> None:
         self.failures = failures
@@ -44,7 +47,7 @@ class Wait(tenacity.wait.wait_base):
 
     def __call__(self, state: tenacity.RetryCallState) -> float:
         delay = self.failures[-1].delay if self.failures else None
-        if delay is not None:
+        if delay is not None and delay > 0:
             return delay * (1 + random.random() / 10)
         return self.backoff(state)
 

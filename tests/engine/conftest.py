@@ -97,7 +97,7 @@ def gold_envs(tmp_path_factory, runtime, base_image):
 
 @pytest.fixture(scope="session")
 def markupsafe_run(runtime, gold_envs, tmp_path_factory) -> Path:
-    """One real operator run on markupsafe (6 attempts, seed 1): ROOT/gold (its gold dir)
+    """One real operator run on markupsafe (4 attempts, seed 1: 4 tasks): ROOT/gold (its gold dir)
     and ROOT/run, made once per test run. Shared by the tests that only read a run (its
     checks, export, rollout)."""
     from cligym.invert import invert
@@ -106,7 +106,7 @@ def markupsafe_run(runtime, gold_envs, tmp_path_factory) -> Path:
 
     def make(root: Path) -> None:
         save(gold, root / "gold" / "gold.json")
-        invert(root / "gold", root / "run", attempts=6, seed=1, runtime=runtime)
+        invert(root / "gold", root / "run", attempts=4, seed=1, runtime=runtime)
 
     return once(tmp_path_factory, "markupsafe-run", make)
 

@@ -56,10 +56,10 @@ def _recheck(runtime, gold, gold_dir, run_dir, attempts, summary):
 
 
 def test_search_makes_verified_tasks(runtime, gold_envs, markupsafe_run):
-    """The shared markupsafe run (6 attempts, seed 1), every task re-checked from scratch."""
+    """The shared markupsafe run (4 attempts, seed 1), every task re-checked from scratch."""
     gold, run = gold_envs("markupsafe==3.0.2"), markupsafe_run / "run"
     summary = load(Summary, run / "summary.json")
-    _recheck(runtime, gold, markupsafe_run / "gold", run, 6, summary)
+    _recheck(runtime, gold, markupsafe_run / "gold", run, 4, summary)
     assert summary.verified >= 3, summary
     data = json.loads((run / "summary.json").read_text())
     assert data["yield"] == summary.yield_ and "discard_reasons" in data and "stage_seconds" in data
@@ -127,7 +127,7 @@ def test_operators_listing():
 def test_a_run_is_resumed_only_as_it_was_made(tmp_path, gold_envs, markupsafe_run):
     """Fewer attempts than finished, or another gold record of the same image: refused with
     one line before any work, and nothing already written changes (the shared markupsafe
-    run: 6 finished attempts of seed 1)."""
+    run: 4 finished attempts of seed 1)."""
     gold = gold_envs("markupsafe==3.0.2")
     gold_dir, run = markupsafe_run / "gold", markupsafe_run / "run"
     written = {p: p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
@@ -136,9 +136,9 @@ def test_a_run_is_resumed_only_as_it_was_made(tmp_path, gold_envs, markupsafe_ru
     other.mkdir()
     save(gold.model_copy(update={"tests": gold.tests[:-1]}), other / "gold.json")  # same image
     cases = [
-        (["invert", str(gold_dir), "-n", "1", "--seed", "1", "-o", str(run)], "already holds 6 finished attempts"),
-        (["invert", str(other), "-n", "6", "--seed", "1", "-o", str(run)], "another gold record"),
-        (["invert", str(gold_dir), "-n", "6", "--seed", "4", "-o", str(run)], "other arguments"),
+        (["invert", str(gold_dir), "-n", "1", "--seed", "1", "-o", str(run)], "already holds 4 finished attempts"),
+        (["invert", str(other), "-n", "4", "--seed", "1", "-o", str(run)], "another gold record"),
+        (["invert", str(gold_dir), "-n", "4", "--seed", "4", "-o", str(run)], "other arguments"),
     ]
     for args, needle in cases:
         proc = _cli(*args, "-q")

@@ -112,6 +112,28 @@ def markupsafe_run(runtime, gold_envs, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def shadow_runs(runtime, gold_envs, tmp_path_factory):
+    """(spec, attempts) -> ROOT holding gold/, run/ (attempts of one operator, cwd_shadow_module,
+    seed 5; one by default) and tasks/ (its Harbor export), made once per test run: the reward attacks' task, and
+    the single sweepable fault the difficulty measure must rate easy."""
+    from cligym.export.stage import export
+    from cligym.invert import invert
+
+    def get(spec: str, attempts: int = 1) -> Path:
+        gold = gold_envs(spec)
+
+        def make(root: Path) -> None:
+            save(gold, root / "gold" / "gold.json")
+            invert(root / "gold", root / "run", attempts=attempts, seed=5, operators=["cwd_shadow_module"], max_operators=1,
+                   runtime=runtime)
+            export(root / "run", "harbor", root / "tasks", runtime=runtime)
+
+        return once(tmp_path_factory, f"shadow-{spec.replace('==', '-')}-{attempts}", make)
+
+    return get
+
+
+@pytest.fixture(scope="session")
 def markupsafe_harbor(runtime, markupsafe_run, tmp_path_factory) -> Path:
     """The markupsafe run exported as Harbor tasks, once per test run (read only)."""
     from cligym.export.stage import export

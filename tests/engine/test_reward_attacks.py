@@ -23,11 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from cligym.export.stage import export
 from cligym.harness.trial import build_task_image
-from cligym.invert import invert
 from cligym.layout import ExportDir, RunDir, TaskDir
-from cligym.models.io import load, save
+from cligym.models.io import load
 from cligym.models.task import TaskInstance
 from tests.engine.test_verifier_cheats import naive_verifier
 from tests.verifier_runs import solve_then_judge
@@ -38,6 +36,9 @@ REPAIRS = sorted(p.stem for p in (DATA / "repairs").glob("*.sh"))
 #: markupsafe (its C extension is part of the environment) in the default run; python-dotenv
 #: (pure Python) too with -m slow
 PROJECTS = [pytest.param("python-dotenv==1.0.1", marks=pytest.mark.slow), "markupsafe==3.0.2"]
+#: attempts of cwd_shadow_module (seed 5) until a task whose tests still partly pass: markupsafe's
+#: first is one (python-dotenv's, in the slow run, is looked for in four)
+ATTEMPTS = {"python-dotenv==1.0.1": 4}
 #: the verifier's reason for each attack's 0 (an attack that changes nothing the tests load
 #: gets the verdict of the unrepaired breakage: it only shows that the verifier itself ran)
 REASONS = {
@@ -55,15 +56,10 @@ REASONS = {
 
 
 @pytest.fixture(scope="module", params=PROJECTS, ids=["python-dotenv", "markupsafe"])
-def task(request, runtime, gold_envs, tmp_path_factory):
+def task(request, runtime, shadow_runs):
     """(an exported Harbor task of the project, its TaskInstance, its built image)."""
-    gold = gold_envs(request.param)
-    root = tmp_path_factory.mktemp("attacks")
-    save(gold, root / "gold" / "gold.json")
-    summary = invert(root / "gold", root / "run", attempts=4, seed=5, operators=["cwd_shadow_module"],
-                     max_operators=1, runtime=runtime)
-    assert summary.verified >= 1, summary
-    export(root / "run", "harbor", root / "tasks", runtime=runtime)
+    root = shadow_runs(request.param, ATTEMPTS.get(request.param, 1))  # cwd_shadow_module, exported
+    assert RunDir(root / "run").instances(), "the attempt made no task"
     # a task whose breakage leaves pytest running (some tests still pass): one that stops
     # pytest's own start-up gives no attack anything to forge, even against a naive verifier
     found = [(d, load(TaskInstance, RunDir(root / "run").instance(d.name))) for d in ExportDir(root / "tasks").task_dirs()]

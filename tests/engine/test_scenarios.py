@@ -67,11 +67,9 @@ def test_leave_one_repair_out_keeps_a_chain_and_drops_a_decoy(dotenv, runtime):
     assert still[2] == [], "the decoy's repair is not needed"
 
 
-def test_a_blocked_incident_is_hard_and_a_single_sweepable_fault_easy(dotenv, runtime, tmp_path):
-    """Real runs: the constraint scenario (a blocker pip.conf pin over a deleted module)
-    verifies with k = 2, its blocker checked, and the sweeper fails on it; a stray
-    standard-library module in the working directory (one operator) is repaired by the
-    sweeper and rated easy."""
+def test_a_blocked_incident_is_hard(dotenv, runtime, tmp_path):
+    """A real run: the constraint scenario (a blocker pip.conf pin over a deleted module)
+    verifies with k = 2, its blocker checked, and the sweeper fails on it."""
     _, folder, _ = dotenv
     invert(folder, tmp_path / "pin", attempts=1, seed=0, scenarios=["constraint_pins_missing_release"],
            runtime=runtime)
@@ -82,8 +80,10 @@ def test_a_blocked_incident_is_hard_and_a_single_sweepable_fault_easy(dotenv, ru
     assert pinned.difficulty.label in ("medium", "hard") and pinned.scenario == "constraint_pins_missing_release"
     assert len(pinned.repair_steps) == 2 and pinned.offline_fair
 
-    invert(folder, tmp_path / "single", attempts=1, seed=0, operators=["cwd_shadow_module"], max_operators=1,
-           runtime=runtime)
-    single = only_task(tmp_path / "single")
+
+def test_a_single_sweepable_fault_is_easy(shadow_runs):
+    """A real run: a stray module in the working directory shadowing one the project imports
+    (one operator; the reward attacks' task) is repaired by the sweeper and rated easy."""
+    single = only_task(shadow_runs("markupsafe==3.0.2") / "run")
     assert single.difficulty.k == 1 and single.difficulty.sweeper_solves
     assert single.difficulty.label == "easy"

@@ -30,20 +30,21 @@ def _run_and_recheck(runtime, gold, gold_dir, run_dir, attempts, seed):
     return summary
 
 
-def _recheck(runtime, gold, gold_dir, run_dir, attempts, summary):
+def _recheck(runtime, gold, gold_dir, run_dir, attempts, summary, from_scratch=None):
     assert summary.attempts == attempts
     candidates = sorted((run_dir / "candidates").glob("*.json"))
     assert len(candidates) == attempts
     tasks = sorted((run_dir / "tasks").glob("*/instance.json"))
     assert len(tasks) == summary.verified
     probe = load_or_probe(runtime, gold, gold_dir)
-    for path in tasks:
+    for number, path in enumerate(tasks):
         task = load(TaskInstance, path)
         assert task.FAIL_TO_PASS and set(task.FAIL_TO_PASS).isdisjoint(task.PASS_TO_PASS)
         assert task.image_name == gold.image and task.dockerfile and task.solution
         assert set(task.errors) == set(task.FAIL_TO_PASS)
-        verification = recheck_task(runtime, gold, probe.files, task)  # (a)-(d), from scratch
-        assert verification.ok, f"{task.instance_id}: {verification.kind} {verification.reason}"
+        if from_scratch is None or number < from_scratch:
+            verification = recheck_task(runtime, gold, probe.files, task)  # (a)-(d), from scratch
+            assert verification.ok, f"{task.instance_id}: {verification.kind} {verification.reason}"
         # true and fair: every change necessary (or a checked blocker), the texts state only
         # what was observed
         assert task.applied and all((a.necessary and a.fixes) or a.blocks for a in task.applied), task.applied
@@ -56,10 +57,11 @@ def _recheck(runtime, gold, gold_dir, run_dir, attempts, summary):
 
 
 def test_search_makes_verified_tasks(runtime, gold_envs, markupsafe_run):
-    """The shared markupsafe run (4 attempts, seed 1), every task re-checked from scratch."""
+    """The shared markupsafe run (4 attempts, seed 1): every task's records checked, two of them
+    re-checked from scratch (``cligym verify`` re-checks another in test_export)."""
     gold, run = gold_envs("markupsafe==3.0.2"), markupsafe_run / "run"
     summary = load(Summary, run / "summary.json")
-    _recheck(runtime, gold, markupsafe_run / "gold", run, 4, summary)
+    _recheck(runtime, gold, markupsafe_run / "gold", run, 4, summary, from_scratch=2)
     assert summary.verified >= 3, summary
     data = json.loads((run / "summary.json").read_text())
     assert data["yield"] == summary.yield_ and "discard_reasons" in data and "stage_seconds" in data

@@ -114,8 +114,8 @@ def markupsafe_run(runtime, gold_envs, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def shadow_runs(runtime, gold_envs, tmp_path_factory):
     """(spec, attempts) -> ROOT holding gold/, run/ (attempts of one operator, cwd_shadow_module,
-    seed 5; one by default) and tasks/ (its Harbor export), made once per test run: the reward attacks' task, and
-    the single sweepable fault the difficulty measure must rate easy."""
+    seed 5; one by default) and tasks/ (its Harbor export), made once per test run: the reward
+    attacks' task, and single sweepable faults the difficulty measure must rate easy."""
     from cligym.export.stage import export
     from cligym.invert import invert
 

@@ -113,22 +113,22 @@ def markupsafe_run(runtime, gold_envs, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def shadow_runs(runtime, gold_envs, tmp_path_factory):
-    """(spec, attempts) -> ROOT holding gold/, run/ (attempts of one operator, cwd_shadow_module,
-    seed 5; one by default) and tasks/ (its Harbor export), made once per test run: the reward
-    attacks' task, and single sweepable faults the difficulty measure must rate easy."""
+    """spec -> ROOT holding gold/, run/ (four attempts of one operator, cwd_shadow_module,
+    seed 5) and tasks/ (its Harbor export), made once per test run: the reward attacks' task,
+    and single sweepable faults the difficulty measure must rate easy."""
     from cligym.export.stage import export
     from cligym.invert import invert
 
-    def get(spec: str, attempts: int = 1) -> Path:
+    def get(spec: str) -> Path:
         gold = gold_envs(spec)
 
         def make(root: Path) -> None:
-            save(gold, root / "gold" / "gold.json")
-            invert(root / "gold", root / "run", attempts=attempts, seed=5, operators=["cwd_shadow_module"], max_operators=1,
+            save(gold, GoldDir(root / "gold").gold)
+            invert(root / "gold", root / "run", attempts=4, seed=5, operators=["cwd_shadow_module"], max_operators=1,
                    runtime=runtime)
             export(root / "run", "harbor", root / "tasks", runtime=runtime)
 
-        return once(tmp_path_factory, f"shadow-{spec.replace('==', '-')}-{attempts}", make)
+        return once(tmp_path_factory, "shadow-" + spec.replace("==", "-"), make)
 
     return get
 

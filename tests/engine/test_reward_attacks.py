@@ -57,7 +57,7 @@ def task(request, runtime, shadow_runs):
     """(an exported Harbor task of the project, its TaskInstance, its built image)."""
     # four attempts of cwd_shadow_module, exported: markupsafe's first is a task whose tests
     # still partly pass, but under load a screen can time out and the attempt take another state
-    root = shadow_runs(request.param, 4)
+    root = shadow_runs(request.param)
     assert RunDir(root / "run").instances(), "the attempt made no task"
     # a task whose breakage leaves pytest running (some tests still pass): one that stops
     # pytest's own start-up gives no attack anything to forge, even against a naive verifier

@@ -84,7 +84,7 @@ def test_a_blocked_incident_is_hard(dotenv, runtime, tmp_path):
 def test_a_single_sweepable_fault_is_easy(shadow_runs):
     """A real run: a stray module in the working directory shadowing one the project imports
     (one operator; the reward attacks' run) is repaired by the sweeper and rated easy."""
-    tasks = [load(TaskInstance, p) for p in RunDir(shadow_runs("markupsafe==3.0.2", 4) / "run").instances()]
+    tasks = [load(TaskInstance, p) for p in RunDir(shadow_runs("markupsafe==3.0.2") / "run").instances()]
     assert tasks and all(t.operators == ["cwd_shadow_module"] for t in tasks)
     for single in tasks:
         assert single.difficulty.k == 1 and single.difficulty.sweeper_solves, single.instance_id

@@ -30,6 +30,7 @@ import json
 import re
 import shlex
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 
@@ -272,18 +273,26 @@ def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine
     """The rewards the bundled verifier gives a broken image with nothing done, and after
     ``solution`` (run as the oracle's repair script), each in a fresh container, the way
     Harbor runs a task's tests/."""
+    def untouched(task: TaskDir) -> ModeResult:
+        with runtime.session(image) as session:
+            return run_verifier(session, task)
+
+    def repaired(task: TaskDir) -> ModeResult:
+        with runtime.session(image) as session:
+            session.put_files({_SOLUTION: (solution, 0o755)})
+            fixed = session.exec(["sh", _SOLUTION], timeout=900)
+            session.exec(["rm", "-f", _SOLUTION], timeout=60)
+            if fixed.exit_code != 0:
+                return ModeResult(reward=None, detail=f"the solution exited {fixed.exit_code}")
+            return run_verifier(session, task)
+
     with tempfile.TemporaryDirectory(prefix="cligym-reference-") as tmp:
         task = TaskDir(Path(tmp))
         write_reference(reference, pristine, task)
         task.test_sh.write_text(harbor_test_sh())
         task.test_sh.chmod(0o755)
-        with runtime.session(image) as session:
-            nothing = run_verifier(session, task)
-        with runtime.session(image) as session:
-            session.put_files({_SOLUTION: (solution, 0o755)})
-            fixed = session.exec(["sh", _SOLUTION], timeout=900)
-            session.exec(["rm", "-f", _SOLUTION], timeout=60)
-            solved = run_verifier(session, task) if fixed.exit_code == 0 else ModeResult(
-                reward=None, detail=f"the solution exited {fixed.exit_code}")
-    return nothing, solved
+        with ThreadPoolExecutor(max_workers=2) as pool:  # two containers at once
+            nothing = pool.submit(untouched, task)
+            solved = repaired(task)
+            return nothing.result(), solved
 

@@ -9,9 +9,9 @@
 #  2. drop /etc/ld.so.preload and rebuild the dynamic loader's cache and SONAME links;
 #  3. delete all bytecode (every __pycache__ folder and stray .pyc);
 #  4. delete modules in the working directory named like standard-library modules;
-#  5. recreate the virtual environment (venv --clear) and reinstall every wheel of every
-#     local wheelhouse (pip's find-links, and /opt/wheelhouse): all at once, and wheel by
-#     wheel with --no-deps when that fails;
+#  5. recreate the virtual environment (venv --clear) with the system's pip and setuptools
+#     and reinstall every wheel of every local wheelhouse (pip's find-links, and
+#     /opt/wheelhouse): all at once, and wheel by wheel with --no-deps when that fails;
 #  6. refresh the CA certificates, regenerate the configured locales, and restore the time
 #     zone link to UTC when it dangles.
 # shellcheck disable=SC2086
@@ -47,14 +47,29 @@ for house in $houses /opt/wheelhouse; do
   seen="$seen$house "
   for wheel in "$house"/*.whl; do [ -f "$wheel" ] && wheels="$wheels $wheel"; done
 done
-if [ -n "${VIRTUAL_ENV:-}" ]; then
+# The venv is made without pip, and pip runs from the system's bundled wheel to install it
+# and the wheels at once, without compiling bytecode: what ensurepip installs, less the
+# bytecode it compiles (seconds per sweep; imports compile what they need). Without a
+# bundled pip wheel, venv's own ensurepip does it.
+bundled=""
+bundled_pip=""
+for wheel in /usr/share/python-wheels/*.whl; do
+  [ -f "$wheel" ] || continue
+  bundled="$bundled $wheel"
+  case "${wheel##*/}" in pip-*) bundled_pip=$wheel ;; esac
+done
+if [ -n "${VIRTUAL_ENV:-}" ] && [ -n "$bundled_pip" ]; then
+  /usr/bin/python3 -m venv --clear --without-pip "$VIRTUAL_ENV" 2>&1
+  wheels="$bundled $wheels"
+  pip="$VIRTUAL_ENV/bin/python $bundled_pip/pip"
+elif [ -n "${VIRTUAL_ENV:-}" ]; then
   /usr/bin/python3 -m venv --clear "$VIRTUAL_ENV" 2>&1
   pip="$VIRTUAL_ENV/bin/python -m pip"
 else
   pip="/usr/bin/python3 -m pip"
 fi
-if [ -n "$wheels" ] && ! $pip install --no-index --force-reinstall $wheels 2>&1; then
-  for wheel in $wheels; do $pip install --no-index --no-deps --force-reinstall "$wheel" 2>&1; done
+if [ -n "$wheels" ] && ! $pip install --no-index --no-compile --force-reinstall $wheels 2>&1; then
+  for wheel in $wheels; do $pip install --no-index --no-compile --no-deps --force-reinstall "$wheel" 2>&1; done
 fi
 
 step "6 certificates, locales, time zone"

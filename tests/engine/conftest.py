@@ -113,8 +113,9 @@ def markupsafe_run(runtime, gold_envs, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def shadow_runs(runtime, gold_envs, tmp_path_factory):
-    """spec -> ROOT holding gold/, run/ (four attempts of one operator, cwd_shadow_module,
-    seed 5) and tasks/ (its Harbor export), made once per test run: the reward attacks' task,
+    """spec -> ROOT holding gold/, run/ (up to four attempts of one operator, cwd_shadow_module,
+    seed 5, stopping at two tasks: a spare for a first attempt that took a state with nothing
+    left to forge) and tasks/ (its Harbor export), made once per test run: the reward attacks' task,
     and single sweepable faults the difficulty measure must rate easy."""
     from cligym.export.stage import export
     from cligym.invert import invert
@@ -125,7 +126,7 @@ def shadow_runs(runtime, gold_envs, tmp_path_factory):
         def make(root: Path) -> None:
             save(gold, GoldDir(root / "gold").gold)
             invert(root / "gold", root / "run", attempts=4, seed=5, operators=["cwd_shadow_module"], max_operators=1,
-                   runtime=runtime)
+                   max_tasks=2, runtime=runtime)
             export(root / "run", "harbor", root / "tasks", runtime=runtime)
 
         return once(tmp_path_factory, "shadow-" + spec.replace("==", "-"), make)

@@ -60,3 +60,35 @@ def test_a_second_sigterm_lets_the_cleanup_finish_within_the_grace():
     cleanup = "import os, signal as s; os.kill(os.getpid(), s.SIGTERM); time.sleep(0.5); print('cleaned', flush=True)"
     done, _ = _stop(30.0, cleanup)
     assert done.returncode == 143 and done.stdout.splitlines()[-1] == "cleaned", done.stderr
+
+
+def test_an_interrupted_pair_of_containers_ends_without_waiting_for_the_other_one():
+    """Two containers side by side: interrupted in this thread, the process removes its
+    containers, which ends the other thread's engine call at once (else the stop waits
+    out that call's timeout, and the grace runs out with containers left)."""
+    import threading
+
+    from cligym.harness.images import side_by_side
+
+    removed = threading.Event()
+
+    class Engine:  # stands in for the runtime: only the removal of this process's containers
+        def remove_labelled_containers(self, *, mine: bool = False) -> int:
+            assert mine
+            removed.set()
+            return 1
+
+    def other() -> str:  # a long exec in a container: ends when the container goes
+        return "ended by the removal" if removed.wait(30) else "ran out its timeout"
+
+    def this() -> str:
+        raise KeyboardInterrupt
+
+    started = time.monotonic()
+    try:
+        side_by_side(Engine(), other, this)
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the interruption was swallowed")
+    assert removed.is_set() and time.monotonic() - started < 10

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 from cligym.config import LABEL, home
 from cligym.harness.testrun import run_tests_in_session
@@ -14,6 +16,23 @@ from cligym.models.testrun import TestRun
 from cligym.runtime import RunResult, Runtime, Session, run_id
 
 SOLUTION_PATH = "/tmp/cligym-solve.sh"
+A = TypeVar("A")
+B = TypeVar("B")
+
+
+def side_by_side(runtime: Runtime, other: Callable[[], A], this: Callable[[], B]) -> tuple[A, B]:
+    """``other()`` in a second thread while ``this()`` runs in this one: two containers at
+    once. Interrupted here (Ctrl-C, SIGTERM), this process's containers are removed before
+    the interruption goes on, so the other thread's engine calls end at once instead of
+    running out their timeouts while the process waits for that thread."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(other)
+        try:
+            mine = this()
+            return future.result(), mine
+        except KeyboardInterrupt:
+            runtime.remove_labelled_containers(mine=True)
+            raise
 
 
 def dockerfile_text(base: str, lines: Iterable[str]) -> str:

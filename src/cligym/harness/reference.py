@@ -30,16 +30,16 @@ import json
 import re
 import shlex
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 
 from cligym.errors import CligymError
+from cligym.harness.images import side_by_side
 from cligym.harness.trial import TESTS_DIR, run_verifier
 from cligym.layout import TaskDir
 from cligym.models.io import save
+from cligym.models.reference import GoldReference, JunitKey
 from cligym.models.validate import ModeResult
-from cligym.models.reference import JunitKey, GoldReference
 from cligym.runtime import Runtime, Session
 
 #: The static busybox on the host that every exported task carries (Debian: busybox-static).
@@ -291,8 +291,5 @@ def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine
         write_reference(reference, pristine, task)
         task.test_sh.write_text(harbor_test_sh())
         task.test_sh.chmod(0o755)
-        with ThreadPoolExecutor(max_workers=2) as pool:  # two containers at once
-            nothing = pool.submit(untouched, task)
-            solved = repaired(task)
-            return nothing.result(), solved
+        return side_by_side(runtime, lambda: untouched(task), lambda: repaired(task))
 

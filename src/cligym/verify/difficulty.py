@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
-from cligym.harness.images import repair_and_test, run_script
+from cligym.harness.images import repair_and_test, run_script, side_by_side
 from cligym.harness.reference import script
 from cligym.harness.repair import repair_script
 from cligym.harness.testrun import hang_timeout, run_tests_in_session
@@ -86,10 +85,8 @@ def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[Appli
     started = time.monotonic()
     text = output_text(first)
     k = sum(1 for c in changes if c.necessary is not False or c.blocks)
-    with ThreadPoolExecutor(max_workers=2) as pool:  # two containers at once
-        sweeping = pool.submit(sweeper_solves, runtime, gold, image, f2p)
-        depth = reveal_depth(runtime, gold, image, changes, steps, f2p, text)
-        solves = sweeping.result()
+    solves, depth = side_by_side(runtime, lambda: sweeper_solves(runtime, gold, image, f2p),
+                                 lambda: reveal_depth(runtime, gold, image, changes, steps, f2p, text))
     culprit = any(named(c.places, text + "\n" + env_text(dockerfile)) for c in changes)
     places = {p for c in changes for p in c.places}
     breadth = max(len(places), len(changes))

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Idempotent set-up on Debian: Docker engine (docker.io), mmdebstrap, busybox-static, shellcheck, chromium, a running dockerd
+# Idempotent set-up on Debian: Docker engine (docker.io), mmdebstrap, busybox-static, shellcheck, chromium,
+# docker-registry (the OCI registry the registry tests serve on 127.0.0.1), a running dockerd
 # without a bridge network, and cligym in ./.venv. Safe to run again: it only does what
 # is missing.
 set -euo pipefail
@@ -16,6 +17,8 @@ command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 # the headless browser the report's page is checked in (driven by Playwright)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# an OCI registry (the distribution project's), started by the tests that push and pull
+command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2
   as_root apt-get update -q >/dev/null

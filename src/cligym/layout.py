@@ -1,23 +1,17 @@
 """Where everything lives on disk: one class per kind of directory, and no path literal
-outside this module (``tests/unit/test_architecture.py`` checks it).
-
-A stage writes only into its own output directory:
+outside this module (``tests/unit/test_architecture.py`` checks it); record ids become path
+components here and nowhere else, each checked first. A stage writes only into its own output
+directory:
 
 - ``GoldDir`` (``cligym gold``): gold.json, probe.json;
 - ``RunDir`` (``cligym invert``, re-checked by ``cligym verify``): config.json, summary.json, verify.json,
-  candidates/NNNN.json, tasks/<instance_id>/{instance,issues}.json, trajectories/NNNN.json (the degrading
-  agent's), probe.json (for gold dirs made before the gold stage wrote one);
-- ``ExportDir`` (``cligym export``): one task directory per task, or tasks.jsonl; its ``ExportReport``
-  goes *beside* it, in ``OUT.export.json``, and ``cligym validate OUT`` writes its ``ValidationReport``
-  to ``OUT.validate.json`` (by default). Nothing but tasks may sit inside OUT: Terminal-Bench 1.0's
-  ``Dataset`` takes *every* entry of OUT as a task id, so even a dot-file there would be a broken task;
-- ``TaskDir``: one exported Harbor or Terminal-Bench 1.0 task;
-- ``RolloutDir`` (``cligym rollout``): <task>/<attempt>/{trajectory,result}.json, summary.json;
-- ``CurateDir`` (``cligym curate``): sft.jsonl, summary.json; ``DatasetDir`` (``cligym dataset``).
-
-Record ids become path components here and nowhere else, and every one is checked first.
+  candidates/NNNN.json, tasks/<instance_id>/{instance,issues}.json, trajectories/NNNN.json, probe.json,
+  registry.json (``cligym images push``);
+- ``ExportDir`` (``cligym export``): one task directory per task, or tasks.jsonl; its reports go *beside*
+  it (``OUT.export.json``, ``OUT.validate.json``, ``OUT.registry.json``): Terminal-Bench 1.0's ``Dataset``
+  takes *every* entry of OUT as a task id, so even a dot-file there would be a broken task;
+- ``TaskDir`` (one exported task), ``RolloutDir``, ``CurateDir``, ``DatasetDir`` (their commands').
 """
-
 from __future__ import annotations
 
 import os
@@ -74,6 +68,8 @@ class RunDir:
     @property
     def config(self) -> Path:
         return self.path / "config.json"
+
+    registry = property(lambda self: self.path / "registry.json", doc="its gold images' RegistryIndex")
 
     @property
     def summary(self) -> Path:
@@ -249,6 +245,8 @@ class ExportDir:
         """Where ``cligym validate`` saves its ValidationReport by default, beside the directory."""
         return self._beside("validate.json")
 
+    registry = property(lambda self: self._beside("registry.json"), doc="its gold images' RegistryIndex, beside it")
+
     def _beside(self, suffix: str) -> Path:
         here = Path(os.path.abspath(self.path))
         if not here.name:
@@ -355,6 +353,8 @@ class DatasetDir:
     @property
     def harbor(self) -> ExportDir:
         return ExportDir(self.path / "harbor")
+
+    registry = property(lambda self: self.path / "registry.json", doc="its gold images' RegistryIndex")
 
     @property
     def manifest(self) -> Path:

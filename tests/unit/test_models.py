@@ -67,7 +67,7 @@ def test_real_instance_ids_are_accepted(tmp_path):
 #: Records written by cligym 0.1.0 before the records moved into cligym.models.
 OLD = Path(__file__).parents[1] / "data" / "records-0.1.0"
 #: Fields added since, with defaults.
-ADDED_SINCE = {GoldEnv: ("requirements_from", "inferred", "left_out"), Probe: ("workdir", "plugin"),
+ADDED_SINCE = {GoldEnv: ("requirements_from", "inferred", "left_out", "registry_images"), Probe: ("workdir", "plugin"),
                InvertConfig: ("gold_digest", "scenarios", "mix"),
                TaskInstance: ("applied", "offline_fair", "repair_steps", "scenario", "difficulty"),
                Candidate: ("screened", "decoys", "refused"),

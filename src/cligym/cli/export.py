@@ -39,16 +39,22 @@ def export(
     min_difficulty: Annotated[Optional[str], typer.Option(
         help="Export only tasks whose measured difficulty is at least this: easy, medium or hard (easy < medium "
              "< hard); above easy, tasks without a measure are left out too.")] = None,
+    registry: Annotated[Optional[str], typer.Option(
+        help="HOST:PORT of an OCI registry: every task builds FROM its gold image there, pinned by digest "
+             "(pushed first where the registry lacks it), so it runs on any engine that can reach the "
+             "registry.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the export report as JSON.")] = False,
 ) -> None:
     """Export verified tasks as Harbor or Terminal-Bench 1.0 task dirs, or a JSONL dataset."""
     from cligym.export.common import check_min_difficulty
     from cligym.export.stage import export as run_export
     from cligym.issue import write_missing_issues
+    from cligym.models.registry import registry_name
     from cligym.runtime import Runtime
 
     exporter = get_exporter(fmt)
     check_min_difficulty(min_difficulty)
+    registry = registry_name(registry) if registry else None
     if issue_writer not in ("template", "llm"):
         raise BadInput(f"unknown issue writer {issue_writer!r}; choose template or llm")
     if issue_writer == "llm":
@@ -59,9 +65,9 @@ def export(
         out.print(f"issue texts: {written} written by the model, {refused} refused twice (template kept)")
     write_missing_issues(run_dir)
     style = style or ("seeded" if issue_writer == "llm" else "strong")
-    runtime = Runtime() if exporter.builds_from_gold else None
+    runtime = Runtime() if exporter.builds_from_gold or registry else None
     report = run_export(run_dir, fmt, output, hint=hint, style=style, force=force, offline_only=offline_only,
-                        min_difficulty=min_difficulty, runtime=runtime)
+                        min_difficulty=min_difficulty, runtime=runtime, registry=registry)
     if as_json:
         print_json(report)
         return
@@ -72,4 +78,5 @@ def export(
     if report.min_difficulty is not None:
         out.print(f"--min-difficulty {report.min_difficulty} left out {report.below_min_difficulty} task(s)"
                   f", {report.unmeasured_left_out} of them unmeasured")
-    out.print(f"they build FROM {len(report.gold_images)} gold image(s): {', '.join(report.gold_images)}")
+    bases = [report.gold_pinned.get(i, i) for i in report.gold_images]
+    out.print(f"they build FROM {len(bases)} gold image(s): {', '.join(bases)}", highlight=False)

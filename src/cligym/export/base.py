@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import ClassVar
 
 from cligym.harness.reference import gather
@@ -40,9 +41,18 @@ class Exporter(ABC):
 
     @abstractmethod
     def export(self, items: list[Item], out: ExportDir, *, style: str, hint: bool,
-               runtime: Runtime | None = None) -> None:
+               runtime: Runtime | None = None, bases: Mapping[str, str] | None = None) -> None:
         """Write every task into ``out`` (an empty directory); formats that build FROM the
-        gold images read their gold reference from them through ``runtime``."""
+        gold images read their gold reference from them through ``runtime``. ``bases``
+        names each gold image as the tasks should build FROM it (e.g. pinned by digest in
+        a registry); a gold image it does not name keeps its local name."""
+
+
+def shipped(task: TaskInstance, bases: Mapping[str, str] | None) -> TaskInstance:
+    """The task as it is written out: its gold image named as ``bases`` says."""
+    if not bases or task.image_name not in bases:
+        return task
+    return task.model_copy(update={"image_name": bases[task.image_name]})
 
 
 def gold_reference(runtime: Runtime, task: TaskInstance) -> tuple[GoldReference, bytes]:
@@ -57,12 +67,12 @@ class TaskDirExporter(Exporter):
     instruction and a verifier that judges with gold's files (``cligym.harness.reference``)."""
 
     def export(self, items: list[Item], out: ExportDir, *, style: str, hint: bool,
-               runtime: Runtime | None = None) -> None:
+               runtime: Runtime | None = None, bases: Mapping[str, str] | None = None) -> None:
         runtime = runtime or Runtime()
         for task, issues in items:
-            reference, pristine = gold_reference(runtime, task)
+            reference, pristine = gold_reference(runtime, task)  # from the local gold image
             instruction = problem_statement(issues, style, hint) + ground_rules(task)
-            self.write_task(task, instruction, out.task(task.instance_id), reference, pristine)
+            self.write_task(shipped(task, bases), instruction, out.task(task.instance_id), reference, pristine)
 
     @abstractmethod
     def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, reference: GoldReference,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
-from cligym.export.base import Exporter, Item
+from cligym.export.base import Exporter, Item, shipped
 from cligym.layout import ExportDir
 from cligym.models.export import TaskRow
 from cligym.models.io import write_atomic
@@ -40,5 +41,6 @@ class JsonlExporter(Exporter):
     name = "jsonl"
     builds_from_gold = False
 
-    def export(self, items: list[Item], out: ExportDir, *, style: str, hint: bool, runtime=None) -> None:
-        write_atomic(out.jsonl, "".join(line(row(task, issues, style)) for task, issues in items))
+    def export(self, items: list[Item], out: ExportDir, *, style: str, hint: bool, runtime=None,
+               bases: Mapping[str, str] | None = None) -> None:
+        write_atomic(out.jsonl, "".join(line(row(shipped(task, bases), issues, style)) for task, issues in items))

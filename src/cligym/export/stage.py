@@ -9,19 +9,19 @@ it a harness would take it for a task.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from pathlib import Path
 
 from cligym.errors import BadInput
 from cligym.export.base import Item
 from cligym.export.common import at_least, check_min_difficulty
-from cligym.export.jsonl import read_rows
+from cligym.export.publish import pinned_bases
 from cligym.export.registry import get_exporter
 from cligym.layout import ExportDir, GoldDir, RolloutDir, RunDir, safe_id
 from cligym.models.export import ExportReport
 from cligym.models.io import load, save
 from cligym.models.issue import STYLES, TaskIssues
+from cligym.models.registry import RegistryIndex
 from cligym.models.task import Label, TaskInstance
 from cligym.runtime import Runtime
 
@@ -139,12 +139,14 @@ def export(
     offline_only: bool = True,
     min_difficulty: str | None = None,
     runtime: Runtime | None = None,
+    registry: str | None = None,
 ) -> ExportReport:
     """Export every task of ``run_dir`` into ``out`` as ``fmt`` (with ``offline_only``, only
     the offline-fair ones; the others are exported with network access and marked so; with
     ``min_difficulty``, only those whose measured difficulty is at least that label).
     With a runtime, the gold images the tasks build FROM must be in the engine (formats
-    that build only)."""
+    that build only). With ``registry``, every task builds FROM its gold image as that
+    registry serves it, pinned by digest (pushed first where the registry lacks it)."""
     exporter = get_exporter(fmt)
     lowest = check_min_difficulty(min_difficulty)
     if style not in (*STYLES, "seeded"):
@@ -171,35 +173,18 @@ def export(
         check_gold_images(runtime, tasks)
     target = ExportDir(Path(out))
     report_path = target.report
+    images = sorted({t.image_name for t in tasks})
+    pushed = pinned_bases(runtime or Runtime(), registry, Path(run_dir), images) if registry else {}
     prepare_output(target, force)
     exporter.export(items, target, style=style, hint=hint,
-                    runtime=(runtime or Runtime()) if exporter.builds_from_gold else None)
-    report = ExportReport(format=fmt, hint=hint, style=style, output=str(out),
-                          gold_images=sorted({t.image_name for t in tasks}),
+                    runtime=(runtime or Runtime()) if exporter.builds_from_gold else None,
+                    bases={image: record.pinned for image, record in pushed.items()})
+    if pushed:
+        save(RegistryIndex(images=list(pushed.values())), target.registry)
+    report = ExportReport(format=fmt, hint=hint, style=style, output=str(out), gold_images=images,
+                          registry=registry, gold_pinned={image: record.pinned for image, record in pushed.items()},
                           tasks=[t.instance_id for t in tasks], left_out=left_out | easier,
                           offline_only=offline_only, min_difficulty=lowest, below_min_difficulty=len(easier),
                           unmeasured_left_out=unmeasured)
     save(report, report_path)
     return report
-
-
-def gold_images_of(source: Path) -> tuple[list[str], int]:
-    """The gold images (and task count) of a run dir or of an export in any format."""
-    tasks = RunDir(source).instances()
-    if tasks:
-        records = [load(TaskInstance, p, "task instance") for p in tasks]
-        return sorted({t.image_name for t in records}), len(records)
-    export = ExportDir(source)
-    if export.jsonl.is_file():
-        rows = read_rows(export)
-        return sorted({r.image_name for r in rows}), len(rows)
-    try:
-        dirs = export.task_dirs()
-    except BadInput:
-        raise BadInput(f"{source} is neither a run directory nor an export (no tasks found)") from None
-    images = set()
-    for task in dirs:
-        match = re.search(r"^FROM\s+(\S+)", task.dockerfile.read_text(), re.M)
-        if match:
-            images.add(match.group(1))
-    return sorted(images), len(dirs)

@@ -23,6 +23,10 @@ class ExportReport(BaseModel):
     #: no measured difficulty
     below_min_difficulty: int = 0
     unmeasured_left_out: int = 0
+    #: --registry: where the tasks' gold images are, and each as the tasks build FROM it
+    #: (``REGISTRY/repository@sha256:…``); None and empty for a local export
+    registry: str | None = None
+    gold_pinned: dict[str, str] = Field(default_factory=dict)
 
 
 class TaskRow(BaseModel):

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cligym import __version__
+from cligym.models.registry import RegistryImage
 
 
 class Source(BaseModel):
@@ -46,3 +47,5 @@ class GoldEnv(BaseModel):
     build_seconds: float = 0.0
     test_seconds: list[float] = Field(default_factory=list)  # wall time of each full run
     image_bytes: int = 0
+    #: where the image was pushed ('cligym images push'), newest last, one record per registry
+    registry_images: list[RegistryImage] = Field(default_factory=list)

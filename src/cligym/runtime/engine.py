@@ -30,6 +30,7 @@ from cligym.runtime.common import Change, RunResult
 from cligym.runtime.containers import Containers
 from cligym.runtime.holds import Holds
 from cligym.runtime.images import Images
+from cligym.runtime.registry import Registries
 from cligym.runtime.sessions import Session
 from cligym.runtime.translate import ENGINE_HINT, detail, engine_call
 
@@ -48,7 +49,7 @@ class Reaped(NamedTuple):
     images: int
 
 
-class Runtime(Images, Containers, Holds):
+class Runtime(Images, Registries, Containers, Holds):
     """Docker Engine access with cligym's safety defaults.
 
     ``base_url`` names the engine (``unix:///path/docker.sock``, ``tcp://host:port``);

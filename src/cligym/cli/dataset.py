@@ -17,6 +17,9 @@ dataset_app = typer.Typer(help="Build a dataset from many projects, and follow i
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
 
+#: how often --ray runs a unit again whose node died (with --registry: nothing ties it to that node)
+RAY_RETRIES = 2
+
 
 def parse_size(text: str) -> int:
     """'500M', '20G', '1.5T', '123' (bytes) → bytes."""
@@ -56,6 +59,9 @@ def build(
     max_hours: Annotated[Optional[float], typer.Option(help="Start no unit after this many hours.")] = None,
     max_disk: Annotated[Optional[str], typer.Option(help="Start no unit once the dataset takes this much (e.g. 20G).")] = None,
     bundle: Annotated[bool, typer.Option(help="Save the gold images into the dataset (one tar).")] = True,
+    registry: Annotated[Optional[str], typer.Option(
+        help="HOST:PORT of an OCI registry: each gold image is pushed when built, tasks build FROM it by digest, "
+             "and with --ray any node pulls it where missing (no unit is tied to a node).")] = None,
     retry_failed: Annotated[bool, typer.Option(
         "--retry-failed", help="Run again the units that failed in an earlier build of OUTPUT.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the dataset summary as JSON.")] = False,
@@ -71,6 +77,7 @@ def build(
     from cligym.dataset import Budgets, build as run_build, make_plan
     from cligym.dataset.pools import LocalPool, ray_pool
     from cligym.layout import DatasetDir
+    from cligym.models.registry import registry_name
 
     if workers < 1:
         raise BadInput("--workers must be at least 1")
@@ -78,12 +85,12 @@ def build(
         raise BadInput("--max-hours must be positive")
     budgets = Budgets(deadline=time.time() + max_hours * 3600 if max_hours else None,
                       max_disk=parse_size(max_disk) if max_disk else None, retry_failed=retry_failed)
-    plan = make_plan(projects, seed, bundle=bundle)
+    plan = make_plan(projects, seed, bundle=bundle, registry=registry_name(registry) if registry else None)
     writable_output(output, what="dataset directory")
     reap_dead_runs(quiet or as_json)
     dataset = DatasetDir(output)
     if ray:
-        pool = ray_pool(dataset, ray, workers if workers > 1 else None)
+        pool = ray_pool(dataset, ray, workers if workers > 1 else None, retries=RAY_RETRIES if plan.registry else 0)
     else:
         pool = LocalPool(dataset, _slots(workers), [sys.executable, "-m", "cligym", "dataset", "unit"])
     with reporter(quiet or as_json) as progress:

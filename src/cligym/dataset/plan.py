@@ -57,7 +57,7 @@ def _check(entry: ProjectEntry, index: int, path: Path) -> None:
         raise BadInput(f"{where}: an image needs a test_cmd")
 
 
-def make_plan(path: Path, seed: int, *, bundle: bool = True) -> DatasetPlan:
+def make_plan(path: Path, seed: int, *, bundle: bool = True, registry: str | None = None) -> DatasetPlan:
     """Read PROJECTS.toml and resolve each project (relative paths are relative to the file)."""
     projects = read_projects(path)
     base = path.resolve().parent
@@ -77,4 +77,4 @@ def make_plan(path: Path, seed: int, *, bundle: bool = True) -> DatasetPlan:
             key=key, source=source, profile=profile, image=entry.image, test_cmd=entry.test_cmd,
             attempts=entry.attempts or projects.attempts, tasks=entry.tasks or projects.tasks,
             seed=project_seed(seed, key)))
-    return DatasetPlan(seed=seed, projects=planned, bundle=bundle)
+    return DatasetPlan(seed=seed, projects=planned, bundle=bundle, registry=registry)

@@ -135,11 +135,12 @@ def write_outcome(dataset: DatasetDir, key: str, outcome: UnitOutcome) -> None:
     write_atomic(dataset.unit_file(key, "json"), outcome.model_dump_json() + "\n")
 
 
-def ray_pool(dataset: DatasetDir, address: str, workers: int | None) -> Pool:
-    """A pool on the Ray cluster at ``address`` (``auto``: the one this machine belongs to)."""
+def ray_pool(dataset: DatasetDir, address: str, workers: int | None, retries: int = 0) -> Pool:
+    """A pool on the Ray cluster at ``address`` (``auto``: the one this machine belongs to);
+    ``retries``: how often a unit whose node died is run again elsewhere."""
     try:
         from cligym.dataset.ray_pool import RayPool
     except ImportError:
         raise BadInput("--ray needs Ray: pip install 'cligym[ray]'") from None
-    return RayPool(dataset, address, workers)
+    return RayPool(dataset, address, workers, retries)
 

@@ -1,12 +1,16 @@
 """Units as Ray tasks on a Ray cluster (the optional ``ray`` extra).
 
-Every node needs a Docker engine and this package; the dataset directory must be the same
-path on every node (shared storage, or one machine). A project's units after its gold run
-on the node that built the gold (``NodeAffinitySchedulingStrategy``), so its gold image,
-which lives in that node's engine, is never moved. A unit whose node has left the cluster
-is scheduled anywhere and fails there with the missing gold image as its cause (load the
-image with ``cligym images load`` on the new node, then ``--retry-failed``). Outcomes come
-back to the head, which alone writes the ledger.
+Every node needs a Docker engine with cligym's base image, and this package; the dataset
+directory must be the same path on every node (shared storage, or one machine).
+
+With a registry (``dataset build --registry``), every gold image is pushed when it is built
+and a unit on any node pulls it, by digest, where that node's engine lacks it: no unit is
+tied to a node, and a unit whose node leaves the cluster while it runs is run again
+elsewhere (Ray retries it; units are idempotent). Without one, a project's units after its
+gold run on the node that built the gold (``NodeAffinitySchedulingStrategy``), where its
+image is; a unit whose node has left fails with the missing gold image as its cause (load
+it with ``cligym images load`` there, then ``--retry-failed``). Outcomes come back to the
+head, which alone writes the ledger.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ def _remote_unit(dataset_dir: str, key: str, deadline: float | None) -> tuple[st
 class RayPool:
     """Units as Ray tasks, one CPU each; ``slots``: the cluster's CPUs unless told fewer."""
 
-    def __init__(self, dataset: DatasetDir, address: str, workers: int | None) -> None:
+    def __init__(self, dataset: DatasetDir, address: str, workers: int | None, retries: int = 0) -> None:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         try:
             ray.init(address=address, log_to_driver=False, include_dashboard=False)
@@ -44,7 +48,8 @@ class RayPool:
         self.dataset = dataset
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.slots = min(workers, cpus) if workers else cpus
-        self._task = ray.remote(num_cpus=1, max_retries=0)(_remote_unit)
+        # retries: runs again of a unit whose worker or node died (a unit's own failure is an outcome)
+        self._task = ray.remote(num_cpus=1, max_retries=retries)(_remote_unit)
         self._refs: dict[ray.ObjectRef, str] = {}
         self._alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
 

@@ -94,6 +94,10 @@ class _Head:
         return found
 
     def _node(self, project: str) -> str | None:
+        """The node that built the project's gold (None: any node, which pulls the gold
+        image from the plan's registry where it lacks it)."""
+        if self.plan.registry:
+            return None
         rows = self.ledger.rows("gold", project)
         return rows[0]["node"] or None if rows else None
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from cligym.errors import BadInput, CligymError
 from cligym.layout import DatasetDir, ExportDir, GoldDir
 from cligym.models.dataset import DatasetPlan, PlannedProject, UnitOutcome
+from cligym.models.gold import GoldEnv
 from cligym.models.io import load, save
 from cligym.runtime import Runtime
 
@@ -37,19 +38,55 @@ def project_of(plan: DatasetPlan, key: str) -> PlannedProject:
 def _gold(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, deadline: float | None) -> UnitOutcome:
     from cligym.gold import make_gold
 
-    folder = dataset.gold(project.key)
-    if GoldDir(folder).gold.is_file():
+    folder, registry = dataset.gold(project.key), plan_of(dataset).registry
+    if GoldDir(folder).gold.is_file() and GoldDir(folder).probe.is_file():
         record = GoldDir(folder).load()
-        if runtime.image_exists(record.image) and GoldDir(folder).probe.is_file():
+        if present(runtime, record, registry):
+            _publish(dataset, GoldDir(folder), runtime, registry)
             return UnitOutcome(ok=True, detail=f"{len(record.tests)} tests (built before)")
     record = make_gold(project.source, folder, image=project.image, test_command=project.test_cmd,
                        profile_path=Path(project.profile) if project.profile else None, runtime=runtime)
+    _publish(dataset, GoldDir(folder), runtime, registry)
     return UnitOutcome(ok=True, detail=f"{len(record.tests)} tests")
+
+
+def present(runtime: Runtime, gold: GoldEnv, registry: str | None) -> bool:
+    """Whether this node's engine has the gold image, pulled by digest from ``registry``
+    where it lacks it and the image was pushed there."""
+    if runtime.image_exists(gold.image):
+        return True
+    record = next((r for r in reversed(gold.registry_images) if r.registry == registry), None) if registry else None
+    return record is not None and (runtime.pull_image(record) or runtime.image_exists(gold.image))
+
+
+def _publish(dataset: DatasetDir, gold_dir: GoldDir, runtime: Runtime, registry: str | None) -> None:
+    """With a registry: the gold image pushed there (once), noted in gold.json and the
+    dataset's registry.json."""
+    if not registry:
+        return
+    from cligym.export.publish import Source, note
+
+    gold = gold_dir.load()
+    known = next((r for r in gold.registry_images if r.registry == registry and r.image_id == gold.image_id), None)
+    if known is None or runtime.served_digest(known.reference) != known.digest:
+        known = runtime.push_image(gold.image, registry)
+    note(Source(dataset.path, [gold.image], [gold_dir], dataset.registry), known)
+
+
+def _needs_gold(dataset: DatasetDir, project: PlannedProject, runtime: Runtime) -> None:
+    """The project's gold image in this node's engine (pulled from the plan's registry), or
+    a CligymError saying why it cannot be."""
+    gold = GoldDir(dataset.gold(project.key)).load()
+    registry = plan_of(dataset).registry
+    if not present(runtime, gold, registry):
+        where = f"nor pushed to {registry}" if registry else "(build with --registry so nodes can pull it)"
+        raise CligymError(f"gold image {gold.image} is not in this node's engine {where}")
 
 
 def _invert(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, deadline: float | None) -> UnitOutcome:
     from cligym.invert import invert
 
+    _needs_gold(dataset, project, runtime)
     summary = invert(dataset.gold(project.key), dataset.run(project.key), attempts=project.attempts,
                      seed=project.seed, max_tasks=project.tasks, deadline=deadline, runtime=runtime)
     if summary.verified == 0:
@@ -64,11 +101,12 @@ def _export(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, dead
     from cligym.export.stage import export
     from cligym.issue import write_missing_issues
 
-    run = dataset.run(project.key)
+    _needs_gold(dataset, project, runtime)
+    run, registry = dataset.run(project.key), plan_of(dataset).registry
     write_missing_issues(run)
     staging = dataset.staging(project.key, "harbor")
-    report = export(run, "harbor", staging, force=True, runtime=runtime)
-    export(run, "jsonl", dataset.staging(project.key, "jsonl"), force=True, runtime=runtime)
+    report = export(run, "harbor", staging, force=True, runtime=runtime, registry=registry)
+    export(run, "jsonl", dataset.staging(project.key, "jsonl"), force=True, runtime=runtime, registry=registry)
     harbor = dataset.harbor
     harbor.path.mkdir(parents=True, exist_ok=True)
     for name in report.tasks:

@@ -55,6 +55,9 @@ class DatasetPlan(BaseModel):
     seed: int
     projects: list[PlannedProject]
     bundle: bool = True  # save the gold images beside the tasks
+    #: push each gold image to this registry when built; units pull it where it is missing,
+    #: so no unit is tied to the node that built its gold (None: the gold stays where built)
+    registry: str | None = None
 
 
 class UnitOutcome(BaseModel):

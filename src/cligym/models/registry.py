@@ -68,8 +68,10 @@ class RegistryIndex(BaseModel):
     images: list[RegistryImage] = Field(default_factory=list)
 
     def find(self, image: str, registry: str | None = None) -> RegistryImage | None:
-        """The newest record of local image ``image`` (in ``registry`` if given)."""
-        found = [r for r in self.images if r.image == image and (registry is None or r.registry == registry)]
+        """The newest record of ``image`` (its local name, or its pinned name as an export
+        builds FROM it), in ``registry`` if given."""
+        found = [r for r in self.images
+                 if image in (r.image, r.pinned) and (registry is None or r.registry == registry)]
         return max(found, key=lambda r: r.pushed_at) if found else None
 
     def with_image(self, record: RegistryImage) -> RegistryIndex:

@@ -33,6 +33,7 @@ ATTEMPTS = 4
 MAX_WAIT = 8.0
 _TRANSIENT = re.compile(r"connection refused|connection reset|broken pipe|EOF|i/o timeout|timeout|"
                         r"unexpected HTTP status: 5\d\d|50[0-9] |too many requests|toomanyrequests", re.IGNORECASE)
+_REFUSED = re.compile(r"HTTP (?P<code>4\d\d)|(?P<word>denied|unauthorized|forbidden)", re.IGNORECASE)
 _MANIFEST_TYPES = ", ".join((
     "application/vnd.docker.distribution.manifest.v2+json",
     "application/vnd.oci.image.manifest.v1+json",
@@ -62,6 +63,10 @@ def _stream(chunks: Iterable[dict], what: str, on_progress: Progress | None) -> 
             continue
         if chunk.get("error"):
             message = " ".join(str(chunk["error"]).split())
+            refused = _REFUSED.search(message)
+            if refused:  # the engine's wording hides the answer: say it plainly, keep its words
+                why = f"HTTP {refused['code']}" if refused["code"] else refused["word"].lower()
+                message = f"the registry refused it ({why}): {message}"
             error = RegistryError(f"{what}: {message}")
             raise _Transient(error) if _TRANSIENT.search(message) else error
         if chunk.get("aux"):

@@ -20,6 +20,9 @@ import pytest
 from cligym.layout import DatasetDir
 from cligym.models.dataset import DatasetSummary
 from cligym.models.io import load
+from cligym.models.registry import RegistryIndex
+
+from .servers import empty_engine, registry_server
 
 PROJECTS = ("markupsafe==3.0.2", "python-dotenv==1.2.1")
 
@@ -166,6 +169,74 @@ def test_a_build_on_a_two_node_ray_cluster_makes_the_same_dataset(uninterrupted,
         ran_on = {r["node"] for r in rows.values() if r["project"] == project and r["kind"] != "attempt"}
         assert ran_on == {rows[f"gold/{project}"]["node"]}  # a project's units stay with its gold image
     assert all(r["state"] == "done" for k, r in rows.items() if k.startswith("validate/"))
+    assert runtime.dead_containers() == []
+
+
+@pytest.fixture
+def ray_cluster_with_registry(tmp_path_factory, base_image):
+    """A registry on 127.0.0.1 and a Ray cluster of two one-CPU nodes on this machine, each
+    node's units on a Docker engine of its own that holds only cligym's base images (nodes
+    that never saw a gold image). All removed afterwards."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    from ray.cluster_utils import Cluster
+
+    from cligym.gold.wheel_build import BUILD_IMAGE
+
+    bases = tmp_path_factory.mktemp("bases") / "bases.tar"
+    assert subprocess.run(["docker", "save", "-o", str(bases), base_image, BUILD_IMAGE]).returncode == 0
+    with registry_server(tmp_path_factory.mktemp("registry")) as registry, \
+            empty_engine(tmp_path_factory.mktemp("engine")) as first, \
+            empty_engine(tmp_path_factory.mktemp("engine")) as other:
+        for engine in (first, other):
+            loaded = subprocess.run(["docker", "-H", engine, "load", "-q", "-i", str(bases)], capture_output=True)
+            assert loaded.returncode == 0, loaded.stderr
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
+                                                                "env_vars": {"DOCKER_HOST": first}})
+        try:
+            second = cluster.add_node(num_cpus=1, env_vars={"DOCKER_HOST": other})
+            cluster.wait_for_nodes()
+            yield cluster, second, registry, (first, other)
+        finally:
+            cluster.shutdown()
+
+
+# slow (~6 min): both nodes build and pull gold images from nothing; the pinned Ray case
+# above keeps Ray in the default run, tests/engine/test_registry.py the registry
+@pytest.mark.slow
+def test_a_build_on_two_ray_nodes_with_a_registry_goes_on_when_a_node_leaves(
+        uninterrupted, ray_cluster_with_registry, runtime, tmp_path):
+    """With --registry no unit is tied to the node that built its gold: the second node is
+    stopped once it has finished a unit, the build goes on on the head (which pulls what it
+    lacks), and ends with the tasks of a one-machine build of the same seed, every one
+    built FROM its gold image pinned by digest in the registry; each engine ends up holding
+    every gold image it needed, by the registry's digest."""
+    cluster, second, registry, engines = ray_cluster_with_registry
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*build_cmd(projects_file(tmp_path), out, "--json"), "--ray", cluster.address,
+                             "--registry", registry], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+
+    def one_done_there(rows) -> bool:  # a unit done on the second node, and the build not over
+        there = [k for k, r in rows.items() if r["state"] == "done" and r["node"] == second.node_id]
+        return bool(there) and any(r["state"] != "done" for k, r in rows.items() if k.startswith(("invert", "export")))
+
+    before = _wait_for(proc, out, one_done_there, "a unit done on the second node")
+    cluster.remove_node(second)
+    stdout, stderr = proc.communicate(timeout=1800)
+    assert proc.returncode == 0, stderr[-2000:]
+    rows = ledger_rows(out)
+    assert all(r["state"] == "done" for k, r in rows.items() if not k.startswith("attempt/")), [
+        (k, r["state"], r["node"][:8], r["detail"]) for k, r in rows.items() if not k.startswith("attempt/")]
+    # the same breakages (a task's id ends with a digest of its gold image, built again here)
+    assert [t.rsplit(".", 1)[0] for t in task_set(out)] == [t.rsplit(".", 1)[0] for t in task_set(uninterrupted)]
+    left = [k for k, r in before.items() if r["state"] != "done" and not k.startswith("attempt/")]
+    assert left and all(rows[k]["node"] != second.node_id for k in left)  # finished elsewhere
+    # every gold image was pushed, and every task builds FROM it by digest
+    index = load(RegistryIndex, DatasetDir(out).registry)
+    assert len(index.images) == len(PROJECTS) and all(r.registry == registry for r in index.images)
+    pinned = {r.pinned for r in index.images}
+    for task in DatasetDir(out).harbor.task_dirs():
+        assert task.harbor_dockerfile.read_text().split("\nFROM ", 1)[1].split("\n", 1)[0] in pinned
     assert runtime.dead_containers() == []
 
 

@@ -51,12 +51,14 @@ def _gold(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, deadli
 
 
 def present(runtime: Runtime, gold: GoldEnv, registry: str | None) -> bool:
-    """Whether this node's engine has the gold image, pulled by digest from ``registry``
-    where it lacks it and the image was pushed there."""
-    if runtime.image_exists(gold.image):
-        return True
+    """Whether this node's engine has the gold image. With ``registry``, it must be the very
+    image of the record: pulled by digest where the engine lacks it, or where its tag names
+    another build of the same inputs (which differs in its files' times)."""
     record = next((r for r in reversed(gold.registry_images) if r.registry == registry), None) if registry else None
-    return record is not None and (runtime.pull_image(record) or runtime.image_exists(gold.image))
+    if record is None:
+        return runtime.image_exists(gold.image)
+    runtime.pull_image(record)
+    return True
 
 
 def _publish(dataset: DatasetDir, gold_dir: GoldDir, runtime: Runtime, registry: str | None) -> None:

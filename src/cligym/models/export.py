@@ -23,6 +23,10 @@ class ExportReport(BaseModel):
     #: no measured difficulty
     below_min_difficulty: int = 0
     unmeasured_left_out: int = 0
+    #: the jsonl format's Hub-loadable twin of tasks.jsonl: the same rows as Parquet, and the
+    #: dataset card naming it (None: not written, as by the task-directory formats)
+    parquet: str | None = None
+    card: str | None = None
 
 
 class TaskRow(BaseModel):

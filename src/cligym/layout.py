@@ -7,7 +7,7 @@ directory:
 - ``RunDir`` (``cligym invert``, re-checked by ``cligym verify``): config.json, summary.json, verify.json,
   candidates/NNNN.json, tasks/<instance_id>/{instance,issues}.json, trajectories/NNNN.json, probe.json,
   registry.json (``cligym images push``);
-- ``ExportDir`` (``cligym export``): one task directory per task, or tasks.jsonl; its reports go *beside*
+- ``ExportDir`` (``cligym export``): one task directory per task, or a ``TaskTable`` (tasks.jsonl, its Parquet twin and card); its reports go *beside*
   it (``OUT.export.json``, ``OUT.validate.json``, ``OUT.registry.json``): Terminal-Bench 1.0's ``Dataset``
   takes *every* entry of OUT as a task id, so even a dot-file there would be a broken task;
 - ``TaskDir`` (one exported task), ``RolloutDir``, ``CurateDir``, ``DatasetDir`` (their commands').
@@ -37,9 +37,7 @@ def safe_id(value: str, what: str = "id") -> str:
 
 
 @dataclass(frozen=True)
-class GoldDir:
-    """What ``cligym gold`` writes."""
-
+class GoldDir:  # what ``cligym gold`` writes
     path: Path
 
     @property
@@ -60,9 +58,7 @@ class GoldDir:
 
 
 @dataclass(frozen=True)
-class RunDir:
-    """What ``cligym invert`` writes (and ``cligym verify`` reports into)."""
-
+class RunDir:  # what ``cligym invert`` writes (and ``cligym verify`` reports into)
     path: Path
 
     @property
@@ -122,9 +118,7 @@ class RunDir:
 
 
 @dataclass(frozen=True)
-class TaskDir:
-    """One exported task: Harbor (task.toml …) or Terminal-Bench 1.0 (task.yaml …)."""
-
+class TaskDir:  # one exported task: Harbor (task.toml …) or Terminal-Bench 1.0 (task.yaml …)
     path: Path
 
     @property
@@ -220,20 +214,31 @@ class TaskDir:
 
 
 @dataclass(frozen=True)
-class ExportDir:
-    """What ``cligym export`` writes: task directories, or one JSONL file."""
-
-    #: where ``cligym export`` writes when not told (and the demo, inside its output)
-    DEFAULT: ClassVar[Path] = Path("tasks")
-
+class TaskTable:  # tasks.jsonl, and its rows as the Hub lays out a dataset: Parquet, and the card naming it
     path: Path
-
-    def task(self, instance_id: str) -> TaskDir:
-        return TaskDir(self.path / safe_id(instance_id, "instance id"))
 
     @property
     def jsonl(self) -> Path:
         return self.path / "tasks.jsonl"
+
+    @property
+    def parquet(self) -> Path:
+        return self.path / "data" / "train-00000-of-00001.parquet"
+
+    @property
+    def card(self) -> Path:
+        return self.path / "README.md"
+
+
+@dataclass(frozen=True)
+class ExportDir(TaskTable):
+    """What ``cligym export`` writes: task directories, or a task table."""
+
+    #: where ``cligym export`` writes when not told (and the demo, inside its output)
+    DEFAULT: ClassVar[Path] = Path("tasks")
+
+    def task(self, instance_id: str) -> TaskDir:
+        return TaskDir(self.path / safe_id(instance_id, "instance id"))
 
     @property
     def report(self) -> Path:
@@ -328,11 +333,9 @@ class DemoDir:  # what ``cligym demo`` writes: gold, run, a Harbor export and a 
 
 
 @dataclass(frozen=True)
-class DatasetDir:
+class DatasetDir(TaskTable):
     """What ``cligym dataset build`` writes: projects/<key>/{gold,run,export-*}, harbor/, the
-    JSONL rows, gold image bundle, ledger, plan, summary and validation/<task>.json."""
-
-    path: Path
+    task table, gold image bundle, ledger, plan, summary and validation/<task>.json."""
 
     @property
     def plan(self) -> Path:
@@ -345,10 +348,6 @@ class DatasetDir:
     @property
     def summary(self) -> Path:
         return self.path / "summary.json"
-
-    @property
-    def jsonl(self) -> Path:
-        return self.path / "tasks.jsonl"
 
     @property
     def harbor(self) -> ExportDir:

@@ -72,6 +72,9 @@ def export(
         print_json(report)
         return
     out.print(f"exported {len(report.tasks)} tasks as {report.format} to {report.output}")
+    if report.parquet:
+        out.print(f"the same rows as Parquet, {report.parquet}, with the dataset card {report.card} "
+                  "(datasets.load_dataset reads them)")
     if len(report.left_out) > report.below_min_difficulty:
         out.print(f"left out {len(report.left_out) - report.below_min_difficulty} task(s) that are not offline-fair "
                   "(--with-network exports them)")

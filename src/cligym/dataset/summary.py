@@ -1,5 +1,6 @@
 """The end of a dataset build: the validated tasks joined into one dataset (Harbor's
-dataset.toml, tasks.jsonl), and the figures of the whole build (summary.json).
+dataset.toml, tasks.jsonl with its Parquet twin and dataset card), and the figures of the
+whole build (summary.json).
 
 A task whose validation failed does not join: its directory leaves harbor/ (its records
 stay in the project's run directory and the ledger says why).
@@ -8,7 +9,6 @@ stay in the project's run directory and the ledger says why).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 from collections import defaultdict
@@ -17,9 +17,11 @@ from pathlib import Path
 from cligym.dataset.ledger import Ledger
 from cligym.dataset.manifest import write_manifest
 from cligym.errors import BadInput
+from cligym.export.jsonl import read_rows, write_rows
 from cligym.layout import DatasetDir, ExportDir, GoldDir, RunDir
 from cligym.models.dataset import DatasetPlan, DatasetSummary, ProjectFigures
-from cligym.models.io import load, save, write_atomic
+from cligym.models.export import TaskRow
+from cligym.models.io import load, save
 from cligym.models.task import Candidate, TaskInstance
 
 
@@ -73,22 +75,20 @@ def link_identical(root: Path, min_size: int = 4096) -> int:
 
 
 def _join(dataset: DatasetDir, ledger: Ledger) -> list[str]:
-    """The validated tasks; failed ones leave harbor/. Writes tasks.jsonl and dataset.toml."""
+    """The validated tasks; failed ones leave harbor/. Writes tasks.jsonl (with its Parquet twin
+    and dataset card) and dataset.toml."""
     good = sorted(row["key"].split("/", 1)[1] for row in ledger.rows("validate") if row["state"] == "done")
     for row in ledger.rows("validate"):
         name = row["key"].split("/", 1)[1]
         if row["state"] == "failed" and dataset.harbor.task(name).path.is_dir():
             shutil.rmtree(dataset.harbor.task(name).path)
-    rows = {}
+    rows: dict[str, TaskRow] = {}
     for project in {row["project"] for row in ledger.rows("validate")}:
         staging = ExportDir(dataset.staging(project, "jsonl"))
         if staging.jsonl.is_file():
-            for line in staging.jsonl.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    record = json.loads(line)
-                    rows[record["instance_id"]] = line
+            rows |= {r.instance_id: r for r in read_rows(staging)}
     wanted = set(good)
-    write_atomic(dataset.jsonl, "".join(rows[k] + "\n" for k in sorted(rows) if k in wanted))
+    write_rows(dataset, [rows[k] for k in sorted(rows) if k in wanted])
     if good:
         link_identical(dataset.harbor.path)
         write_manifest(dataset.harbor, good, dataset.manifest)

@@ -1,4 +1,6 @@
-"""One JSONL row per task, in the SWE-smith style; loadable with datasets' json loader."""
+"""One JSONL row per task, in the SWE-smith style; loadable with datasets' json loader. Beside
+tasks.jsonl go the same rows as Parquet with a dataset card (``cligym.export.hub``), which
+``datasets.load_dataset(folder)`` reads."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import json
 from collections.abc import Mapping
 
 from cligym.export.base import Exporter, Item, shipped
-from cligym.layout import ExportDir
+from cligym.layout import ExportDir, TaskTable
 from cligym.models.export import TaskRow
 from cligym.models.io import write_atomic
 from cligym.models.issue import TaskIssues
@@ -29,6 +31,14 @@ def line(task_row: TaskRow) -> str:
     return json.dumps(task_row.model_dump(mode="json")) + "\n"
 
 
+def write_rows(where: TaskTable, rows: list[TaskRow]) -> None:
+    """tasks.jsonl, then the same rows as Parquet and the dataset card that names it."""
+    from cligym.export.hub import write_hub_files  # pyarrow and huggingface_hub load in ~1 s: only here
+
+    write_atomic(where.jsonl, "".join(line(r) for r in rows))
+    write_hub_files(where, rows)
+
+
 def read_rows(out: ExportDir) -> list[TaskRow]:
     """The rows of an exported tasks.jsonl."""
     return [TaskRow.model_validate_json(text) for text in out.jsonl.read_text(encoding="utf-8").splitlines()
@@ -43,4 +53,4 @@ class JsonlExporter(Exporter):
 
     def export(self, items: list[Item], out: ExportDir, *, style: str, hint: bool, runtime=None,
                bases: Mapping[str, str] | None = None) -> None:
-        write_atomic(out.jsonl, "".join(line(row(shipped(task, bases), issues, style)) for task, issues in items))
+        write_rows(out, [row(shipped(task, bases), issues, style) for task, issues in items])

@@ -128,6 +128,13 @@ def check_gold_images(runtime: Runtime, tasks: list[TaskInstance]) -> None:
             )
 
 
+def hub_files(target: ExportDir) -> dict[str, str]:
+    """The Parquet file and dataset card the export wrote beside tasks.jsonl, if it did."""
+    if target.parquet.is_file() and target.card.is_file():
+        return {"parquet": str(target.parquet), "card": str(target.card)}
+    return {}
+
+
 def export(
     run_dir: Path,
     fmt: str,
@@ -185,6 +192,6 @@ def export(
                           registry=registry, gold_pinned={image: record.pinned for image, record in pushed.items()},
                           tasks=[t.instance_id for t in tasks], left_out=left_out | easier,
                           offline_only=offline_only, min_difficulty=lowest, below_min_difficulty=len(easier),
-                          unmeasured_left_out=unmeasured)
+                          unmeasured_left_out=unmeasured, **hub_files(target))
     save(report, report_path)
     return report

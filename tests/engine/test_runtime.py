@@ -130,6 +130,22 @@ def test_build_and_failed_build_cleanup(runtime, base_image, tmp_path):
     assert not steps & left
 
 
+def test_a_multi_stage_build_leaves_no_stage_behind(runtime, base_image, tmp_path):
+    """The last image of an earlier stage is no ancestor of the result: the build removes it
+    (a gold image is built in two stages; each build left one such image before)."""
+    (tmp_path / "Dockerfile").write_text(f"FROM {base_image} AS first\nRUN echo made > /made\n"
+                                         f"FROM {base_image}\nCOPY --from=first /made /made\n")
+    log: list[str] = []
+    runtime.build(tmp_path, "cligym/test-build:stages", on_log=log.append)
+    try:
+        steps = re.findall(r"^ ---> ([0-9a-f]{12})$", "\n".join(log), re.M)
+        first_stage = steps[1]  # the base, then the RUN of the first stage
+        assert runtime.run("cligym/test-build:stages", "cat /made", timeout=60).output.strip() == "made"
+        assert not runtime.image_exists(first_stage)
+    finally:
+        runtime.remove_image("cligym/test-build:stages")
+
+
 def test_build_has_no_network(runtime, base_image, tmp_path):
     (tmp_path / "Dockerfile").write_text(
         f"FROM {base_image}\nRUN test \"$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ')\" = lo\n"

@@ -108,7 +108,9 @@ class Images:
 
         A build the engine fails (a failing step, a bad Dockerfile, an unreadable context)
         raises BuildFailed with the last lines of the log, after the intermediate images
-        its steps left (untagged) are removed. Losing the engine is EngineUnavailable.
+        its steps left (untagged) are removed; a build that succeeds removes them too (the
+        last image of each earlier stage of a multi-stage build). Losing the engine is
+        EngineUnavailable.
         """
         if not Path(context).is_dir():
             raise BuildFailed(f"image build of {tag} failed: the build context {context} is not a directory")
@@ -129,6 +131,7 @@ class Images:
             tail = "\n".join(log[-BUILD_LOG_LINES:])
             raise BuildFailed(f"image build of {tag} failed: {error}", log=tail)
         record_made(tag)
+        self._remove_steps(log, dangling_before)  # a multi-stage build's earlier stages
         return self.image_id(tag)
 
     def _remove_steps(self, log: list[str], dangling_before: set[str]) -> None:

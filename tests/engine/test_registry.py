@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import docker
@@ -23,6 +24,7 @@ from cligym.models.task import TaskInstance
 
 from .servers import empty_engine, free_port, registry_server
 
+HARBOR_PY = Path(__file__).resolve().parents[2] / ".venv-harbor" / "bin" / "python"
 #: tasks of the shared markupsafe run validated on the empty engine (each is a build, an
 #: oracle run and a nop run there; the slow Harbor CLI case runs them all)
 VALIDATED = 2
@@ -48,11 +50,11 @@ def engine(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def pinned_export(markupsafe_run, registry, tmp_path_factory) -> tuple[Path, Path]:
-    """(a copy of the shared markupsafe run, its Harbor export with --registry)."""
+    """(a copy of the shared markupsafe run, its Harbor export with --registry --task-images)."""
     folder = tmp_path_factory.mktemp("pinned")
     run = folder / "run"
     shutil.copytree(markupsafe_run / "run", run)  # the shared run stays as it was
-    done = cligym("export", str(run), "-o", str(folder / "tasks"), "--registry", registry, "--json")
+    done = cligym("export", str(run), "-o", str(folder / "tasks"), "--registry", registry, "--task-images", "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     return run, folder / "tasks"
 
@@ -69,8 +71,19 @@ def test_an_export_pinned_by_digest_runs_on_an_empty_engine_from_the_registry(
     # recorded where the run is and beside the export, with what the registry serves now
     (record,) = load(RegistryIndex, RunDir(run).registry).images
     assert record.pinned == pinned and record.image_id == runtime.image_id(gold) and record.bytes > 0
-    assert load(RegistryIndex, ExportDir(tasks).registry).images == [record]
+    beside = load(RegistryIndex, ExportDir(tasks).registry).images
+    assert beside[0] == record and len(beside) == 1 + len(ExportDir(tasks).task_dirs())
     assert runtime.served_digest(record.reference) == record.digest
+    # each task's own image, named by digest where Harbor looks for a prebuilt one
+    for task in ExportDir(tasks).task_dirs():
+        named = tomllib.loads(task.task_toml.read_text())["environment"]["docker_image"]
+        assert named == report.task_images[task.name] and named.startswith(f"{registry}/cligym/task-")
+    if HARBOR_PY.exists():
+        check = ("import sys, tomllib; from harbor.models.task.config import TaskConfig; "
+                 "print(TaskConfig.model_validate(tomllib.load(open(sys.argv[1], 'rb'))).environment.docker_image)")
+        task = ExportDir(tasks).task_dirs()[0]
+        read = subprocess.run([str(HARBOR_PY), "-c", check, str(task.task_toml)], capture_output=True, text=True)
+        assert read.stdout.strip() == report.task_images[task.name], read.stderr
 
     # an engine with nothing in it: validate builds every task FROM the registry's image
     assert docker.DockerClient(base_url=engine).images.list() == []
@@ -81,8 +94,13 @@ def test_an_export_pinned_by_digest_runs_on_an_empty_engine_from_the_registry(
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     results = json.loads(done.stdout)
     assert [(r["oracle"]["reward"], r["nop"]["reward"]) for r in results] == [(1, 0)] * VALIDATED
-    # the gold image came by digest, as pushed
-    assert docker.APIClient(base_url=engine).inspect_image(pinned)["Id"] == record.image_id
+    # the gold image came by digest, as pushed; a task's prebuilt image pulls as named
+    other = docker.APIClient(base_url=engine)
+    assert other.inspect_image(pinned)["Id"] == record.image_id
+    prebuilt = report.task_images[ExportDir(tasks).task_dirs()[0].name]
+    for _ in other.pull(prebuilt, stream=True, decode=True):
+        pass
+    assert other.inspect_image(prebuilt)["Config"]["WorkingDir"] == load(TaskInstance, RunDir(run).instances()[0]).workdir
 
     # images pull names it as the tasks' local runs and the main engine do
     done = cligym("images", "pull", str(tasks), "--json", engine=engine)

@@ -43,6 +43,9 @@ def export(
         help="HOST:PORT of an OCI registry: every task builds FROM its gold image there, pinned by digest "
              "(pushed first where the registry lacks it), so it runs on any engine that can reach the "
              "registry.")] = None,
+    task_images: Annotated[bool, typer.Option(
+        "--task-images", help="With --registry (Harbor format): also build and push each task's image, named by "
+                              "digest in task.toml's [environment] docker_image for backends that cannot build.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the export report as JSON.")] = False,
 ) -> None:
     """Export verified tasks as Harbor or Terminal-Bench 1.0 task dirs, or a JSONL dataset."""
@@ -67,7 +70,7 @@ def export(
     style = style or ("seeded" if issue_writer == "llm" else "strong")
     runtime = Runtime() if exporter.builds_from_gold or registry else None
     report = run_export(run_dir, fmt, output, hint=hint, style=style, force=force, offline_only=offline_only,
-                        min_difficulty=min_difficulty, runtime=runtime, registry=registry)
+                        min_difficulty=min_difficulty, runtime=runtime, registry=registry, task_images=task_images)
     if as_json:
         print_json(report)
         return

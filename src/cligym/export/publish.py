@@ -11,18 +11,22 @@ export beside it (``ExportDir.registry``). A pull reads the same records.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import re
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import tomli_w
+
 from cligym.errors import BadInput
 from cligym.export.jsonl import read_rows
 from cligym.layout import DatasetDir, ExportDir, GoldDir, RunDir
 from cligym.models.gold import GoldEnv
-from cligym.models.io import load, save
+from cligym.models.io import load, save, write_atomic
 from cligym.models.registry import RegistryImage, RegistryIndex
 from cligym.models.task import TaskInstance
 from cligym.runtime import Runtime
@@ -183,3 +187,27 @@ def pinned_bases(runtime: Runtime, registry: str, run_dir: Path, images: list[st
             note(source, record)
         found[image] = record
     return found
+
+
+def push_task_images(runtime: Runtime, registry: str, out: ExportDir,
+                     on_progress: Progress | None = None) -> dict[str, RegistryImage]:
+    """Each exported Harbor task built (gold + ΔD, from its own Dockerfile) and pushed to
+    ``registry``; its ``task.toml`` then names the image by digest in ``[environment]
+    docker_image``, so a backend that cannot build runs it as it is (the Dockerfile stays
+    for those that build). The local build is removed once pushed; by task name."""
+    pushed = {}
+    for task in out.task_dirs():
+        if task.require_format() != "harbor":
+            raise BadInput("--task-images applies to Harbor tasks (task.toml's [environment] docker_image)")
+        text = task.dockerfile.read_text(encoding="utf-8")
+        local = f"cligym/task-{task.name.lower()[:100]}:{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        runtime.build(task.context, local)
+        try:
+            record = runtime.push_image(local, registry, on_progress)
+        finally:
+            runtime.remove_image(local)
+        config = tomllib.loads(task.task_toml.read_text(encoding="utf-8"))
+        config.setdefault("environment", {})["docker_image"] = record.pinned
+        write_atomic(task.task_toml, tomli_w.dumps(config))
+        pushed[task.name] = record
+    return pushed

@@ -15,7 +15,7 @@ from pathlib import Path
 from cligym.errors import BadInput
 from cligym.export.base import Item
 from cligym.export.common import at_least, check_min_difficulty
-from cligym.export.publish import pinned_bases
+from cligym.export.publish import pinned_bases, push_task_images
 from cligym.export.registry import get_exporter
 from cligym.layout import ExportDir, GoldDir, RolloutDir, RunDir, safe_id
 from cligym.models.export import ExportReport
@@ -147,14 +147,18 @@ def export(
     min_difficulty: str | None = None,
     runtime: Runtime | None = None,
     registry: str | None = None,
+    task_images: bool = False,
 ) -> ExportReport:
     """Export every task of ``run_dir`` into ``out`` as ``fmt`` (with ``offline_only``, only
     the offline-fair ones; the others are exported with network access and marked so; with
     ``min_difficulty``, only those whose measured difficulty is at least that label).
     With a runtime, the gold images the tasks build FROM must be in the engine (formats
     that build only). With ``registry``, every task builds FROM its gold image as that
-    registry serves it, pinned by digest (pushed first where the registry lacks it)."""
+    registry serves it, pinned by digest (pushed first where the registry lacks it); with
+    ``task_images`` too, each Harbor task's own image is pushed and named in its task.toml."""
     exporter = get_exporter(fmt)
+    if task_images and (not registry or fmt != "harbor"):
+        raise BadInput("--task-images needs --registry and the harbor format")
     lowest = check_min_difficulty(min_difficulty)
     if style not in (*STYLES, "seeded"):
         raise BadInput(f"unknown style {style!r}; choose strong, balanced, weak or seeded")
@@ -186,10 +190,12 @@ def export(
     exporter.export(items, target, style=style, hint=hint,
                     runtime=(runtime or Runtime()) if exporter.builds_from_gold else None,
                     bases={image: record.pinned for image, record in pushed.items()})
+    images_of_tasks = push_task_images(runtime or Runtime(), registry, target) if task_images else {}
     if pushed:
-        save(RegistryIndex(images=list(pushed.values())), target.registry)
+        save(RegistryIndex(images=[*pushed.values(), *images_of_tasks.values()]), target.registry)
     report = ExportReport(format=fmt, hint=hint, style=style, output=str(out), gold_images=images,
                           registry=registry, gold_pinned={image: record.pinned for image, record in pushed.items()},
+                          task_images={name: record.pinned for name, record in images_of_tasks.items()},
                           tasks=[t.instance_id for t in tasks], left_out=left_out | easier,
                           offline_only=offline_only, min_difficulty=lowest, below_min_difficulty=len(easier),
                           unmeasured_left_out=unmeasured, **hub_files(target))

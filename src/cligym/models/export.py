@@ -27,6 +27,8 @@ class ExportReport(BaseModel):
     #: (``REGISTRY/repository@sha256:…``); None and empty for a local export
     registry: str | None = None
     gold_pinned: dict[str, str] = Field(default_factory=dict)
+    #: --task-images: each Harbor task's own image as task.toml's docker_image names it
+    task_images: dict[str, str] = Field(default_factory=dict)
     #: the jsonl format's Hub-loadable twin of tasks.jsonl: the same rows as Parquet, and the
     #: dataset card naming it (None: not written, as by the task-directory formats)
     parquet: str | None = None

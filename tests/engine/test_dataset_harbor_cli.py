@@ -14,10 +14,13 @@ import sys
 import tomllib
 from pathlib import Path
 
+import docker
 import pytest
 import tomli_w
 
 from cligym.layout import DatasetDir
+
+from .servers import empty_engine, registry_server
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-harbor-cli"
@@ -66,9 +69,9 @@ def dataset(tmp_path_factory, base_image) -> Path:
     return out
 
 
-def harbor_run(harbor: Path, tasks: Path, agent: str, jobs: Path) -> dict:
-    """``harbor run`` over every task; returns its job's result.json."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT),
+def harbor_run(harbor: Path, tasks: Path, agent: str, jobs: Path, engine: str | None = None) -> dict:
+    """``harbor run`` over every task (on ``engine`` if given); returns its job's result.json."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **({"DOCKER_HOST": engine} if engine else {}),
            "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # Harbor's model-price table: the copy it ships
     done = subprocess.run([str(harbor), "run", "-p", str(tasks), "-a", agent, "--env", ENV_CLASS, "-o", str(jobs),
                            "-n", "2"], capture_output=True, text=True, timeout=2400, env=env)
@@ -138,3 +141,26 @@ def test_no_attack_scores_and_every_honest_repair_does_in_harbors_cli(harbor, da
         assert set(found) == {"1.0"} and len(found["1.0"]) == len(repairs), found
     finally:
         assert _leftovers() == []
+
+
+def test_harbor_cli_runs_a_registry_dataset_on_an_empty_engine(harbor, base_image, tmp_path_factory, tmp_path):
+    """A dataset built with --registry, run by Harbor's own CLI on a second engine that holds
+    nothing: every task builds FROM its gold image pulled by digest from the registry, and
+    scores oracle 1 and nop 0."""
+    with registry_server(tmp_path_factory.mktemp("registry")) as registry, \
+            empty_engine(tmp_path_factory.mktemp("engine")) as engine:
+        projects = tmp_path / "projects.toml"
+        projects.write_text('attempts = 3\ntasks = 2\n\n[[project]]\nsource = "python-dotenv==1.2.1"\n')
+        out = tmp_path / "out"
+        done = subprocess.run([sys.executable, "-m", "cligym", "dataset", "build", str(projects), "-o", str(out),
+                               "--seed", "5", "--no-bundle", "-q", "--registry", registry],
+                              capture_output=True, text=True, timeout=1800)
+        assert done.returncode == 0, done.stderr[-2000:]
+        tasks = DatasetDir(out).harbor.path
+        names = sorted(p.parent.name for p in tasks.glob("*/task.toml"))
+        assert names and all(f"FROM {registry}/cligym/gold-" in (tasks / n / "environment" / "Dockerfile").read_text()
+                             for n in names)
+        assert docker.DockerClient(base_url=engine).images.list() == []
+        for agent, expected in (("oracle", "1.0"), ("nop", "0.0")):
+            found = rewards(harbor_run(harbor, tasks, agent, tmp_path / agent, engine=engine))
+            assert set(found) == {expected} and len(found[expected]) == len(names), found

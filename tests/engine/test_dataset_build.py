@@ -49,8 +49,7 @@ def ledger_rows(out: Path) -> dict[str, sqlite3.Row]:
 
 
 def task_set(out: Path) -> list[str]:
-    rows = [json.loads(line) for line in DatasetDir(out).jsonl.read_text().splitlines() if line.strip()]
-    return [r["instance_id"] for r in rows]
+    return [r["instance_id"] for r in rows_of(out)]
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +61,15 @@ def uninterrupted(tmp_path_factory, base_image) -> Path:
                           timeout=1800)
     assert done.returncode == 0, done.stderr[-2000:]
     return out
+
+
+def rows_of(out: Path) -> list[dict]:
+    return [json.loads(line) for line in DatasetDir(out).jsonl.read_text().splitlines() if line.strip()]
+
+
+def same_task(row: dict) -> tuple:
+    """What makes two builds' rows the same task, whatever gold build they came from."""
+    return row["dockerfile"], row["FAIL_TO_PASS"], row["PASS_TO_PASS"]
 
 
 def _wait_for(proc: subprocess.Popen, out: Path, ready, what: str) -> dict[str, sqlite3.Row]:
@@ -227,8 +235,10 @@ def test_a_build_on_two_ray_nodes_with_a_registry_goes_on_when_a_node_leaves(
     rows = ledger_rows(out)
     assert all(r["state"] == "done" for k, r in rows.items() if not k.startswith("attempt/")), [
         (k, r["state"], r["node"][:8], r["detail"]) for k, r in rows.items() if not k.startswith("attempt/")]
-    # the same breakages (a task's id ends with a digest of its gold image, built again here)
+    # the same tasks: the same ΔD, failing and passing tests (a task's id ends with a digest
+    # of its gold image, which the fresh engines built again)
     assert [t.rsplit(".", 1)[0] for t in task_set(out)] == [t.rsplit(".", 1)[0] for t in task_set(uninterrupted)]
+    assert [same_task(r) for r in rows_of(out)] == [same_task(r) for r in rows_of(uninterrupted)]
     left = [k for k, r in before.items() if r["state"] != "done" and not k.startswith("attempt/")]
     assert left and all(rows[k]["node"] != second.node_id for k in left)  # finished elsewhere
     # every gold image was pushed, and every task builds FROM it by digest

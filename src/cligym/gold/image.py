@@ -94,7 +94,8 @@ def build_gold_image(
     nocache: bool = False,
     on_log: Callable[[str], None] | None = None,
 ) -> tuple[str, bool]:
-    """Build the gold image; returns (tag, built_now). An identical context reuses the tag."""
+    """Build the gold image; returns (tag, built_now). An identical context reuses the tag
+    unless ``nocache``."""
     root = home() / "build"
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
@@ -117,5 +118,7 @@ def build_gold_image(
         if runtime.image_exists(tag) and not nocache:
             return tag, False
         (context / ".dockerignore").write_text(".base-image-id\n")
-        runtime.build(context, tag, nocache=nocache, on_log=on_log)
+        # no build cache, taken or given: the install stage's image is removed once the build
+        # ends (Images.build), so no other process's build of the same gold may be using it
+        runtime.build(context, tag, nocache=True, on_log=on_log)
         return tag, True

@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -84,7 +85,9 @@ def fill_wheelhouse(
     house = home() / "wheelhouse" / f"{canonicalize_name(name)}-{key}"
     if (house / INDEX).is_file():
         return house, json.loads((house / INDEX).read_text())["project_wheel"]
-    partial = house.with_name(house.name + ".partial")
+    # this process's own partial folder: two processes making the same wheelhouse at once
+    # (two builds of one project) must not empty each other's downloads
+    partial = house.with_name(f"{house.name}.partial-{os.getpid()}-{threading.get_ident()}")
     shutil.rmtree(partial, ignore_errors=True)
     (partial / TOOLS).mkdir(parents=True)
     try:
@@ -93,8 +96,12 @@ def fill_wheelhouse(
             _download_requirements(builder, partial, own, requirements, name, python)
         shutil.rmtree(partial / TOOLS)
         (partial / INDEX).write_text(json.dumps({"project_wheel": own.name, "requirements": requirements}))
-        shutil.rmtree(house, ignore_errors=True)
-        os.replace(partial, house)
+        if not (house / INDEX).is_file():  # else another process finished the same one first
+            shutil.rmtree(house, ignore_errors=True)  # an unfinished one
+            try:
+                os.replace(partial, house)
+            except OSError:  # another process's landed in between: the same wheels
+                pass
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     return house, own.name

@@ -59,9 +59,12 @@ def task_image_tag(task: TaskDir, purpose: str) -> str:
 
 
 def build_task_image(runtime: Runtime, task: TaskDir, purpose: str) -> str:
-    """Build the task's environment (BuildFailed when it does not build); returns the tag."""
+    """Build the task's environment (BuildFailed when it does not build); returns the tag.
+    No build cache is taken: another process building the same task at the same time (a
+    rollout and a validate, two test runs) would otherwise share its step images, and its
+    clean-up could remove them under this build ("unknown parent image ID")."""
     tag = task_image_tag(task, purpose)
-    runtime.build(task.context, tag)
+    runtime.build(task.context, tag, nocache=True)
     return tag
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
 
@@ -115,7 +116,9 @@ def test_build_and_failed_build_cleanup(runtime, base_image, tmp_path):
 
     bad = tmp_path / "bad"
     bad.mkdir()
-    (bad / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo step1 > /s1\nRUN echo failing && exit 7\n")
+    # a step of this test run's own: another test run's identical build would share it as cache
+    (bad / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo step1 {uuid.uuid4().hex} > /s1\n"
+                                    "RUN echo failing && exit 7\n")
     before = set(runtime.labelled_containers(mine=True))
     dangling_before = runtime.dangling_images()
     with pytest.raises(BuildFailed) as info:

@@ -118,6 +118,7 @@ class Registries:
         digest = str(aux.get("Digest", ""))
         if not is_digest(digest):
             raise RegistryError(f"{what}: the engine reported no digest for the push")
+        self._untag(f"{repository}@{digest}")  # the engine's note of the push: no name of ours stays
         served = self.served_digest(f"{repository}:{tag or 'latest'}")
         if served != digest:
             raise RegistryError(f"{registry} serves {served} for {repository}:{tag}, not the {digest} just pushed")

@@ -66,13 +66,12 @@ def _publish(dataset: DatasetDir, gold_dir: GoldDir, runtime: Runtime, registry:
     dataset's registry.json."""
     if not registry:
         return
-    from cligym.export.publish import Source, note
+    from cligym.export.publish import Source, note, still_served
 
     gold = gold_dir.load()
     known = next((r for r in gold.registry_images if r.registry == registry and r.image_id == gold.image_id), None)
-    if known is None or runtime.served_digest(known.reference) != known.digest:
-        known = runtime.push_image(gold.image, registry)
-    note(Source(dataset.path, [gold.image], [gold_dir], dataset.registry), known)
+    note(Source(dataset.path, [gold.image], [gold_dir], dataset.registry),
+         still_served(runtime, registry, gold.image, known))
 
 
 def _needs_gold(dataset: DatasetDir, project: PlannedProject, runtime: Runtime) -> None:

@@ -135,7 +135,7 @@ def records_of(path: Path, registry: str | None = None) -> list[RegistryImage]:
     """The newest registry record of each gold image of ``path`` (in ``registry`` if given),
     or BadInput naming an image that was never pushed there."""
     source = source_of(path)
-    golds = {g.load().image: g.load() for g in source.golds}
+    golds = {gold.image: gold for gold in (g.load() for g in source.golds)}
     index = _index(source.index)
     found = []
     for image in source.images:
@@ -170,6 +170,15 @@ def pull(runtime: Runtime, paths: list[Path], registry: str | None = None, on_pr
     return pulled
 
 
+def still_served(runtime: Runtime, registry: str, image: str, record: RegistryImage | None,
+                 on_progress: Progress | None = None) -> RegistryImage:
+    """``record`` while the registry still serves its digest for its tag, else ``image``
+    pushed now (the caller notes the new record)."""
+    if record is not None and runtime.served_digest(record.reference) == record.digest:
+        return record
+    return runtime.push_image(image, registry, on_progress)
+
+
 def pinned_bases(runtime: Runtime, registry: str, run_dir: Path, images: list[str],
                  on_progress: Progress | None = None) -> dict[str, RegistryImage]:
     """Each of ``images`` (gold images of the run) as ``registry`` serves it: the run's own
@@ -179,13 +188,12 @@ def pinned_bases(runtime: Runtime, registry: str, run_dir: Path, images: list[st
     index = _index(source.index)
     found = {}
     for image in images:
-        record = index.find(image, registry)
-        if record is None or runtime.served_digest(record.reference) != record.digest:
-            if not runtime.image_exists(image):
-                raise BadInput(f"gold image {image} is neither in the Docker engine nor in {registry}")
-            record = runtime.push_image(image, registry, on_progress)
-            note(source, record)
-        found[image] = record
+        known = index.find(image, registry)
+        if known is None and not runtime.image_exists(image):
+            raise BadInput(f"gold image {image} is neither in the Docker engine nor in {registry}")
+        found[image] = still_served(runtime, registry, image, known, on_progress)
+        if found[image] is not known:
+            note(source, found[image])
     return found
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 #: Label put on every container and image cligym creates, so they can be found and removed.
@@ -25,3 +28,20 @@ def home() -> Path:
         return Path(root)
     xdg = os.environ.get("XDG_CACHE_HOME")
     return Path(xdg) / "cligym" if xdg else Path.home() / ".cache" / "cligym"
+
+
+@contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (a folder, or a lock file made where missing):
+    processes that do one thing to one place do it one at a time. The kernel releases the
+    lock when its holder exits, however it ends (kill -9 included)."""
+    if path.is_dir():
+        fd = os.open(path, os.O_RDONLY)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -10,18 +10,15 @@ export beside it (``ExportDir.registry``). A pull reads the same records.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import os
 import re
 import tomllib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tomli_w
 
+from cligym.config import exclusive
 from cligym.errors import BadInput
 from cligym.export.jsonl import read_rows
 from cligym.layout import DatasetDir, ExportDir, GoldDir, RunDir
@@ -83,17 +80,6 @@ def source_of(path: Path) -> Source:
     return Source(path, images, [], index)
 
 
-@contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """Hold ``folder``'s lock: processes that note pushes in one place do it one at a time."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def _index(path: Path | None) -> RegistryIndex:
     return load(RegistryIndex, path, "registry index") if path is not None and path.is_file() else RegistryIndex()
 
@@ -101,13 +87,13 @@ def _index(path: Path | None) -> RegistryIndex:
 def note(source: Source, record: RegistryImage) -> None:
     """Record a confirmed push in the source's gold records and index."""
     for gold_dir in source.golds:
-        with _locked(gold_dir.path):
+        with exclusive(gold_dir.path):
             gold = gold_dir.load()
             if gold.image == record.image:
                 kept = [r for r in gold.registry_images if r.registry != record.registry]
                 save(gold.model_copy(update={"registry_images": [*kept, record]}), gold_dir.gold)
     if source.index is not None:
-        with _locked(source.index.parent):
+        with exclusive(source.index.parent):
             save(_index(source.index).with_image(record), source.index)
 
 
@@ -209,7 +195,7 @@ def push_task_images(runtime: Runtime, registry: str, out: ExportDir,
             raise BadInput("--task-images applies to Harbor tasks (task.toml's [environment] docker_image)")
         text = task.dockerfile.read_text(encoding="utf-8")
         local = f"cligym/task-{task.name.lower()[:100]}:{hashlib.sha256(text.encode()).hexdigest()[:12]}"
-        runtime.build(task.context, local)
+        runtime.build(task.context, local, nocache=True)  # no step shared with another process's build
         try:
             record = runtime.push_image(local, registry, on_progress)
         finally:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from cligym.config import LABEL, home
+from cligym.config import LABEL, exclusive, home
 from cligym.gold.source import sha256_file
 from cligym.runtime import Runtime
 
@@ -115,10 +115,13 @@ def build_gold_image(
         )
         (context / ".base-image-id").write_text(base_image_id)
         tag = image_tag(name, version, context_digest(context))
-        if runtime.image_exists(tag) and not nocache:
-            return tag, False
-        (context / ".dockerignore").write_text(".base-image-id\n")
-        # no build cache, taken or given: the install stage's image is removed once the build
-        # ends (Images.build), so no other process's build of the same gold may be using it
-        runtime.build(context, tag, nocache=True, on_log=on_log)
-        return tag, True
+        # one build of a gold image at a time on this host: a process that finds another one
+        # building it waits and then uses that image, instead of moving the tag from under it
+        with exclusive(root / "locks" / f"{tag.replace('/', '+').replace(':', '+')}.lock"):
+            if runtime.image_exists(tag) and not nocache:
+                return tag, False
+            (context / ".dockerignore").write_text(".base-image-id\n")
+            # no build cache, taken or given: the install stage's image is removed once the
+            # build ends (Images.build), so no other process's build of the same gold may use it
+            runtime.build(context, tag, nocache=True, on_log=on_log)
+            return tag, True

@@ -252,6 +252,12 @@ class Images:
             self._api.remove_image(ref, force=True, noprune=False)
         except docker.errors.NotFound:
             pass
+        except docker.errors.APIError:
+            # the engine removes the tag, then its parents no one else uses; another process
+            # removing one of those parents at that moment fails the call ("unrecognized
+            # image ID") after the tag is gone: what was asked is done
+            if self.image_exists(ref):
+                raise
 
     @engine_call("cannot remove images")
     def remove_images(self, image_ids: set[str]) -> None:

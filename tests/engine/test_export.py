@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import uuid
 from pathlib import Path
 
 import pytest
@@ -85,8 +86,8 @@ def test_harbor_environment_and_test_sh_as_a_harness_runs_them(run_dir, runtime,
     export(run_dir, "harbor", out, hint=True, runtime=runtime)
     task_dir = task_dirs(out)[0]
     assert "Hint:" in (task_dir / "instruction.md").read_text()
-    tag = "cligym/test-harbor-env:1"
-    runtime.build(task_dir / "environment", tag)
+    tag = f"cligym/test-harbor-env:{uuid.uuid4().hex[:12]}"  # another test run may build the same task
+    runtime.build(task_dir / "environment", tag, nocache=True)
     try:
         for solve, expected in ((False, "0"), (True, "1")):
             with runtime.session(tag) as session:

@@ -86,13 +86,14 @@ def test_session_diff_and_commit(runtime, base_image):
         assert ("D", "/etc/debian_version") in changes
         assert session.get_file("/tmp/new.txt") == b"x"
         assert session.get_file("/nope") is None
-        image_id = session.commit("cligym/test-commit", "t1")
+        suffix = uuid.uuid4().hex[:12]  # a tag of this test run's own (another may share the engine)
+        image_id = session.commit("cligym/test-commit", suffix)
     try:
         assert runtime.image_config(image_id)["Labels"].get(LABEL) == "1"
-        check = runtime.run("cligym/test-commit:t1", "test ! -e /etc/debian_version && cat /tmp/new.txt", timeout=60)
+        check = runtime.run(f"cligym/test-commit:{suffix}", "test ! -e /etc/debian_version && cat /tmp/new.txt", timeout=60)
         assert check.ok and check.output.strip() == "x"
     finally:
-        runtime.remove_image("cligym/test-commit:t1")
+        runtime.remove_image(f"cligym/test-commit:{suffix}")
 
 
 def test_session_removed_when_body_raises(runtime, base_image):
@@ -106,13 +107,15 @@ def test_session_removed_when_body_raises(runtime, base_image):
 def test_build_and_failed_build_cleanup(runtime, base_image, tmp_path):
     ok = tmp_path / "ok"
     ok.mkdir()
-    (ok / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo built > /built\n")
-    image_id = runtime.build(ok, "cligym/test-build:ok")
+    # a tag and steps of this test run's own: another test run on the engine builds the same
+    tag = f"cligym/test-build:ok-{uuid.uuid4().hex[:12]}"
+    (ok / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo built > /built && echo {tag} > /tag\n")
+    image_id = runtime.build(ok, tag)
     try:
         assert runtime.image_config(image_id)["Labels"].get(LABEL) == "1"
-        assert runtime.run("cligym/test-build:ok", "cat /built", timeout=60).output.strip() == "built"
+        assert runtime.run(tag, "cat /built", timeout=60).output.strip() == "built"
     finally:
-        runtime.remove_image("cligym/test-build:ok")
+        runtime.remove_image(tag)
 
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -136,25 +139,27 @@ def test_build_and_failed_build_cleanup(runtime, base_image, tmp_path):
 def test_a_multi_stage_build_leaves_no_stage_behind(runtime, base_image, tmp_path):
     """The last image of an earlier stage is no ancestor of the result: the build removes it
     (a gold image is built in two stages; each build left one such image before)."""
-    (tmp_path / "Dockerfile").write_text(f"FROM {base_image} AS first\nRUN echo made > /made\n"
+    tag = f"cligym/test-build:stages-{uuid.uuid4().hex[:12]}"
+    (tmp_path / "Dockerfile").write_text(f"FROM {base_image} AS first\nRUN echo made > /made && echo {tag} > /tag\n"
                                          f"FROM {base_image}\nCOPY --from=first /made /made\n")
     log: list[str] = []
-    runtime.build(tmp_path, "cligym/test-build:stages", on_log=log.append)
+    runtime.build(tmp_path, tag, on_log=log.append)
     try:
         steps = re.findall(r"^ ---> ([0-9a-f]{12})$", "\n".join(log), re.M)
         first_stage = steps[1]  # the base, then the RUN of the first stage
-        assert runtime.run("cligym/test-build:stages", "cat /made", timeout=60).output.strip() == "made"
+        assert runtime.run(tag, "cat /made", timeout=60).output.strip() == "made"
         assert not runtime.image_exists(first_stage)
     finally:
-        runtime.remove_image("cligym/test-build:stages")
+        runtime.remove_image(tag)
 
 
 def test_build_has_no_network(runtime, base_image, tmp_path):
+    tag = f"cligym/test-build:nonet-{uuid.uuid4().hex[:12]}"
     (tmp_path / "Dockerfile").write_text(
-        f"FROM {base_image}\nRUN test \"$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ')\" = lo\n"
+        f"FROM {base_image}\nRUN test \"$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ')\" = lo && echo {tag}\n"
     )
-    runtime.build(tmp_path, "cligym/test-build:nonet")
-    runtime.remove_image("cligym/test-build:nonet")
+    runtime.build(tmp_path, tag)
+    runtime.remove_image(tag)
 
 
 def test_engine_unreachable_says_how_to_start(monkeypatch):

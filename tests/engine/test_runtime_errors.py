@@ -12,6 +12,7 @@ import socket
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -337,9 +338,10 @@ def test_session_and_agent_tools_when_the_engine_goes(relay, base_image):
 def test_commit_labels_survive_the_split(runtime, base_image):
     """The session's commit and the image inspection go through public methods only."""
     with runtime.session(base_image) as session:
-        image_id = session.commit("cligym/test-errors", "commit")
+        suffix = uuid.uuid4().hex[:12]  # a tag of this test run's own (another may share the engine)
+        image_id = session.commit("cligym/test-errors", suffix)
     try:
         assert runtime.image_config(image_id)["Labels"][LABEL] == "1"
         assert runtime.image_size(image_id) > 0
     finally:
-        runtime.remove_image("cligym/test-errors:commit")
+        runtime.remove_image(f"cligym/test-errors:{suffix}")

@@ -102,13 +102,14 @@ def test_an_image_built_from_anothers_image_survives_its_clean_up(runtime, base_
     child = tmp_path / "b"
     child.mkdir()
     (child / "Dockerfile").write_text(f"FROM {tag}\nRUN echo child > /child\n")
+    child_tag = f"cligym/broken-child:{uuid.uuid4().hex[:12]}"
     built = subprocess.run([sys.executable, "-c", "import sys; from cligym.runtime import Runtime; "
-                            "Runtime().build(sys.argv[1], sys.argv[2])", str(child), "cligym/broken-child:x"],
+                            "Runtime().build(sys.argv[1], sys.argv[2])", str(child), child_tag],
                            capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     try:
         runtime.remove_made(before)
-        assert runtime.run("cligym/broken-child:x", ["cat", "/child"]).output.strip() == "child"
+        assert runtime.run(child_tag, ["cat", "/child"]).output.strip() == "child"
     finally:
-        runtime.remove_image("cligym/broken-child:x")
+        runtime.remove_image(child_tag)
         runtime.remove_image(tag)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import shlex
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -181,7 +182,7 @@ def test_invert_time_check_discards_a_state_the_verifier_repairs_by_itself(runti
     tests = [t for t in gold.tests if t.startswith("tests/test_escape.py::")][:5]
     conftest = "import pytest\n\n@pytest.fixture(autouse=True)\ndef _broken():\n    raise RuntimeError('broken')\n"
     line = f"RUN echo {base64.b64encode(conftest.encode()).decode()} | base64 -d > {gold.workdir}/conftest.py"
-    tag = "cligym/test-verdict-trivial:1"
+    tag = f"cligym/test-verdict-trivial:{uuid.uuid4().hex[:12]}"
     build_broken(runtime, gold, [line], tag)
     try:
         verification = verifier_check(runtime, gold, tag, tests, [], tests, f"#!/bin/sh\nrm -f {gold.workdir}/conftest.py\n")

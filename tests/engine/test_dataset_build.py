@@ -1,7 +1,9 @@
-"""``cligym dataset build`` on two real PyPI projects with two workers, on a real engine:
-killed with SIGKILL in the middle and run again, it ends with the task set of an
-uninterrupted build of the same seed, repeats no finished unit, leaves no container, and
-every task is validated (oracle 1, nop 0)."""
+"""``cligym dataset build`` on two real PyPI projects, on a real engine. The default run
+builds once, on a two-node Ray cluster on this machine: both nodes work, every task is
+validated (oracle 1, nop 0), and ``dataset status`` reads its ledger. The slow cases
+compare other builds of the same seed with that one, task for task: one local worker, and
+a build killed with SIGKILL in the middle and run again (the same task set, no finished
+unit repeated, no container left), and Ray nodes with a registry, one of which leaves."""
 
 from __future__ import annotations
 
@@ -52,17 +54,6 @@ def task_set(out: Path) -> list[str]:
     return [r["instance_id"] for r in rows_of(out)]
 
 
-@pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory, base_image) -> Path:
-    """One build that nothing interrupts (shared by the comparisons)."""
-    folder = tmp_path_factory.mktemp("dataset-whole")
-    out = folder / "out"
-    done = subprocess.run(build_cmd(projects_file(folder), out, "--json"), capture_output=True, text=True,
-                          timeout=1800)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return out
-
-
 def rows_of(out: Path) -> list[dict]:
     return [json.loads(line) for line in DatasetDir(out).jsonl.read_text().splitlines() if line.strip()]
 
@@ -94,10 +85,32 @@ def _mid_run(rows: dict[str, sqlite3.Row]) -> bool:
         any(r["state"] == "done" for k, r in rows.items() if k.startswith("gold/"))
 
 
+@pytest.fixture(scope="module")
+def ray_built(tmp_path_factory, base_image) -> Path:
+    """One build on a Ray cluster of two nodes of one CPU each on this machine (the cluster
+    is removed afterwards), shared by the checks below and the slow comparisons."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    from ray.cluster_utils import Cluster
+
+    folder = tmp_path_factory.mktemp("dataset-ray")
+    out = folder / "out"
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        done = subprocess.run([*build_cmd(projects_file(folder), out, "--json"), "--ray", cluster.address],
+                              capture_output=True, text=True, timeout=1800,
+                              env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+    finally:
+        cluster.shutdown()
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out
+
+
 # slow (~3.5 min): kill -9 and resume stay in the default run with invert's case
 # (tests/engine/test_signals.py), Ray's cluster with the build's determinism below
 @pytest.mark.slow
-def test_a_build_killed_with_sigkill_goes_on_to_the_same_dataset(uninterrupted, runtime, tmp_path):
+def test_a_build_killed_with_sigkill_goes_on_to_the_same_dataset(ray_built, runtime, tmp_path):
     projects = projects_file(tmp_path)
     out = tmp_path / "out"
     proc = subprocess.Popen(build_cmd(projects, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -111,7 +124,7 @@ def test_a_build_killed_with_sigkill_goes_on_to_the_same_dataset(uninterrupted, 
     assert done.returncode == 0, done.stderr[-2000:]
     summary = DatasetSummary.model_validate_json(done.stdout)
 
-    assert task_set(out) == task_set(uninterrupted)  # same tasks, same order (sorted ids)
+    assert task_set(out) == task_set(ray_built)  # same tasks, same order (sorted ids)
     assert len(set(task_set(out))) == len(task_set(out)) > 0  # no duplicates
     after = ledger_rows(out)
     assert all(after[k]["runs"] == 1 for k in finished_before), "a unit finished before the kill ran again"
@@ -125,58 +138,42 @@ def test_a_build_killed_with_sigkill_goes_on_to_the_same_dataset(uninterrupted, 
         assert project.state == "done" and project.attempts <= 2
 
 
-# slow (~2 min): the Ray case below keeps the build's determinism in the default run
+# slow (~2 min): the default run keeps the attempts' determinism at any concurrency
+# (tests/engine/test_invert_parallel.py); this compares whole builds, local and on Ray
 @pytest.mark.slow
-def test_one_worker_makes_the_same_tasks_as_two(uninterrupted, tmp_path):
+def test_one_worker_makes_the_same_tasks_as_two(ray_built, tmp_path):
     out = tmp_path / "out"
     done = subprocess.run(build_cmd(projects_file(tmp_path), out, workers=1), capture_output=True, text=True,
                           timeout=1800)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert task_set(out) == task_set(uninterrupted)
+    assert task_set(out) == task_set(ray_built)
     # the same task files too: Harbor's manifest (both directories are named "out") lists the same digests
-    assert DatasetDir(out).manifest.read_text() == DatasetDir(uninterrupted).manifest.read_text()
+    assert DatasetDir(out).manifest.read_text() == DatasetDir(ray_built).manifest.read_text()
 
 
-def test_status_reads_the_ledger_as_json(uninterrupted):
-    done = subprocess.run([sys.executable, "-m", "cligym", "dataset", "status", str(uninterrupted), "--json"],
+def test_status_reads_the_ledger_as_json(ray_built):
+    done = subprocess.run([sys.executable, "-m", "cligym", "dataset", "status", str(ray_built), "--json"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     status = json.loads(done.stdout)
     assert [p["key"] for p in status["projects"]] == ["markupsafe-3.0.2", "python-dotenv-1.2.1"]
     assert status["running"] == []
-    summary = load(DatasetSummary, DatasetDir(uninterrupted).summary)
-    assert sum(p["validated"] for p in status["projects"]) == summary.validated == len(task_set(uninterrupted))
+    summary = load(DatasetSummary, DatasetDir(ray_built).summary)
+    assert sum(p["validated"] for p in status["projects"]) == summary.validated == len(task_set(ray_built))
     assert 0 < summary.bytes_per_task_beyond_gold <= summary.bytes_per_task  # no bundle here
 
 
-@pytest.fixture
-def ray_cluster():
-    """A Ray cluster of two nodes of one CPU each on this machine (removed afterwards)."""
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    from ray.cluster_utils import Cluster
-
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    try:
-        cluster.add_node(num_cpus=1)
-        cluster.wait_for_nodes()
-        yield cluster.address
-    finally:
-        cluster.shutdown()
-
-
-def test_a_build_on_a_two_node_ray_cluster_makes_the_same_dataset(uninterrupted, ray_cluster, runtime, tmp_path):
-    out = tmp_path / "out"
-    done = subprocess.run([*build_cmd(projects_file(tmp_path), out, "--json"), "--ray", ray_cluster],
-                          capture_output=True, text=True, timeout=1800, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert task_set(out) == task_set(uninterrupted)
-    rows = ledger_rows(out)
+def test_a_build_on_a_two_node_ray_cluster_validates_every_task(ray_built, runtime):
+    rows = ledger_rows(ray_built)
     nodes = {r["node"] for k, r in rows.items() if not k.startswith("attempt/")}
     assert len(nodes) == 2, nodes  # both nodes worked
     for project in ("markupsafe-3.0.2", "python-dotenv-1.2.1"):
         ran_on = {r["node"] for r in rows.values() if r["project"] == project and r["kind"] != "attempt"}
         assert ran_on == {rows[f"gold/{project}"]["node"]}  # a project's units stay with its gold image
-    assert all(r["state"] == "done" for k, r in rows.items() if k.startswith("validate/"))
+    validations = [r for k, r in rows.items() if k.startswith("validate/")]
+    assert len(validations) == len(task_set(ray_built)) > 0
+    assert all(r["state"] == "done" and r["oracle"] == 1 and r["nop"] == 0 for r in validations)
+    assert len(set(task_set(ray_built))) == len(task_set(ray_built))  # no duplicates
     assert runtime.dead_containers() == []
 
 
@@ -212,7 +209,7 @@ def ray_cluster_with_registry(tmp_path_factory, base_image):
 # above keeps Ray in the default run, tests/engine/test_registry.py the registry
 @pytest.mark.slow
 def test_a_build_on_two_ray_nodes_with_a_registry_goes_on_when_a_node_leaves(
-        uninterrupted, ray_cluster_with_registry, runtime, tmp_path):
+        ray_built, ray_cluster_with_registry, runtime, tmp_path):
     """With --registry no unit is tied to the node that built its gold: the second node is
     stopped once it has finished a unit, the build goes on on the head (which pulls what it
     lacks), and ends with the tasks of a one-machine build of the same seed, every one
@@ -237,8 +234,8 @@ def test_a_build_on_two_ray_nodes_with_a_registry_goes_on_when_a_node_leaves(
         (k, r["state"], r["node"][:8], r["detail"]) for k, r in rows.items() if not k.startswith("attempt/")]
     # the same tasks: the same ΔD, failing and passing tests (a task's id ends with a digest
     # of its gold image, which the fresh engines built again)
-    assert [t.rsplit(".", 1)[0] for t in task_set(out)] == [t.rsplit(".", 1)[0] for t in task_set(uninterrupted)]
-    assert [same_task(r) for r in rows_of(out)] == [same_task(r) for r in rows_of(uninterrupted)]
+    assert [t.rsplit(".", 1)[0] for t in task_set(out)] == [t.rsplit(".", 1)[0] for t in task_set(ray_built)]
+    assert [same_task(r) for r in rows_of(out)] == [same_task(r) for r in rows_of(ray_built)]
     left = [k for k, r in before.items() if r["state"] != "done" and not k.startswith("attempt/")]
     assert left and all(rows[k]["node"] != second.node_id for k in left)  # finished elsewhere
     # every gold image was pushed, and every task builds FROM it by digest

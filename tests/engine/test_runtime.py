@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 
@@ -10,6 +11,7 @@ import pytest
 from cligym.config import LABEL
 from cligym.errors import BuildFailed, EngineUnavailable
 from cligym.runtime import Runtime
+from cligym.runtime.common import OWNER
 
 
 def test_run_captures_output_and_exit_code(runtime, base_image):
@@ -167,3 +169,20 @@ def test_engine_unreachable_says_how_to_start(monkeypatch):
     with pytest.raises(EngineUnavailable) as info:
         Runtime()
     assert "setup.sh" in str(info.value) and "dockerd" in str(info.value)
+
+
+def test_a_build_sets_its_labels_in_one_step(runtime, base_image, tmp_path):
+    """The owner's labels and the caller's go on the image in one LABEL step at the end
+    (the engine's labels option would add a step, a container and a commit, per label)."""
+    tag = f"cligym/test-build:labels-{uuid.uuid4().hex[:12]}"
+    (tmp_path / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo {tag} > /tag\n")
+    log: list[str] = []
+    image_id = runtime.build(tmp_path, tag, labels={f"{LABEL}.test": 'two words "quoted"'}, on_log=log.append)
+    try:
+        assert [line.split(":", 1)[0].strip() for line in log if line.startswith("Step ")] == ["Step 1/3", "Step 2/3", "Step 3/3"]
+        labels = runtime.image_config(image_id)["Labels"]
+        assert labels[f"{LABEL}.test"] == 'two words "quoted"' and labels[LABEL] == "1"
+        assert labels[OWNER] == str(os.getpid())
+    finally:
+        runtime.remove_image(tag)
+    assert not (tmp_path / ".dockerfile").exists() and [p.name for p in tmp_path.iterdir()] == ["Dockerfile"]

@@ -36,7 +36,7 @@ def side_by_side(runtime: Runtime, other: Callable[[], A], this: Callable[[], B]
 
 
 def dockerfile_text(base: str, lines: Iterable[str]) -> str:
-    return "\n".join([f"FROM {base}", f"LABEL {LABEL}=1 {LABEL}.broken=1", *lines]) + "\n"
+    return "\n".join([f"FROM {base}", *lines]) + "\n"
 
 
 def delta_digest(gold: GoldEnv, lines: list[str]) -> str:
@@ -65,7 +65,7 @@ def build_broken(runtime: Runtime, gold: GoldEnv, lines: list[str], tag: str) ->
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
         (Path(tmp) / "Dockerfile").write_text(dockerfile_text(gold.image, lines))
-        runtime.build(Path(tmp), tag, nocache=True)
+        runtime.build(Path(tmp), tag, nocache=True, labels={f"{LABEL}.broken": "1"})
     return tag
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -37,6 +38,13 @@ from cligym.runtime.translate import (
 BUILD_LOG_LINES = 15
 #: A build step's result in the log: `` ---> 149a9b55fa6c``.
 _STEP_IMAGE = re.compile(r"^ ---> ([0-9a-f]{12})$")
+
+
+def labelled(dockerfile: str, labels: Mapping[str, str]) -> str:
+    """``dockerfile`` with ``labels`` set by one LABEL instruction at its end (that is, on
+    its last stage's image)."""
+    values = " ".join(f"{key}={json.dumps(value)}" for key, value in sorted(labels.items()))
+    return f"{dockerfile.rstrip()}\nLABEL {values}\n"
 
 
 class Images:
@@ -115,17 +123,26 @@ class Images:
         if not Path(context).is_dir():
             raise BuildFailed(f"image build of {tag} failed: the build context {context} is not a directory")
         try:
-            self.hold_bases((Path(context) / dockerfile).read_text(encoding="utf-8", errors="replace"))
+            text = (Path(context) / dockerfile).read_text(encoding="utf-8", errors="replace")
         except OSError:
-            pass  # the build says what is wrong with the context
+            text = None  # the build says what is wrong with the context
+        if text is not None:
+            self.hold_bases(text)
         log: list[str] = []
         dangling_before = self.dangling_images()
         build_labels = {**owner_labels(), **(labels or {})}
-        try:
-            error = self._stream_build(context, tag, dockerfile, nocache, build_labels, log, on_log)
-        except KeyboardInterrupt:
-            self._remove_steps(log, dangling_before)
-            raise
+        with tempfile.TemporaryDirectory(prefix="cligym-dockerfile-") as tmp:
+            if text is not None and not text.rstrip().endswith("\\"):
+                # the labels as one last instruction of a copy outside the context: the
+                # engine's labels option adds a build step (a container and a commit) per label
+                dockerfile = str(Path(tmp) / "Dockerfile")
+                Path(dockerfile).write_text(labelled(text, build_labels), encoding="utf-8")
+                build_labels = {}
+            try:
+                error = self._stream_build(context, tag, dockerfile, nocache, build_labels, log, on_log)
+            except KeyboardInterrupt:
+                self._remove_steps(log, dangling_before)
+                raise
         if error is not None:
             self._remove_steps(log, dangling_before)
             tail = "\n".join(log[-BUILD_LOG_LINES:])

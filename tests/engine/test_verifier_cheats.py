@@ -189,3 +189,24 @@ def test_invert_time_check_discards_a_state_the_verifier_repairs_by_itself(runti
     finally:
         runtime.remove_image(tag)
     assert (verification.ok, verification.kind) == (False, "trivial") and "reward 1.0 with nothing done" in verification.reason
+
+
+def test_gold_is_read_once_per_set_of_tests(runtime, gold_envs, monkeypatch):
+    """The candidates of one gold mostly select the same tests: the second reference for the
+    same tests starts no container and is what a fresh read gives, with its own ids."""
+    from cligym.harness import reference
+
+    gold = gold_envs("markupsafe==3.0.2")
+    tests = [t for t in gold.tests if t.startswith("tests/test_escape.py::")][:6]
+    args = dict(workdir=gold.workdir, test_command=gold.test_command, order=tests)
+    first, tar = reference.gather(runtime, gold.image, instance_id="a", f2p=tests[:2], p2p=tests[2:], **args)
+    sessions = []
+    real = runtime.session
+    monkeypatch.setattr(runtime, "session", lambda *a, **k: sessions.append(a) or real(*a, **k))
+    second, again = reference.gather(runtime, gold.image, instance_id="b", f2p=tests[:3], p2p=tests[3:], **args)
+    assert sessions == [] and again == tar
+    assert (second.instance_id, second.fail_to_pass, second.pass_to_pass) == ("b", tests[:3], tests[3:])
+    assert first.instance_id == "a" and first.fail_to_pass == tests[:2]  # the first is not changed
+    monkeypatch.setattr(reference, "_READ", type(reference._READ)())  # a fresh read gives the same
+    fresh, fresh_tar = reference.gather(runtime, gold.image, instance_id="b", f2p=tests[:3], p2p=tests[3:], **args)
+    assert sessions and fresh == second and fresh_tar == tar

@@ -30,6 +30,7 @@ import json
 import re
 import shlex
 import tempfile
+from collections import OrderedDict
 from importlib import resources
 from pathlib import Path
 
@@ -147,11 +148,33 @@ def _read_reference(session: Session, interpreter: str, args: dict) -> dict:
     return _read_json(session, _READER_OUT, "the gold reference")
 
 
+#: What gold says for a set of tests, by (gold image, workdir, test command, the tests in
+#: order): the candidates and tasks of one gold mostly select the same tests (F2P and P2P
+#: together are gold's suite), and reading the reference takes a container, a collection
+#: by gold's pytest and the reader. The most recent few are kept.
+_READ: OrderedDict[tuple[str, str, str, tuple[str, ...]], tuple[GoldReference, bytes]] = OrderedDict()
+_READ_KEPT = 8
+
+
 def gather(
     runtime: Runtime, image: str, *, instance_id: str, workdir: str, test_command: str,
     f2p: list[str], p2p: list[str], order: list[str],
 ) -> tuple[GoldReference, bytes]:
-    """The gold reference of a task and its pristine files (a tar), read from ``image``."""
+    """The gold reference of a task and its pristine files (a tar), read from ``image`` (a
+    gold image, whose tag names its content) once per set of tests."""
+    key = (image, workdir, test_command, tuple(order))
+    if key not in _READ:
+        _READ[key] = _read_gold(runtime, image, workdir, test_command, order)
+        while len(_READ) > _READ_KEPT:
+            _READ.popitem(last=False)
+    _READ.move_to_end(key)
+    read, tar = _READ[key]
+    return read.model_copy(update={"instance_id": instance_id, "fail_to_pass": list(f2p),
+                                   "pass_to_pass": list(p2p)}, deep=True), tar
+
+
+def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
+               order: list[str]) -> tuple[GoldReference, bytes]:
     busybox = busybox_bytes()
     with runtime.session(image) as session:
         session.put_files({_BB: (busybox, 0o755), _FUNCS: script("fingerprint.sh"), _READER: script("read_reference.py")})
@@ -175,9 +198,9 @@ def gather(
         if not packed.ok or tar is None:
             raise CligymError(f"could not copy the gold test files: {packed.output.strip()[-200:]}")
     reference = GoldReference(
-        instance_id=instance_id, workdir=workdir, test_command=test_command, interpreter=interpreter,
+        instance_id="", workdir=workdir, test_command=test_command, interpreter=interpreter,
         command_path=command_path, rootdir=rootdir, inifile=inifile, plugins=data["plugins"],
-        fail_to_pass=list(f2p), pass_to_pass=list(p2p), order=list(order),
+        fail_to_pass=[], pass_to_pass=[], order=list(order),
         keys=[JunitKey(**k) for k in data["keys"]], pristine=data["pristine"], foreign=data["foreign"],
         conftests=data["conftests"], shadow_dirs=dict(sorted(data["shadow_dirs"].items())),
         protected_modules=data["protected_modules"], spec=data["spec"], fingerprint=fingerprint,

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from cligym.errors import CligymError
 from cligym.harness.images import side_by_side
-from cligym.harness.trial import TESTS_DIR, run_verifier
+from cligym.harness.trial import TESTS_DIR, run_verifier, run_verifier_on_image
 from cligym.layout import TaskDir
 from cligym.models.io import save
 from cligym.models.reference import GoldReference, JunitKey
@@ -297,8 +297,7 @@ def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine
     ``solution`` (run as the oracle's repair script), each in a fresh container, the way
     Harbor runs a task's tests/."""
     def untouched(task: TaskDir) -> ModeResult:
-        with runtime.session(image) as session:
-            return run_verifier(session, task)
+        return run_verifier_on_image(runtime, image, task)
 
     def repaired(task: TaskDir) -> ModeResult:
         with runtime.session(image) as session:

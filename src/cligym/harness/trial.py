@@ -101,23 +101,40 @@ def run_verifier(session: Session, task: TaskDir) -> ModeResult:
     task's own busybox (Harbor starts it, and ``chmod +x`` before it, with the image's
     bash). tests/ → /tests, test.sh executed in WORKDIR with its output in
     /logs/verifier; the reward is read as Harbor reads it: reward.json, then reward.txt."""
-    launch = f"mkdir -p {VERIFIER_LOGS} && chmod +x {TESTS_DIR}/test.sh && {TESTS_DIR}/test.sh > {TEST_OUTPUT} 2>&1"
     with judging(session, task) as (fresh, shell, timer):
-        fresh.exec([*shell, "-c", launch], timeout=TESTS_TIMEOUT, timer=timer)
-        output = (fresh.get_file(TEST_OUTPUT) or b"").decode("utf-8", "replace")
-        return read_reward(fresh, output)
+        return _test_sh(fresh, shell, timer)
+
+
+def run_verifier_on_image(runtime: Runtime, image: str, task: TaskDir) -> ModeResult:
+    """``run_verifier`` for a container of ``image`` in which nothing has run: that
+    container is started as the successor would be (tests/ in place, the same PID 1), so
+    no commit is needed."""
+    keepalive, shell, timer = _launcher(task)
+    with runtime.session(image, keepalive=keepalive, preload=tar_dir(task.tests, TESTS_DIR)) as fresh:
+        return _test_sh(fresh, shell, timer)
+
+
+def _test_sh(fresh: Session, shell: list[str], timer: tuple[str, ...]) -> ModeResult:
+    launch = f"mkdir -p {VERIFIER_LOGS} && chmod +x {TESTS_DIR}/test.sh && {TESTS_DIR}/test.sh > {TEST_OUTPUT} 2>&1"
+    fresh.exec([*shell, "-c", launch], timeout=TESTS_TIMEOUT, timer=timer)
+    output = (fresh.get_file(TEST_OUTPUT) or b"").decode("utf-8", "replace")
+    return read_reward(fresh, output)
+
+
+def _launcher(task: TaskDir) -> tuple[tuple[str, ...], list[str], tuple[str, ...]]:
+    """PID 1's program, and the shell and timer to start the verifier with: the task's own
+    busybox when it ships one, else the image's bash, as a harness would."""
+    busybox = f"{TESTS_DIR}/bin/busybox"
+    if task.busybox.is_file():
+        return (busybox, "sleep", "infinity"), [busybox, "sh"], (busybox, "timeout", "-s", "KILL")
+    return ("sleep", "infinity"), ["bash"], ("timeout", "-k", "5")
 
 
 @contextmanager
 def judging(session: Session, task: TaskDir) -> Iterator[tuple[Session, list[str], tuple[str, ...]]]:
     """A successor of ``session``'s container with the task's tests/ in /tests, and the
-    shell and timer to start its verifier with: the task's own busybox (also PID 1) when
-    it ships one, else the image's bash, as a harness would."""
-    busybox = f"{TESTS_DIR}/bin/busybox"
-    if task.busybox.is_file():
-        keepalive, shell, timer = (busybox, "sleep", "infinity"), [busybox, "sh"], (busybox, "timeout", "-s", "KILL")
-    else:
-        keepalive, shell, timer = ("sleep", "infinity"), ["bash"], ("timeout", "-k", "5")
+    shell and timer to start its verifier with (``_launcher``)."""
+    keepalive, shell, timer = _launcher(task)
     with session.successor(keepalive, tar_dir(task.tests, TESTS_DIR)) as fresh:
         yield fresh, shell, timer
 

@@ -23,6 +23,7 @@ import os
 from typing import NamedTuple
 
 import docker
+import docker.errors
 
 from cligym.config import DEFAULT_MEM_LIMIT, DEFAULT_PIDS_LIMIT
 from cligym.errors import EngineUnavailable
@@ -84,8 +85,16 @@ class Runtime(Images, Registries, Containers, Holds):
         touched: tags are removed by name, untagged images without force, so the engine
         keeps one that a container or a child image (a live build's next step) uses."""
         containers = self.remove_containers(self.dead_containers())
+        held = set()
         for hold in self.dead_holds():
+            try:
+                held.add(self._api.inspect_image(hold)["Id"])
+            except docker.errors.NotFound:
+                continue  # another reaper removed it
             self.remove_image(hold)
+        # an image whose last tag was a dead hold is gone with it, unless another reaper
+        # removed that tag at the same moment and the engine left the image untagged
+        self.remove_images(held & self.dangling_images())
         doomed = {image_id: tags for image_id, tags in self.dead_images().items()
                   if all(tag.startswith(image_prefixes) for tag in tags)}
         for tags in doomed.values():

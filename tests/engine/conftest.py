@@ -10,6 +10,7 @@ container outlives it.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -77,22 +78,47 @@ def _no_leftover_containers(request):
 
 
 @pytest.fixture(scope="session")
-def gold_envs(tmp_path_factory, runtime, base_image):
-    """Gold environments of real PyPI projects, built on demand once per test run; the
-    process holds each image it reads from the moment it reads it."""
+def gold_dirs(tmp_path_factory, runtime, base_image):
+    """spec -> the folder of a real PyPI project's gold environment, ``gold.json`` and
+    ``probe.json`` as ``cligym gold`` writes them, built once per test run (read only)."""
     from cligym.gold import make_gold
 
+    def get(spec: str) -> Path:
+        return once(tmp_path_factory, "gold-" + spec.replace("==", "-"), lambda out: make_gold(spec, out, runtime=runtime))
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def gold_envs(gold_dirs, runtime):
+    """spec -> the GoldEnv of ``gold_dirs(spec)``; the process holds each image it reads
+    from the moment it reads it."""
     made: dict[str, GoldEnv] = {}
 
     def get(spec: str) -> GoldEnv:
         if spec not in made:
-            folder = once(tmp_path_factory, "gold-" + spec.replace("==", "-"),
-                          lambda out: make_gold(spec, out, runtime=runtime))
-            made[spec] = load(GoldEnv, GoldDir(folder).gold)
+            made[spec] = load(GoldEnv, GoldDir(gold_dirs(spec)).gold)
             runtime.hold(made[spec].image)
         return made[spec]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def gold_copy(gold_dirs, gold_envs):
+    """(spec, folder) -> folder, holding a copy of the gold record and its probe: a run
+    made from it reads the probe instead of probing gold again. (The shared markupsafe run
+    is made from the record alone, so inversion's own probing stays tested.)"""
+
+    def copy(spec: str, folder: Path) -> Path:
+        gold_envs(spec)
+        source, target = GoldDir(gold_dirs(spec)), GoldDir(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source.gold, target.gold)
+        shutil.copyfile(source.probe, target.probe)
+        return folder
+
+    return copy
 
 
 @pytest.fixture(scope="session")
@@ -112,7 +138,7 @@ def markupsafe_run(runtime, gold_envs, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shadow_runs(runtime, gold_envs, tmp_path_factory):
+def shadow_runs(runtime, gold_envs, gold_copy, tmp_path_factory):
     """spec -> ROOT holding gold/, run/ (up to four attempts of one operator, cwd_shadow_module,
     seed 5, stopping at two tasks: a spare for a first attempt that took a state with nothing
     left to forge) and tasks/ (its Harbor export), made once per test run: the reward attacks' task,
@@ -121,10 +147,10 @@ def shadow_runs(runtime, gold_envs, tmp_path_factory):
     from cligym.invert import invert
 
     def get(spec: str) -> Path:
-        gold = gold_envs(spec)
+        gold_envs(spec)  # held by every process that reads the run
 
         def make(root: Path) -> None:
-            save(gold, GoldDir(root / "gold").gold)
+            gold_copy(spec, root / "gold")
             invert(root / "gold", root / "run", attempts=4, seed=5, operators=["cwd_shadow_module"], max_operators=1,
                    max_tasks=2, runtime=runtime)
             export(root / "run", "harbor", root / "tasks", runtime=runtime)

@@ -12,17 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from cligym.models.io import save
 from tests.llm_server import hang, html_page, raw, reply, truncated
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def gold_dir(gold_envs, tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("garbage-gold")
-    save(gold_envs("markupsafe==3.0.2"), path / "gold.json")
-    return path
+def gold_dir(gold_copy, tmp_path_factory) -> Path:
+    return gold_copy("markupsafe==3.0.2", tmp_path_factory.mktemp("garbage-gold"))
 
 
 def invert(gold_dir: Path, out: Path, server, *, attempts: int = 3, **config) -> tuple[subprocess.CompletedProcess, float]:

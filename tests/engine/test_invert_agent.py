@@ -15,7 +15,6 @@ import pytest
 
 from cligym.errors import BadInput
 from cligym.invert.query import QUERY_SYSTEM
-from cligym.models.io import save
 from tests.llm_server import error, reply, tool_call
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,11 +42,9 @@ def _cli(*args, env=None):
 
 
 @pytest.fixture(scope="module")
-def gold_dir(gold_envs, tmp_path_factory):
-    gold = gold_envs("markupsafe==3.0.2")
-    path = tmp_path_factory.mktemp("agent-gold")
-    save(gold, path / "gold.json")
-    return path, gold
+def gold_dir(gold_envs, gold_copy, tmp_path_factory):
+    path = gold_copy("markupsafe==3.0.2", tmp_path_factory.mktemp("agent-gold"))
+    return path, gold_envs("markupsafe==3.0.2")
 
 
 def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runtime):

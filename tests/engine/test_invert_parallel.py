@@ -19,7 +19,6 @@ from cligym.cli.signals import INTERRUPTED
 from cligym.errors import BadInput
 from cligym.invert.agentic import invert_with_agent
 from cligym.invert.query import QUERY_SYSTEM
-from cligym.models.io import save
 from tests.llm_server import ScriptedServer
 from tests.scripted_agents import DegradingPolicy, attempt_key
 
@@ -29,10 +28,8 @@ KINDS = [1, 1, 0]
 
 
 @pytest.fixture(scope="module")
-def gold_dir(gold_envs, tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("parallel-gold")
-    save(gold_envs("markupsafe==3.0.2"), path / "gold.json")
-    return path
+def gold_dir(gold_copy, tmp_path_factory) -> Path:
+    return gold_copy("markupsafe==3.0.2", tmp_path_factory.mktemp("parallel-gold"))
 
 
 def _invert(gold_dir: Path, out: Path, server, workers: int, attempts: int = 4):

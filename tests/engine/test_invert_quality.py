@@ -13,7 +13,7 @@ from cligym.invert.operators import Target
 from cligym.invert.parallel import run_attempts
 from cligym.invert.proposal import BaseDegrader
 from cligym.invert.search import proposal_of
-from cligym.models.io import load, save
+from cligym.models.io import load
 from cligym.models.task import Candidate, TaskInstance
 from cligym.ui import Reporter
 from tests.unit.test_invert_quality import _Shadow, _target, _Touch
@@ -57,9 +57,9 @@ class _Hang(_Shadow):
     CONTENT = r"import time\ntime.sleep(3600)\n"
 
 
-def test_screen_retries_and_minimality_drops_a_decoy(runtime, gold_envs, tmp_path):
+def test_screen_retries_and_minimality_drops_a_decoy(runtime, gold_envs, gold_copy, tmp_path):
     gold = gold_envs("markupsafe==3.0.2")
-    save(gold, tmp_path / "gold" / "gold.json")
+    gold_copy("markupsafe==3.0.2", tmp_path / "gold")
     ctx = open_run(tmp_path / "gold", tmp_path / "run", runtime, Reporter(), 2, seed=0, operators=["test"],
                    sample_size=200, max_operators=3)
     decoy = ("/etc/cligym-decoy", list(gold.tests)[:3])
@@ -88,8 +88,8 @@ def test_screen_retries_and_minimality_drops_a_decoy(runtime, gold_envs, tmp_pat
     assert task.offline_fair is True
 
 
-def test_a_state_whose_tests_hang_is_a_miss_after_a_limit_from_golds_own_timing(runtime, gold_envs, tmp_path,
-                                                                                 monkeypatch):
+def test_a_state_whose_tests_hang_is_a_miss_after_a_limit_from_golds_own_timing(runtime, gold_envs, gold_copy,
+                                                                                 tmp_path, monkeypatch):
     """A start-up hook that sleeps hangs every test: the run is stopped after the limit
     gold's suite time gives (the floor lowered here) and the attempt tries another state."""
     from cligym.harness import testrun
@@ -98,7 +98,7 @@ def test_a_state_whose_tests_hang_is_a_miss_after_a_limit_from_golds_own_timing(
     gold = gold_envs("markupsafe==3.0.2")
     assert testrun.hang_timeout(gold.test_seconds) < 10.0 + 5 * 5  # markupsafe's suite takes well under 5 s
     assert testrun.hang_timeout([]) == testrun.HANG_CAP == testrun.hang_timeout([10_000.0])
-    save(gold, tmp_path / "gold" / "gold.json")
+    gold_copy("markupsafe==3.0.2", tmp_path / "gold")
     ctx = open_run(tmp_path / "gold", tmp_path / "run", runtime, Reporter(), 1, seed=0, operators=["test"],
                    sample_size=200, max_operators=3)
     degrader = _Scripted([

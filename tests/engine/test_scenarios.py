@@ -17,18 +17,17 @@ from cligym.invert.minimal import leave_one_out
 from cligym.invert.operators import GoldFiles
 from cligym.invert.scenarios import REGISTRY, Change, Site
 from cligym.layout import RunDir
-from cligym.models.io import load, save
+from cligym.models.io import load
 from cligym.models.task import TaskInstance
 
 PROJECT = "python-dotenv==1.2.1"
 
 
 @pytest.fixture(scope="module")
-def dotenv(gold_envs, runtime, tmp_path_factory):
+def dotenv(gold_envs, gold_copy, runtime, tmp_path_factory):
     """(gold, gold dir with its probe saved, probe)."""
+    folder = gold_copy(PROJECT, tmp_path_factory.mktemp("dotenv-gold"))
     gold = gold_envs(PROJECT)
-    folder = tmp_path_factory.mktemp("dotenv-gold")
-    save(gold, folder / "gold.json")
     return gold, folder, load_or_probe(runtime, gold, folder)
 
 

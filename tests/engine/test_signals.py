@@ -19,19 +19,16 @@ import pytest
 
 from cligym.cli.signals import INTERRUPTED
 from cligym.invert import invert
-from cligym.layout import GoldDir, RunDir
-from cligym.models.io import load, save
+from cligym.layout import RunDir
+from cligym.models.io import load
 from cligym.models.task import Candidate
 
 SPEC = "markupsafe==3.0.2"
 
 
 @pytest.fixture
-def gold_dir(tmp_path, gold_envs) -> Path:
-    path = tmp_path / "gold"
-    path.mkdir()
-    save(gold_envs(SPEC), GoldDir(path).gold)
-    return path
+def gold_dir(tmp_path, gold_copy) -> Path:
+    return gold_copy(SPEC, tmp_path / "gold")
 
 
 def _invert_cmd(gold_dir: Path, run_dir: Path, attempts: int, seed: int) -> list[str]:

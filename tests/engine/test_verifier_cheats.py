@@ -23,7 +23,7 @@ from cligym.harness.images import build_broken
 from cligym.harness.trial import build_task_image
 from cligym.invert import invert
 from cligym.layout import ExportDir, RunDir, TaskDir
-from cligym.models.io import load, save
+from cligym.models.io import load
 from cligym.models.task import TaskInstance, run_order
 from cligym.verify.checks import verifier_check
 from tests.verifier_runs import solve_then_judge
@@ -82,11 +82,10 @@ def cheats(task: TaskInstance) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def task_env(runtime, gold_envs, tmp_path_factory):
+def task_env(runtime, gold_copy, tmp_path_factory):
     """(an exported Harbor task, its TaskInstance, its built image)."""
-    gold = gold_envs("markupsafe==3.0.2")
     root = tmp_path_factory.mktemp("cheats")
-    save(gold, root / "gold" / "gold.json")
+    gold_copy("markupsafe==3.0.2", root / "gold")
     summary = invert(root / "gold", root / "run", attempts=4, seed=3, operators=CODE_OPERATORS,
                      max_operators=1, runtime=runtime)
     assert summary.verified >= 1, summary

@@ -37,7 +37,7 @@ from .projects import LOCAL
 
 
 @pytest.fixture(scope="session")
-def probed(tmp_path_factory, runtime, base_image, gold_envs):
+def probed(tmp_path_factory, runtime, base_image, gold_envs, gold_dirs):
     """(gold, probe) for a real project, built and probed once per session."""
     from cligym.gold import make_gold
 
@@ -50,8 +50,8 @@ def probed(tmp_path_factory, runtime, base_image, gold_envs):
                 gold = make_gold(str(LOCAL[project](tmp_path_factory)), out, runtime=runtime)
                 made[project] = (gold, load_or_probe(runtime, gold, out))
             else:
-                gold = gold_envs(project)
-                made[project] = (gold, load_or_probe(runtime, gold, tmp_path_factory.mktemp("probe")))
+                gold = gold_envs(project)  # its probe was made with it
+                made[project] = (gold, load_or_probe(runtime, gold, gold_dirs(project)))
         return made[project]
 
     return get

@@ -64,9 +64,9 @@ def test_owner_labels_tell_a_live_run_from_a_dead_one():
 
 def test_clean_removes_dead_runs_containers_only(runtime, base_image):
     # Every cligym command reaps dead runs: another one on the engine (a test run beside
-    # this one) may remove the dead container before clean does. Then clean counts nothing
-    # of it, and the case runs again; three times in a row would be no race.
-    for _ in range(3):
+    # this one starts many) may remove the dead container before clean does. Then clean
+    # counts nothing of it, and the case runs again; ten times in a row would be no race.
+    for _ in range(10):
         with runtime.session(base_image) as live, runtime.session(base_image, labels=_dead_labels()) as dead:
             assert dead.id in runtime.dead_containers() and live.id not in runtime.dead_containers()
             report = _clean()

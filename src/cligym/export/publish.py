@@ -162,6 +162,8 @@ def still_served(runtime: Runtime, registry: str, image: str, record: RegistryIm
     pushed now (the caller notes the new record)."""
     if record is not None and runtime.served_digest(record.reference) == record.digest:
         return record
+    if not runtime.image_exists(image):
+        raise BadInput(f"gold image {image} is neither in the Docker engine nor in {registry}")
     return runtime.push_image(image, registry, on_progress)
 
 
@@ -175,8 +177,6 @@ def pinned_bases(runtime: Runtime, registry: str, run_dir: Path, images: list[st
     found = {}
     for image in images:
         known = index.find(image, registry)
-        if known is None and not runtime.image_exists(image):
-            raise BadInput(f"gold image {image} is neither in the Docker engine nor in {registry}")
         found[image] = still_served(runtime, registry, image, known, on_progress)
         if found[image] is not known:
             note(source, found[image])

@@ -94,7 +94,8 @@ class Runtime(Images, Registries, Containers, Holds):
             self.remove_image(hold)
         # an image whose last tag was a dead hold is gone with it, unless another reaper
         # removed that tag at the same moment and the engine left the image untagged
-        self.remove_images(held & self.dangling_images())
+        if held:
+            self.remove_images(held & self.dangling_images())
         doomed = {image_id: tags for image_id, tags in self.dead_images().items()
                   if all(tag.startswith(image_prefixes) for tag in tags)}
         for tags in doomed.values():

@@ -90,7 +90,8 @@ def _screened_out(runtime, gold: GoldEnv, tag: str, target: Target, *, more: boo
     """Whether a target can be passed over after running only the few tests that touch it:
     none of them failed, and another target is left to try. (The whole suite then runs only
     for a target that breaks something; a few tests are no saving when most touch it.)"""
-    few = [t for t in target.touching if t in set(gold.tests)]
+    known = set(gold.tests)
+    few = [t for t in target.touching if t in known]
     if not more or not few or len(few) * 4 > len(gold.tests):
         return False
     return not run_tests(runtime, tag, gold.workdir, gold.test_command, few, timeout=600).failing(few)

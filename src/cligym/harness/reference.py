@@ -26,11 +26,11 @@ The verifier (``scripts/verifier.sh``) runs under a static busybox shipped with 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
 import tempfile
-from collections import OrderedDict
 from importlib import resources
 from pathlib import Path
 
@@ -148,42 +148,32 @@ def _read_reference(session: Session, interpreter: str, args: dict) -> dict:
     return _read_json(session, _READER_OUT, "the gold reference")
 
 
-#: What gold says for a set of tests, by (gold image, workdir, test command, the tests in
-#: order): the candidates and tasks of one gold mostly select the same tests (F2P and P2P
-#: together are gold's suite), and reading the reference takes a container, a collection
-#: by gold's pytest and the reader. The most recent few are kept.
-_READ: OrderedDict[tuple[str, str, str, tuple[str, ...]], tuple[GoldReference, bytes]] = OrderedDict()
-_READ_KEPT = 8
-
-
 def gather(
     runtime: Runtime, image: str, *, instance_id: str, workdir: str, test_command: str,
     f2p: list[str], p2p: list[str], order: list[str],
 ) -> tuple[GoldReference, bytes]:
     """The gold reference of a task and its pristine files (a tar), read from ``image`` (a
     gold image, whose tag names its content) once per set of tests."""
-    key = (image, workdir, test_command, tuple(order))
-    if key not in _READ:
-        _READ[key] = _read_gold(runtime, image, workdir, test_command, order)
-        while len(_READ) > _READ_KEPT:
-            _READ.popitem(last=False)
-    _READ.move_to_end(key)
-    read, tar = _READ[key]
+    read, tar = _read_gold(runtime, image, workdir, test_command, tuple(order))
     return read.model_copy(update={"instance_id": instance_id, "fail_to_pass": list(f2p),
                                    "pass_to_pass": list(p2p)}, deep=True), tar
 
 
+#: What gold says for a set of tests is kept for the most recent few: the candidates and
+#: tasks of one gold mostly select the same tests (F2P and P2P together are gold's suite),
+#: and reading it takes a container, a collection by gold's pytest and the reader.
+@functools.lru_cache(maxsize=8)
 def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
-               order: list[str]) -> tuple[GoldReference, bytes]:
+               order: tuple[str, ...]) -> tuple[GoldReference, bytes]:
     busybox = busybox_bytes()
     with runtime.session(image) as session:
         session.put_files({_BB: (busybox, 0o755), _FUNCS: script("fingerprint.sh"), _READER: script("read_reference.py")})
         # the project's files as the image has them, before any collection writes beside them
         project = _listing(session, image, "project files", [workdir], f"m_workdir {shlex.quote(workdir)}")
         command_path, interpreter = _interpreter(session, workdir, test_command)
-        rootdir, inifile = _rootdir(session, workdir, test_command, order)
+        rootdir, inifile = _rootdir(session, workdir, test_command, list(order))
         data = _read_reference(session, interpreter, {"interpreter": interpreter, "rootdir": rootdir, "inifile": inifile,
-                                             "ids": order, "workdir": workdir})
+                                             "ids": list(order), "workdir": workdir})
         session.put_files({_SPEC: "".join(f"{s}\n" for s in data["spec"]),
                            _LIST: "".join(f"{p}\n" for p in data["pristine"])})
         pybin = shlex.quote(data["pybin"])

@@ -105,15 +105,21 @@ m_bin() {  # a folder on PATH: what each name there runs (the interpreter's own:
   find -L "$1" -mindepth 1 -maxdepth 1 ! -type f | while IFS= read -r p; do m_entry "$p"; done
 }
 
-m_libs() {
+m_libs() {  # every *.so* in the folder but its real subfolders, as m_entry says it: the files
+  # (links followed) hashed in one batch, the rest one by one
   [ -d "$1" ] || { m_entry "$1"; return; }
-  find "$1" -maxdepth 1 -name '*.so*' ! -type d | while IFS= read -r p; do m_entry "$p"; done
+  find -L "$1" -maxdepth 1 -name '*.so*' -type f -print0 | m_hash ""
+  find -L "$1" -maxdepth 1 -name '*.so*' ! -type f | while IFS= read -r p; do
+    if [ -L "$p" ] || [ ! -d "$p" ]; then m_entry "$p"; fi
+  done
 }
 
 m_listing() {
+  files=$(mktemp /tmp/cligym-files.XXXXXXXX)  # the F entries that are files: hashed in one batch
+  {
   while IFS=' ' read -r kind path; do
     case "$kind" in
-      F) m_entry "$path" ;;
+      F) if [ -f "$path" ]; then printf '%s\0' "$path" >> "$files"; else m_entry "$path"; fi ;;
       T) m_walk "$path" prune ;;
       S) m_site "$path" ;;
       H) m_hooks "$path" ;;
@@ -121,7 +127,10 @@ m_listing() {
       L) m_libs "$path" ;;
       P) m_bin "$path" ;;
     esac
-  done < "$1" | LC_ALL=C sort -u
+  done < "$1"
+  m_hash "" < "$files"
+  } | LC_ALL=C sort -u
+  rm -f "$files"
 }
 
 # m_workdir DIR: the project's tree, less bytecode, caches and a build's file list.
@@ -134,16 +143,19 @@ m_workdir() {
 # each resolved file with its sha256 (a path the listing reaches another way may not be the
 # one the loader opens).
 m_resolved() {
-  loader=$1
+  loader=$1 tmp=$(mktemp -d /tmp/cligym-resolved.XXXXXXXX)
   shift
   for f in "$@"; do
     echo "== $f"
-    "$loader" --list "$f" 2>&1 | sed 's/ *(0x[0-9a-f]*)$//' | while IFS= read -r line; do
-      case "$line" in
-        *"=> /"*) echo "$line $(sha256sum < "${line##*=> }" 2>/dev/null | cut -c1-64)" ;;
-        [[:space:]]/*) echo "$line $(sha256sum < "${line#"${line%%/*}"}" 2>/dev/null | cut -c1-64)" ;;
-        *) echo "$line" ;;
-      esac
-    done
-  done
+    "$loader" --list "$f" 2>&1 | sed 's/ *(0x[0-9a-f]*)$//'
+  done > "$tmp/lines"
+  # the path a line names: after its last "=> /", or from the "/" after its first blank
+  awk '{ p = "" } index($0, "=> /") { p = $0; while ((i = index(p, "=> ")) > 0) p = substr(p, i + 3) }
+       p == "" && /^[[:space:]]\// { p = substr($0, 2) } { print p }' "$tmp/lines" > "$tmp/paths"
+  grep -v '^$' "$tmp/paths" | sort -u | tr '\n' '\0' | xargs -0 -r sha256sum 2>/dev/null > "$tmp/sums"
+  awk -v sums="$tmp/sums" -v paths="$tmp/paths" '
+    BEGIN { while ((getline l < sums) > 0) hash[substr(l, 67)] = substr(l, 1, 64)
+            while ((getline l < paths) > 0) path[++n] = l }
+    { p = path[NR]; if (p == "") print; else print $0 " " hash[p] }' "$tmp/lines"
+  rm -rf "$tmp"
 }

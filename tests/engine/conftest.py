@@ -50,6 +50,8 @@ def _remove_session_images(request, tmp_path_factory):
         return
     rt = Runtime()
     yield
+    rt.forget_kept()  # the session's gold records go with it: a gold image another session
+    # made and gave up meanwhile is removed when this process lets go of it
     keep = {DEFAULT_BASE_IMAGE}
     if worker() != "main":
         left = [tag for tag in made_tags() if shared(tag)]

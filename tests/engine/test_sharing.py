@@ -10,13 +10,15 @@ import textwrap
 import uuid
 
 from cligym.config import DEFAULT_BASE_IMAGE
-from cligym.runtime.holds import HOLD_REPOSITORY, made_tags
+from cligym.runtime.holds import GIVEN_UP_REPOSITORY, HOLD_REPOSITORY, made_tags
 
 HOLDER = textwrap.dedent("""
     import sys
     from cligym.runtime import Runtime
     runtime = Runtime()
     with runtime.session(sys.argv[1]) as session:
+        if sys.argv[2:] == ["keep"]:
+            runtime.keep(sys.argv[1])  # as a gold record naming the image would
         print("held", flush=True)
         sys.stdin.readline()
 """)
@@ -31,9 +33,9 @@ def _shared_image(runtime, context) -> str:
     return tag
 
 
-def _holder(tag: str) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, tag], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True)
+def _holder(tag: str, *extra: str) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, tag, *extra], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "held"
     return proc
 
@@ -42,20 +44,72 @@ def _holds(runtime, tag: str) -> list[str]:
     return [t for t in runtime._api.inspect_image(tag).get("RepoTags") or [] if t.startswith(HOLD_REPOSITORY)]
 
 
-def test_a_held_shared_image_outlives_its_makers_clean_up(runtime, base_image, tmp_path):
+def _given_up(runtime, tag: str) -> list[str]:
+    return [t for t in runtime._api.inspect_image(tag).get("RepoTags") or [] if t.startswith(GIVEN_UP_REPOSITORY)]
+
+
+def _finish(holder: subprocess.Popen) -> None:
+    holder.stdin.write("done\n")
+    holder.stdin.flush()
+    assert holder.wait(60) == 0
+
+
+def test_a_held_shared_image_outlives_its_makers_clean_up_and_goes_with_its_last_holder(runtime, base_image,
+                                                                                      tmp_path):
+    """Two runs that fail on the same gold: the maker's clean-up finds the other's hold and
+    hands the removal over; the holder removes the image when it lets go."""
     before = len(made_tags())
     tag = _shared_image(runtime, tmp_path)
+    image_id = runtime.image_id(tag)
     assert made_tags()[before:] == [tag]
     holder = _holder(tag)
     try:
         runtime.remove_made(before)  # the maker's clean-up of what it made here, as a test session's
-        assert runtime.image_exists(tag) and len(_holds(runtime, tag)) == 1
-        holder.stdin.write("done\n")
-        holder.stdin.flush()
-        assert holder.wait(60) == 0
-        assert not _holds(runtime, tag)  # released at exit
+        assert runtime.image_exists(tag) and len(_holds(runtime, tag)) == 1 and len(_given_up(runtime, tag)) == 1
+        _finish(holder)
+        assert not runtime.image_exists(image_id)  # its hold, its tag and the give-up: gone at its exit
+    finally:
+        if holder.poll() is None:
+            holder.kill()
         runtime.remove_image(tag)
-        assert not runtime.image_exists(tag)
+
+
+def test_a_holder_that_keeps_a_given_up_image_keeps_it(runtime, base_image, tmp_path):
+    """A process whose record names the image (a gold record) takes the give-up back,
+    whether the maker gave up before or after: its exit removes only its hold."""
+    before = len(made_tags())
+    tag = _shared_image(runtime, tmp_path)
+    try:
+        for given_up_first in (True, False):
+            if given_up_first:
+                early = _holder(tag)
+                runtime.remove_made(before)  # given up while another process holds it
+                assert _given_up(runtime, tag)
+            holder = _holder(tag, "keep")
+            assert not _given_up(runtime, tag)
+            if given_up_first:
+                _finish(early)
+            else:
+                runtime.remove_image(tag)
+                assert _given_up(runtime, tag)
+            _finish(holder)
+            assert runtime.image_exists(tag) and not _given_up(runtime, tag) and not _holds(runtime, tag)
+    finally:
+        runtime.remove_image(tag)
+    assert not runtime.image_exists(tag)
+
+
+def test_a_given_up_image_whose_last_holder_was_killed_is_reaped(runtime, base_image, tmp_path):
+    tag = _shared_image(runtime, tmp_path)
+    image_id = runtime.image_id(tag)
+    holder = _holder(tag)
+    try:
+        runtime.remove_image(tag)  # held: handed over
+        assert runtime.image_exists(tag)
+        holder.kill()
+        holder.wait(30)
+        runtime.reap_dead_runs()
+        assert not runtime.image_exists(image_id)
     finally:
         if holder.poll() is None:
             holder.kill()

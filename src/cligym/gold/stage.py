@@ -120,6 +120,7 @@ def make_gold(
             gold = _project_gold(runtime, options, reporter)
         out = GoldDir(out_dir)
         save(gold, out.gold)
+        runtime.keep(gold.image)  # a record names it now: a maker's give-up no longer applies
         _probe(runtime, gold, out, reporter)
         return gold
     except BaseException:

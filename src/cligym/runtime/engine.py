@@ -79,9 +79,10 @@ class Runtime(Images, Registries, Containers, Holds):
 
     def reap_dead_runs(self, *, image_prefixes: tuple[str, ...] = ()) -> Reaped:
         """Remove what runs that have ended left behind: their containers, their holds on
-        shared images, and those of their images that are untagged or whose every tag starts
-        with one of ``image_prefixes`` (the caller names the disposable kinds; anything else
-        a dead run built, say an image other runs build FROM, stays). Live runs are never
+        shared images (and a shared image given up by its maker that nobody holds now), and
+        those of their images that are untagged or whose every tag starts with one of
+        ``image_prefixes`` (the caller names the disposable kinds; anything else a dead run
+        built, say an image other runs build FROM, stays). Live runs are never
         touched: tags are removed by name, untagged images without force, so the engine
         keeps one that a container or a child image (a live build's next step) uses."""
         containers = self.remove_containers(self.dead_containers())
@@ -92,6 +93,8 @@ class Runtime(Images, Registries, Containers, Holds):
             except docker.errors.NotFound:
                 continue  # another reaper removed it
             self.remove_image(hold)
+        for image_id in held:  # a killed last holder did not remove what its maker gave up
+            self.settle(image_id)
         # an image whose last tag was a dead hold is gone with it, unless another reaper
         # removed that tag at the same moment and the engine left the image untagged
         if held:

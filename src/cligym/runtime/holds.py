@@ -16,7 +16,12 @@ So that one process's clean-up never removes an image another one is using:
   uses;
 - **what a process made**: ``made_tags`` are the tags this process built, committed or
   imported, in order; clean-ups remove those tags (``remove_made``), not the images with
-  an owner label, which images built FROM them inherit.
+  an owner label, which images built FROM them inherit;
+- **a removal others hold is handed over**: when ``remove_shared`` finds live holds, it
+  tags the image ``cligym/given-up:<image>``, and the last process to let go of it (at
+  its exit, or the reaper for a killed one) removes it (``settle``): two runs that failed
+  on the same gold leave nothing. A process that recorded something naming the image (a
+  gold record: ``keep``) takes the give-up back, and its exit removes nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from cligym.runtime.owner import STARTED, owner_alive, start_time
 #: Tags of the images processes share by content (the gold images).
 SHARED_IMAGES = ("cligym/gold-",)
 HOLD_REPOSITORY = "cligym/hold"
+GIVEN_UP_REPOSITORY = "cligym/given-up"
 _HOLD_TAG = re.compile(r"^(?P<image>[0-9a-f]{12})-(?P<pid>\d+)-(?P<started>\d+)$")
 _FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)", re.IGNORECASE | re.MULTILINE)
 
@@ -43,6 +49,8 @@ _made: dict[int, list[str]] = {}
 _held: dict[int, dict[str, str]] = {}
 #: per process: the shared tags it used and the image each named then
 _refs: dict[int, dict[str, str]] = {}
+#: per process: the shared images a record of its names (``Holds.keep``)
+_kept: dict[int, set[str]] = {}
 
 
 def made_tags() -> list[str]:
@@ -71,6 +79,10 @@ def hold_alive(tag: str) -> bool:
     return found is None or owner_alive({OWNER: found["pid"], STARTED: found["started"]})
 
 
+def _short(image_id: str) -> str:
+    return image_id.split(":")[-1][:12]
+
+
 def _hold_tags(tags: list[str]) -> list[str]:
     """The hold tags (their tag part) among an image's ``repository:tag`` names."""
     return [t.split(":", 1)[1] for t in tags if t.startswith(HOLD_REPOSITORY + ":")]
@@ -92,7 +104,7 @@ class Holds:
             if image_id not in held:
                 if not held:
                     atexit.register(self.release_holds)
-                tag = f"{image_id.split(':')[-1][:12]}-{os.getpid()}-{start_time(os.getpid()) or 0}"
+                tag = f"{_short(image_id)}-{os.getpid()}-{start_time(os.getpid()) or 0}"
                 self._api.tag(image_id, HOLD_REPOSITORY, tag)
                 held[image_id] = tag
             _refs.setdefault(os.getpid(), {})[ref] = image_id
@@ -116,12 +128,50 @@ class Holds:
             self.hold(base)
 
     def release_holds(self) -> None:
-        """Drop this process's holds (at exit)."""
-        for tag in _held.pop(os.getpid(), {}).values():
-            try:
-                self._api.remove_image(f"{HOLD_REPOSITORY}:{tag}", force=False)
-            except Exception:  # noqa: BLE001 - best effort at exit: the reaper removes what is left
-                pass
+        """Drop this process's holds (at exit), then remove what its maker gave up and no
+        live process holds any more; an image this process keeps loses its give-up instead."""
+        held = _held.pop(os.getpid(), {})
+        kept = _kept.pop(os.getpid(), set())
+        try:
+            for tag in held.values():
+                self._untag(f"{HOLD_REPOSITORY}:{tag}")
+            for image_id in held:
+                if image_id in kept:
+                    self._take_back(image_id)
+                else:
+                    self.settle(image_id)
+        except Exception:  # noqa: BLE001 - best effort at exit: the reaper removes what is left
+            pass
+
+    def keep(self, ref: str) -> None:
+        """This process recorded something that names the shared image ``ref`` (a gold
+        record): a give-up of its maker no longer applies, now or at this process's exit."""
+        if not shared(ref):
+            return
+        try:
+            image_id = self._api.inspect_image(ref)["Id"]
+        except docker.errors.NotFound:
+            return
+        _kept.setdefault(os.getpid(), set()).add(image_id)
+        self._take_back(image_id)
+
+    def forget_kept(self) -> None:
+        """Drop this process's ``keep`` claims: what it recorded is no longer wanted (a test
+        session's temporary gold records), so its exit settles those images too."""
+        _kept.pop(os.getpid(), None)
+
+    def settle(self, image_id: str) -> None:
+        """Remove a shared image its maker gave up, once no live process holds it: its
+        shared tags first, the give-up last (a hold that came in meanwhile keeps both)."""
+        try:
+            tags = self._api.inspect_image(image_id).get("RepoTags") or []
+        except docker.errors.NotFound:
+            return
+        given_up = f"{GIVEN_UP_REPOSITORY}:{_short(image_id)}"
+        if given_up not in tags or self.holders(image_id):
+            return
+        if all([self.remove_shared(tag) for tag in tags if shared(tag)]):
+            self._untag(given_up)
 
     def holders(self, image_id: str) -> list[str]:
         """The live holds of other processes on an image."""
@@ -134,21 +184,22 @@ class Holds:
 
     def remove_shared(self, ref: str) -> bool:
         """Remove the shared tag ``ref`` unless another live process holds its image (then
-        nothing is removed); True when it was removed. A hold that came in meanwhile gets
-        the tag back."""
+        the removal is handed over: the image is given up); True when it was removed."""
         try:
             image_id = self._api.inspect_image(ref)["Id"]
         except docker.errors.NotFound:
             return True
+        _kept.get(os.getpid(), set()).discard(image_id)
         if self.holders(image_id):
+            self._give_up(image_id)
             return False
         self._release(image_id)
         try:
             self._api.remove_image(ref, force=False)
         except docker.errors.APIError:
             return False  # a container or a child image still uses it
-        if self.holders(image_id):
-            self._restore(ref, image_id)
+        if self.holders(image_id):  # the holder puts the tag back when it uses the image
+            self._give_up(image_id)
             return False
         return True
 
@@ -176,10 +227,22 @@ class Holds:
     def _release(self, image_id: str) -> None:
         tag = _held.get(os.getpid(), {}).pop(image_id, None)
         if tag is not None:
-            try:
-                self._api.remove_image(f"{HOLD_REPOSITORY}:{tag}", force=False)
-            except docker.errors.APIError:
-                pass
+            self._untag(f"{HOLD_REPOSITORY}:{tag}")
+
+    def _give_up(self, image_id: str) -> None:
+        try:
+            self._api.tag(image_id, GIVEN_UP_REPOSITORY, _short(image_id))
+        except docker.errors.APIError:
+            pass  # gone meanwhile: nothing left to hand over
+
+    def _take_back(self, image_id: str) -> None:
+        self._untag(f"{GIVEN_UP_REPOSITORY}:{_short(image_id)}")
+
+    def _untag(self, ref: str) -> None:
+        try:
+            self._api.remove_image(ref, force=False)
+        except docker.errors.APIError:
+            pass  # not there (or removed by another process at this moment)
 
     def _restore(self, ref: str, image_id: str) -> None:
         """Put the shared tag back on the image this process holds if someone removed it."""

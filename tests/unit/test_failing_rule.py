@@ -126,14 +126,19 @@ def test_the_broken_state_check_without_a_report_or_a_result(monkeypatch):
 
 
 def test_after_the_solution_every_test_must_pass_by_the_rule(monkeypatch):
+    from cligym.harness.reference import Judgement
     from cligym.models.fs import LeakReport
+    from cligym.models.validate import ModeResult
     from cligym.models.verify import Verification
+    from cligym.runtime import RunResult
 
     def judged(run: TestRun) -> Verification:
         monkeypatch.setattr(checks, "run_tests", lambda *a, **k: made({"a": "failed", "b": "passed"}))
         monkeypatch.setattr(checks, "scan", lambda *a, **k: LeakReport())
-        monkeypatch.setattr(checks, "repair_and_test", lambda *a, **k: (0, "", run))
-        monkeypatch.setattr(checks, "verifier_check", lambda *a, **k: Verification(ok=True))
+        monkeypatch.setattr(checks, "gather", lambda *a, **k: (None, b""))
+        # the verifier would give 1: only the tests after the solution decide
+        monkeypatch.setattr(checks, "judge_image", lambda *a, **k: Judgement(
+            ModeResult(reward=0.0), RunResult(exit_code=0, output="", seconds=0.0), run, ModeResult(reward=1.0)))
         gold = SimpleNamespace(workdir="/testbed", test_command="pytest", image="gold")
         return checks.check_broken_state(None, gold, None, "broken", ["a"], ["b"], "true")
 

@@ -33,15 +33,18 @@ import shlex
 import tempfile
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 from cligym.errors import CligymError
-from cligym.harness.images import side_by_side
+from cligym.harness.images import run_script, side_by_side
+from cligym.harness.testrun import run_tests_in_session
 from cligym.harness.trial import TESTS_DIR, run_verifier, run_verifier_on_image
 from cligym.layout import TaskDir
 from cligym.models.io import save
 from cligym.models.reference import GoldReference, JunitKey
+from cligym.models.testrun import TestRun
 from cligym.models.validate import ModeResult
-from cligym.runtime import Runtime, Session
+from cligym.runtime import RunResult, Runtime, Session
 
 #: The static busybox on the host that every exported task carries (Debian: busybox-static).
 HOST_BUSYBOX = Path("/bin/busybox")
@@ -51,7 +54,7 @@ SCRIPTS = ("verifier.sh", "fingerprint.sh", "sweep.sh", "judge.awk")
 # in-container scratch places of the gold container (never in a task image)
 _BB, _FUNCS, _READER, _ARGS = "/tmp/busybox", "/tmp/cligym-fingerprint.sh", "/tmp/cligym-read-reference.py", "/tmp/cligym-args.json"
 _SPEC, _OUT, _LIST, _TAR = "/tmp/cligym-spec.txt", "/tmp/cligym-out.txt", "/tmp/cligym-list.txt", "/tmp/cligym-pristine.tar"
-_READER_OUT, _SOLUTION = "/tmp/cligym-reference.json", "/tmp/cligym-solve.sh"
+_READER_OUT = "/tmp/cligym-reference.json"
 
 
 class NoBusybox(CligymError):
@@ -281,27 +284,44 @@ def tb_run_tests(logs: str) -> str:
     return script("run-tests.sh").replace("@LOGS@", shlex.quote(logs))
 
 
-def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine: bytes,
-                solution: str) -> tuple[ModeResult, ModeResult]:
-    """The rewards the bundled verifier gives a broken image with nothing done, and after
-    ``solution`` (run as the oracle's repair script), each in a fresh container, the way
-    Harbor runs a task's tests/."""
-    def untouched(task: TaskDir) -> ModeResult:
-        return run_verifier_on_image(runtime, image, task)
+class Judgement(NamedTuple):
+    """What ``judge_image`` saw: the verifier's reward with nothing done; the solution's run;
+    the tests after it in its container (when asked for); the verifier's reward after it
+    (None when the solution failed or, with tests, one of them did not pass)."""
 
-    def repaired(task: TaskDir) -> ModeResult:
+    nothing: ModeResult
+    fixed: RunResult
+    repaired: TestRun | None
+    solved: ModeResult | None
+
+
+def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine: bytes, solution: str,
+                *, tests: list[str] | None = None, workdir: str = "", test_command: str = "",
+                timeout: float = 900) -> Judgement:
+    """The rewards the bundled verifier gives a broken image with nothing done (in a fresh
+    container), and after ``solution`` (run as the oracle's repair script), the way Harbor
+    runs a task's tests/. With ``tests``, they run first in the solution's container (with
+    ``test_command`` in ``workdir``) and the verifier judges it only when every one passes:
+    one container for both checks, the verifier's successor starting where the tests left
+    off, as it does after an agent that ran the tests."""
+    def repaired(task: TaskDir) -> tuple[RunResult, TestRun | None, ModeResult | None]:
         with runtime.session(image) as session:
-            session.put_files({_SOLUTION: (solution, 0o755)})
-            fixed = session.exec(["sh", _SOLUTION], timeout=900)
-            session.exec(["rm", "-f", _SOLUTION], timeout=60)
+            fixed = run_script(session, solution)
             if fixed.exit_code != 0:
-                return ModeResult(reward=None, detail=f"the solution exited {fixed.exit_code}")
-            return run_verifier(session, task)
+                return fixed, None, None
+            run = None
+            if tests is not None:
+                run = run_tests_in_session(session, workdir, test_command, tests, timeout=timeout)
+                if run.failing(tests):
+                    return fixed, run, None
+            return fixed, run, run_verifier(session, task)
 
     with tempfile.TemporaryDirectory(prefix="cligym-reference-") as tmp:
         task = TaskDir(Path(tmp))
         write_reference(reference, pristine, task)
         task.test_sh.write_text(harbor_test_sh())
         task.test_sh.chmod(0o755)
-        return side_by_side(runtime, lambda: untouched(task), lambda: repaired(task))
+        nothing, (fixed, run, solved) = side_by_side(runtime, lambda: run_verifier_on_image(runtime, image, task),
+                                                     lambda: repaired(task))
+        return Judgement(nothing, fixed, run, solved)
 

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable
 
 from cligym.errors import CligymError
-from cligym.harness.images import build_broken, repair_and_test
+from cligym.harness.images import build_broken
 from cligym.harness.reference import gather, judge_image
 from cligym.harness.testrun import run_tests
 from cligym.models.fs import LeakReport, Listing
@@ -40,8 +40,8 @@ def check_broken_state(
     (d) the leak scan of the image against gold is clean, and ΔD touched no path for which
         ``untouchable`` is true (e.g. the test files);
     (b) the solution script, then the tests in the same container: F2P and P2P pass;
-    (e) the task's own verifier (``verifier_check``) gives 0 with nothing done and 1 after
-        the solution.
+    (e) the task's own verifier gives 0 with nothing done and 1 after the solution, judging
+        the container of (b) (``verifier_check`` does both).
     ``solution`` may be a function deriving the script from the scan's differences; one
     that raises CligymError makes the state not solvable.
     """
@@ -82,36 +82,36 @@ def check_broken_state(
         except CligymError as exc:
             return Verification(ok=False, kind="not_solvable", reason=f"no solution could be derived: {exc}",
                            seconds=seconds, changed_paths=changed_paths)
-    code, output, repaired = repair_and_test(runtime, image, gold, solution, selected, timeout=timeout)
-    seconds["solve"] = time.monotonic() - started
-    if code != 0:
-        return Verification(ok=False, kind="not_solvable", reason=f"the solution exited {code}: {output.strip()[-200:]}",
-                       seconds=seconds, solution=solution)
-    still = sorted(repaired.failing(selected))
-    if still:
-        return Verification(ok=False, kind="not_solvable", reason=f"{len(still)} tests still fail after the solution: {still[:3]}",
-                       seconds=seconds, solution=solution)
-    started = time.monotonic()
-    verification = verifier_check(runtime, gold, image, f2p, p2p, selected, solution)
+    verification = verifier_check(runtime, gold, image, f2p, p2p, selected, solution, timeout=timeout)
     seconds["verifier"] = time.monotonic() - started
     return verification.model_copy(update={"seconds": seconds, "changed_paths": changed_paths, "solution": solution})
 
 
 def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], p2p: list[str],
-                   selected: list[str], solution: str) -> Verification:
-    """The exported task's verifier, built from gold as the export will build it, judges the
-    broken image: reward 0 with nothing done (else the verifier repairs the state by itself,
-    e.g. by restoring gold's test files, and the state is ``trivial``), and reward 1 after
-    the solution (else ``not_solvable``: the repair leaves something the verifier refuses)."""
+                   selected: list[str], solution: str, timeout: float = 900) -> Verification:
+    """(b) and (e): the solution, then the selected tests in its container, all pass (else
+    ``not_solvable``); the exported task's verifier, built from gold as the export will
+    build it, then judges that container: reward 1 (else ``not_solvable``: the repair leaves
+    something the verifier refuses), and reward 0 for the broken image with nothing done
+    (else the verifier repairs the state by itself, e.g. by restoring gold's test files, and
+    the state is ``trivial``)."""
     reference, pristine = gather(runtime, gold.image, instance_id="candidate", workdir=gold.workdir,
                               test_command=gold.test_command, f2p=f2p, p2p=p2p, order=selected)
-    nothing, solved = judge_image(runtime, image, reference, pristine, solution)
-    if nothing.reward != 0:
-        return Verification(ok=False, kind="trivial",
-                       reason=f"the task's verifier gives reward {nothing.reward} with nothing done {nothing.detail}".strip())
-    if solved.reward != 1:
+    judged = judge_image(runtime, image, reference, pristine, solution, tests=selected, workdir=gold.workdir,
+                         test_command=gold.test_command, timeout=timeout)
+    if judged.fixed.exit_code != 0:
         return Verification(ok=False, kind="not_solvable",
-                       reason=f"the task's verifier gives reward {solved.reward} after the solution {solved.detail}".strip())
+                       reason=f"the solution exited {judged.fixed.exit_code}: {judged.fixed.output.strip()[-200:]}")
+    still = sorted(judged.repaired.failing(selected)) if judged.repaired else []
+    if still:
+        return Verification(ok=False, kind="not_solvable", reason=f"{len(still)} tests still fail after the solution: {still[:3]}")
+    if judged.nothing.reward != 0:
+        return Verification(ok=False, kind="trivial",
+                       reason=f"the task's verifier gives reward {judged.nothing.reward} with nothing done {judged.nothing.detail}".strip())
+    if judged.solved is None or judged.solved.reward != 1:
+        reward, detail = (judged.solved.reward, judged.solved.detail) if judged.solved else (None, "")
+        return Verification(ok=False, kind="not_solvable",
+                       reason=f"the task's verifier gives reward {reward} after the solution {detail}".strip())
     return Verification(ok=True)
 
 

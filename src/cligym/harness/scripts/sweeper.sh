@@ -27,8 +27,8 @@ rm -f /etc/ld.so.preload
 ldconfig 2>&1
 
 step "3 bytecode"
-find / -xdev -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null
-find / -xdev -name '*.pyc' -type f -delete 2>/dev/null
+find / -xdev \( -name __pycache__ -type d -prune -exec rm -rf {} + \) -o \( -name '*.pyc' -type f -exec rm -f {} + \) \
+  2>/dev/null
 
 step "4 stray standard-library names in $PWD"
 names=$(/usr/bin/python3 -c 'import sys; print(" ".join(sorted(sys.stdlib_module_names)))' 2>/dev/null)

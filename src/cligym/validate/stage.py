@@ -23,6 +23,7 @@ from cligym.harness.trial import (
     run_tb_solution,
     run_tb_tests,
     run_verifier,
+    run_verifier_on_image,
     task_image,
 )
 from cligym.layout import ExportDir, TaskDir
@@ -88,12 +89,17 @@ def validate_task(runtime: Runtime, task_dir: TaskDir | Path) -> TaskValidation:
 
 
 def _run_modes(runtime: Runtime, task: TaskDir, mode: Callable[[Session, TaskDir, bool], ModeResult]) -> list[ModeResult]:
-    """The oracle's and nop's results, each in a fresh container of the task's image."""
+    """The oracle's and nop's results, each in a fresh container of the task's image. A
+    Harbor task's nop verdict is the verifier's in a container of the image in which
+    nothing has run (``run_verifier_on_image``): what its successor would hold, no commit."""
     with task_image(runtime, task, "validate") as tag:
-        results = []
-        for oracle in (True, False):
+        with runtime.session(tag) as session:
+            results = [mode(session, task, True)]
+        if mode is _harbor_mode:
+            results.append(run_verifier_on_image(runtime, tag, task))
+        else:
             with runtime.session(tag) as session:
-                results.append(mode(session, task, oracle))
+                results.append(mode(session, task, False))
     return results
 
 

@@ -61,13 +61,15 @@ def test_a_held_shared_image_outlives_its_makers_clean_up_and_goes_with_its_last
     before = len(made_tags())
     tag = _shared_image(runtime, tmp_path)
     image_id = runtime.image_id(tag)
+    step = runtime._api.inspect_image(image_id)["Parent"]  # its build's RUN step
     assert made_tags()[before:] == [tag]
     holder = _holder(tag)
     try:
         runtime.remove_made(before)  # the maker's clean-up of what it made here, as a test session's
         assert runtime.image_exists(tag) and len(_holds(runtime, tag)) == 1 and len(_given_up(runtime, tag)) == 1
         _finish(holder)
-        assert not runtime.image_exists(image_id)  # its hold, its tag and the give-up: gone at its exit
+        # its hold, its tag and the give-up: gone at its exit, and its build step with it
+        assert not runtime.image_exists(image_id) and not runtime.image_exists(step)
     finally:
         if holder.poll() is None:
             holder.kill()
@@ -102,6 +104,7 @@ def test_a_holder_that_keeps_a_given_up_image_keeps_it(runtime, base_image, tmp_
 def test_a_given_up_image_whose_last_holder_was_killed_is_reaped(runtime, base_image, tmp_path):
     tag = _shared_image(runtime, tmp_path)
     image_id = runtime.image_id(tag)
+    step = runtime._api.inspect_image(image_id)["Parent"]
     holder = _holder(tag)
     try:
         runtime.remove_image(tag)  # held: handed over
@@ -109,7 +112,7 @@ def test_a_given_up_image_whose_last_holder_was_killed_is_reaped(runtime, base_i
         holder.kill()
         holder.wait(30)
         runtime.reap_dead_runs()
-        assert not runtime.image_exists(image_id)
+        assert not runtime.image_exists(image_id) and not runtime.image_exists(step)
     finally:
         if holder.poll() is None:
             holder.kill()

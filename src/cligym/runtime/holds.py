@@ -134,7 +134,7 @@ class Holds:
         kept = _kept.pop(os.getpid(), set())
         try:
             for tag in held.values():
-                self._untag(f"{HOLD_REPOSITORY}:{tag}")
+                self._drop_tag(f"{HOLD_REPOSITORY}:{tag}")
             for image_id in held:
                 if image_id in kept:
                     self._take_back(image_id)
@@ -171,7 +171,7 @@ class Holds:
         if given_up not in tags or self.holders(image_id):
             return
         if all([self.remove_shared(tag) for tag in tags if shared(tag)]):
-            self._untag(given_up)
+            self._drop_tag(given_up)
 
     def holders(self, image_id: str) -> list[str]:
         """The live holds of other processes on an image."""
@@ -227,7 +227,7 @@ class Holds:
     def _release(self, image_id: str) -> None:
         tag = _held.get(os.getpid(), {}).pop(image_id, None)
         if tag is not None:
-            self._untag(f"{HOLD_REPOSITORY}:{tag}")
+            self._drop_tag(f"{HOLD_REPOSITORY}:{tag}")
 
     def _give_up(self, image_id: str) -> None:
         try:
@@ -236,9 +236,11 @@ class Holds:
             pass  # gone meanwhile: nothing left to hand over
 
     def _take_back(self, image_id: str) -> None:
-        self._untag(f"{GIVEN_UP_REPOSITORY}:{_short(image_id)}")
+        self._drop_tag(f"{GIVEN_UP_REPOSITORY}:{_short(image_id)}")
 
-    def _untag(self, ref: str) -> None:
+    def _drop_tag(self, ref: str) -> None:
+        """Remove the tag ``ref``; the image goes with its last tag, and with it the parents
+        no other image or tag uses (its build steps)."""
         try:
             self._api.remove_image(ref, force=False)
         except docker.errors.APIError:

@@ -75,9 +75,15 @@ def repair_and_test(
     """Run the solution script in a container of ``image``, then the tests in the same
     container. Returns the script's exit code and output, and the test run."""
     with runtime.session(image) as session:
-        fixed = run_script(session, solution)
-        run = run_tests_in_session(session, gold.workdir, gold.test_command, tests, timeout=timeout)
+        fixed, run = repair_and_test_in_session(session, gold, solution, tests, timeout)
     return fixed.exit_code, fixed.output, run
+
+
+def repair_and_test_in_session(session: Session, gold: GoldEnv, solution: str, tests: list[str],
+                               timeout: float = 900) -> tuple[RunResult, TestRun]:
+    """``repair_and_test`` in a running container (which stays, e.g. for a verifier)."""
+    fixed = run_script(session, solution)
+    return fixed, run_tests_in_session(session, gold.workdir, gold.test_command, tests, timeout=timeout)
 
 
 def run_script(session: Session, script: str) -> RunResult:

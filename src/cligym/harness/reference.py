@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from cligym.errors import CligymError
-from cligym.harness.images import run_script, side_by_side
-from cligym.harness.testrun import run_tests_in_session
+from cligym.harness.images import repair_and_test_in_session, side_by_side
 from cligym.harness.trial import TESTS_DIR, run_verifier, run_verifier_on_image
 from cligym.layout import TaskDir
+from cligym.models.gold import GoldEnv
 from cligym.models.io import save
 from cligym.models.reference import GoldReference, JunitKey
 from cligym.models.testrun import TestRun
@@ -285,35 +285,28 @@ def tb_run_tests(logs: str) -> str:
 
 
 class Judgement(NamedTuple):
-    """What ``judge_image`` saw: the verifier's reward with nothing done; the solution's run;
-    the tests after it in its container (when asked for); the verifier's reward after it
-    (None when the solution failed or, with tests, one of them did not pass)."""
+    """What ``judge_image`` saw: the verifier's reward with nothing done; the solution's run
+    and the tests after it in its container; the verifier's reward after them (None when
+    the solution failed or a test did not pass)."""
 
     nothing: ModeResult
     fixed: RunResult
-    repaired: TestRun | None
+    repaired: TestRun
     solved: ModeResult | None
 
 
 def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine: bytes, solution: str,
-                *, tests: list[str] | None = None, workdir: str = "", test_command: str = "",
-                timeout: float = 900) -> Judgement:
+                gold: GoldEnv, tests: list[str], timeout: float = 900) -> Judgement:
     """The rewards the bundled verifier gives a broken image with nothing done (in a fresh
-    container), and after ``solution`` (run as the oracle's repair script), the way Harbor
-    runs a task's tests/. With ``tests``, they run first in the solution's container (with
-    ``test_command`` in ``workdir``) and the verifier judges it only when every one passes:
-    one container for both checks, the verifier's successor starting where the tests left
-    off, as it does after an agent that ran the tests."""
-    def repaired(task: TaskDir) -> tuple[RunResult, TestRun | None, ModeResult | None]:
+    container), and after ``solution`` (run as the oracle's repair script) and then
+    ``tests`` with gold's test command, the way Harbor runs a task's tests/: one container
+    for the solution and the tests, judged only when every test passed, its successor
+    starting where the tests left off, as it does after an agent that ran them."""
+    def repaired(task: TaskDir) -> tuple[RunResult, TestRun, ModeResult | None]:
         with runtime.session(image) as session:
-            fixed = run_script(session, solution)
-            if fixed.exit_code != 0:
-                return fixed, None, None
-            run = None
-            if tests is not None:
-                run = run_tests_in_session(session, workdir, test_command, tests, timeout=timeout)
-                if run.failing(tests):
-                    return fixed, run, None
+            fixed, run = repair_and_test_in_session(session, gold, solution, tests, timeout)
+            if fixed.exit_code != 0 or run.failing(tests):
+                return fixed, run, None
             return fixed, run, run_verifier(session, task)
 
     with tempfile.TemporaryDirectory(prefix="cligym-reference-") as tmp:
@@ -324,4 +317,3 @@ def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine
         nothing, (fixed, run, solved) = side_by_side(runtime, lambda: run_verifier_on_image(runtime, image, task),
                                                      lambda: repaired(task))
         return Judgement(nothing, fixed, run, solved)
-

@@ -29,28 +29,32 @@ from cligym.harness.trial import (
 from cligym.layout import ExportDir, TaskDir
 from cligym.models.io import save
 from cligym.models.validate import ModeResult, TaskValidation, ValidationReport
-from cligym.runtime import Runtime, Session
+from cligym.runtime import Runtime
 from cligym.ui import Reporter
 
 
-def _harbor_mode(session: Session, task: TaskDir, oracle: bool) -> ModeResult:
-    if oracle:
+def _harbor_mode(runtime: Runtime, tag: str, task: TaskDir, oracle: bool) -> ModeResult:
+    if not oracle:  # the verifier in a container in which nothing ran: what its successor would hold
+        return run_verifier_on_image(runtime, tag, task)
+    with runtime.session(tag) as session:
         fixed = run_oracle(session, task)
         if fixed.exit_code != 0:
             return ModeResult(reward=None, detail=f"solve.sh exited {fixed.exit_code}: {fixed.output[-300:]!r}")
-    return run_verifier(session, task)
+        return run_verifier(session, task)
 
 
-def _tb_mode(session: Session, task: TaskDir, oracle: bool) -> ModeResult:
-    if oracle:
-        fixed = run_tb_solution(session, task)
-        if fixed.exit_code != 0:
-            return ModeResult(reward=None, detail=f"solution.sh exited {fixed.exit_code}")
-    return run_tb_tests(session, task)
+def _tb_mode(runtime: Runtime, tag: str, task: TaskDir, oracle: bool) -> ModeResult:
+    with runtime.session(tag) as session:
+        if oracle:
+            fixed = run_tb_solution(session, task)
+            if fixed.exit_code != 0:
+                return ModeResult(reward=None, detail=f"solution.sh exited {fixed.exit_code}")
+        return run_tb_tests(session, task)
 
 
-#: How each export format is run: (session, task, as the oracle?) -> the reward.
-MODES: dict[str, Callable[[Session, TaskDir, bool], ModeResult]] = {"harbor": _harbor_mode, "tb": _tb_mode}
+#: How each export format is run: (runtime, task image, task, as the oracle?) -> the reward,
+#: each in a fresh container of the task's image.
+MODES: dict[str, Callable[[Runtime, str, TaskDir, bool], ModeResult]] = {"harbor": _harbor_mode, "tb": _tb_mode}
 
 #: What each format's harness reads from a task directory before it can run it.
 REQUIRED: dict[str, Callable[[TaskDir], list[Path]]] = {
@@ -88,19 +92,10 @@ def validate_task(runtime: Runtime, task_dir: TaskDir | Path) -> TaskValidation:
                           seconds=time.monotonic() - started)
 
 
-def _run_modes(runtime: Runtime, task: TaskDir, mode: Callable[[Session, TaskDir, bool], ModeResult]) -> list[ModeResult]:
-    """The oracle's and nop's results, each in a fresh container of the task's image. A
-    Harbor task's nop verdict is the verifier's in a container of the image in which
-    nothing has run (``run_verifier_on_image``): what its successor would hold, no commit."""
+def _run_modes(runtime: Runtime, task: TaskDir, mode: Callable[[Runtime, str, TaskDir, bool], ModeResult]) -> list[ModeResult]:
+    """The oracle's and nop's results, each in a fresh container of the task's image."""
     with task_image(runtime, task, "validate") as tag:
-        with runtime.session(tag) as session:
-            results = [mode(session, task, True)]
-        if mode is _harbor_mode:
-            results.append(run_verifier_on_image(runtime, tag, task))
-        else:
-            with runtime.session(tag) as session:
-                results.append(mode(session, task, False))
-    return results
+        return [mode(runtime, tag, task, oracle) for oracle in (True, False)]
 
 
 def validate(

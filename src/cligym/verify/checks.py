@@ -14,6 +14,7 @@ from cligym.harness.testrun import run_tests
 from cligym.models.fs import LeakReport, Listing
 from cligym.models.gold import GoldEnv
 from cligym.models.task import run_order
+from cligym.models.validate import ModeResult
 from cligym.models.verify import Verification
 from cligym.runtime import Runtime
 from cligym.verify.leaks import scan
@@ -97,21 +98,20 @@ def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], 
     the state is ``trivial``)."""
     reference, pristine = gather(runtime, gold.image, instance_id="candidate", workdir=gold.workdir,
                               test_command=gold.test_command, f2p=f2p, p2p=p2p, order=selected)
-    judged = judge_image(runtime, image, reference, pristine, solution, tests=selected, workdir=gold.workdir,
-                         test_command=gold.test_command, timeout=timeout)
+    judged = judge_image(runtime, image, reference, pristine, solution, gold, selected, timeout)
     if judged.fixed.exit_code != 0:
         return Verification(ok=False, kind="not_solvable",
                        reason=f"the solution exited {judged.fixed.exit_code}: {judged.fixed.output.strip()[-200:]}")
-    still = sorted(judged.repaired.failing(selected)) if judged.repaired else []
+    still = sorted(judged.repaired.failing(selected))
     if still:
         return Verification(ok=False, kind="not_solvable", reason=f"{len(still)} tests still fail after the solution: {still[:3]}")
     if judged.nothing.reward != 0:
         return Verification(ok=False, kind="trivial",
                        reason=f"the task's verifier gives reward {judged.nothing.reward} with nothing done {judged.nothing.detail}".strip())
-    if judged.solved is None or judged.solved.reward != 1:
-        reward, detail = (judged.solved.reward, judged.solved.detail) if judged.solved else (None, "")
+    solved = judged.solved or ModeResult(reward=None)  # judged: the solution and every test passed
+    if solved.reward != 1:
         return Verification(ok=False, kind="not_solvable",
-                       reason=f"the task's verifier gives reward {reward} after the solution {detail}".strip())
+                       reason=f"the task's verifier gives reward {solved.reward} after the solution {solved.detail}".strip())
     return Verification(ok=True)
 
 

@@ -4,12 +4,15 @@ tags, so images built FROM another process's image survive it."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+import time
 import uuid
 
 from cligym.config import DEFAULT_BASE_IMAGE
+from cligym.runtime.common import OWNER
 from cligym.runtime.holds import GIVEN_UP_REPOSITORY, HOLD_REPOSITORY, made_tags
 
 HOLDER = textwrap.dedent("""
@@ -22,6 +25,8 @@ HOLDER = textwrap.dedent("""
         print("held", flush=True)
         sys.stdin.readline()
 """)
+
+BUILDER = "import sys; from cligym.runtime import Runtime; Runtime().build(sys.argv[1], sys.argv[2])"
 
 
 def _shared_image(runtime, context) -> str:
@@ -160,8 +165,7 @@ def test_an_image_built_from_anothers_image_survives_its_clean_up(runtime, base_
     child.mkdir()
     (child / "Dockerfile").write_text(f"FROM {tag}\nRUN echo child > /child\n")
     child_tag = f"cligym/broken-child:{uuid.uuid4().hex[:12]}"
-    built = subprocess.run([sys.executable, "-c", "import sys; from cligym.runtime import Runtime; "
-                            "Runtime().build(sys.argv[1], sys.argv[2])", str(child), child_tag],
+    built = subprocess.run([sys.executable, "-c", BUILDER, str(child), child_tag],
                            capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     try:
@@ -170,3 +174,64 @@ def test_an_image_built_from_anothers_image_survives_its_clean_up(runtime, base_
     finally:
         runtime.remove_image(child_tag)
         runtime.remove_image(tag)
+
+
+def test_a_build_from_a_dead_runs_image_leaves_no_step_to_a_reaper(runtime, base_image, tmp_path):
+    """Every step image of a build FROM an image a run that has ended made names the
+    building run, so no reaper takes one for that dead run's leftover (the newest step of a
+    live build has no child yet: a reaper removing it fails the build, "failed to get
+    digest")."""
+    tag = f"cligym/gold-sharing-test:{uuid.uuid4().hex[:12]}"
+    (tmp_path / "dead").mkdir()
+    (tmp_path / "dead" / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo dead > /dead\n")
+    made = subprocess.run([sys.executable, "-c", BUILDER, str(tmp_path / "dead"), tag],
+                          capture_output=True, text=True, timeout=300)  # a run that ends once it built
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "live").mkdir()
+    (tmp_path / "live" / "Dockerfile").write_text(f"FROM {tag}\nRUN echo a > /a\nRUN echo b > /b\n")
+    live = f"cligym/broken-sharing-test:{uuid.uuid4().hex[:12]}"
+    try:
+        runtime.build(tmp_path / "live", live)
+        steps = _steps(runtime, live, runtime.image_id(tag))
+        assert len(steps) == 3  # the label's step, two RUNs' (the last is the image)
+        owners = {runtime._api.inspect_image(step)["Config"]["Labels"].get(OWNER) for step in steps}
+        assert owners == {str(os.getpid())}
+        assert not set(steps) & set(runtime.dead_images())
+        runtime.reap_dead_runs(image_prefixes=("cligym/broken-",))
+        assert all(runtime.image_exists(step) for step in steps) and runtime.image_exists(tag)
+    finally:
+        runtime.remove_image(live)
+        runtime.remove_image(tag)
+
+
+def _steps(runtime, image: str, base: str) -> list[str]:
+    """The image and its build's steps, newest first, down to (not including) ``base``."""
+    chain = [runtime.image_id(image)]
+    while (parent := runtime._api.inspect_image(chain[-1])["Parent"]) and parent != base:
+        chain.append(parent)
+    return chain
+
+
+def test_the_steps_of_a_build_killed_outright_are_reaped_all_of_them(runtime, base_image, tmp_path):
+    (tmp_path / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo 1 > /1\nRUN echo 2 > /2\nRUN sleep 300\n")
+    tag = f"cligym/broken-sharing-test:{uuid.uuid4().hex[:12]}"
+    proc = subprocess.Popen([sys.executable, "-c", BUILDER, str(tmp_path), tag])
+    try:
+        deadline = time.monotonic() + 120
+        while len(runtime.labelled_images(pid=proc.pid)) < 3:  # the label's step and two RUNs'
+            assert proc.poll() is None and time.monotonic() < deadline, "the build did not get to its last step"
+            time.sleep(0.2)
+        proc.kill()
+        proc.wait(30)
+        steps = runtime.labelled_images(pid=proc.pid)
+        assert len(steps) == 3 and steps <= set(runtime.dead_images())
+        deadline = time.monotonic() + 60
+        while left := {step for step in steps if runtime.image_exists(step)}:  # the engine ends the
+            assert time.monotonic() < deadline, f"not reaped: {left}"  # killed build's step first
+            runtime.reap_dead_runs()
+            time.sleep(0.5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        runtime.remove_images(runtime.labelled_images(pid=proc.pid))

@@ -30,7 +30,7 @@ from cligym.errors import EngineUnavailable
 from cligym.runtime.common import Change, RunResult
 from cligym.runtime.containers import Containers
 from cligym.runtime.holds import Holds
-from cligym.runtime.images import Images
+from cligym.runtime.images import Images, reapable
 from cligym.runtime.registry import Registries
 from cligym.runtime.sessions import Session
 from cligym.runtime.translate import ENGINE_HINT, detail, engine_call
@@ -82,9 +82,10 @@ class Runtime(Images, Registries, Containers, Holds):
         shared images (and a shared image given up by its maker that nobody holds now), and
         those of their images that are untagged or whose every tag starts with one of
         ``image_prefixes`` (the caller names the disposable kinds; anything else a dead run
-        built, say an image other runs build FROM, stays). Live runs are never
-        touched: tags are removed by name, untagged images without force, so the engine
-        keeps one that a container or a child image (a live build's next step) uses."""
+        built, say an image other runs build FROM, stays, and so do the build steps under
+        it). Live runs are never touched: their build steps carry their own labels
+        (``labelled``), tags are removed by name, untagged images without force, so the
+        engine keeps one that a container or a child image uses."""
         containers = self.remove_containers(self.dead_containers())
         held = set()
         for hold in self.dead_holds():
@@ -99,13 +100,13 @@ class Runtime(Images, Registries, Containers, Holds):
         # removed that tag at the same moment and the engine left the image untagged
         if held:
             self.remove_images(held & self.dangling_images())
-        doomed = {image_id: tags for image_id, tags in self.dead_images().items()
-                  if all(tag.startswith(image_prefixes) for tag in tags)}
+        doomed = reapable({image_id: tags for image_id, tags in self.dead_images().items()
+                           if all(tag.startswith(image_prefixes) for tag in tags)}, self.image_children())
         for tags in doomed.values():
             for tag in tags:
                 self.remove_image(tag)
-        self.remove_images({image_id for image_id, tags in doomed.items() if not tags})
-        return Reaped(containers, len(doomed))
+        untagged = self.remove_images({image_id for image_id, tags in doomed.items() if not tags})
+        return Reaped(containers, untagged + sum(1 for tags in doomed.values() if tags))
 
     @engine_call("cannot ask the engine for its resources")
     def capacity(self) -> tuple[int, int]:

@@ -3,9 +3,9 @@
 Every image cligym builds or imports carries the ``cligym`` label; builds also carry the
 labels of the run that built them (``cligym.pid``, ``cligym.run`` and what tells whether
 that run is alive, see ``cligym.runtime.owner``), so ``dead_images`` can find what a killed
-run left. A build's intermediate step images carry only the labels of its Dockerfile: a
-build that is interrupted (KeyboardInterrupt) removes them itself, one whose process is
-killed outright leaves them untagged.
+run left. Its intermediate step images carry them too (``labelled``): a build that is
+interrupted (KeyboardInterrupt) removes them itself, the steps of one whose process is
+killed outright are a dead run's untagged images, and a live build's never are.
 """
 
 from __future__ import annotations
@@ -38,13 +38,49 @@ from cligym.runtime.translate import (
 BUILD_LOG_LINES = 15
 #: A build step's result in the log: `` ---> 149a9b55fa6c``.
 _STEP_IMAGE = re.compile(r"^ ---> ([0-9a-f]{12})$")
+#: An instruction that starts a build stage.
+_FROM = re.compile(r"FROM\s", re.IGNORECASE)
+#: A parser directive (``# escape=`` and the like): only before the first instruction.
+_DIRECTIVE = re.compile(r"#\s*([A-Za-z]+)\s*=\s*(\S+)\s*$")
 
 
 def labelled(dockerfile: str, labels: Mapping[str, str]) -> str:
-    """``dockerfile`` with ``labels`` set by one LABEL instruction at its end (that is, on
-    its last stage's image)."""
-    values = " ".join(f"{key}={json.dumps(value)}" for key, value in sorted(labels.items()))
-    return f"{dockerfile.rstrip()}\nLABEL {values}\n"
+    """``dockerfile`` with ``labels`` set by one LABEL instruction right after each FROM.
+
+    Every image the build makes, its step images included, then names this run as its
+    owner. Set only at the end, the steps would carry the labels their base image inherited
+    from the run that built it: a dead run's, once that run ended, so a reaper would take a
+    live build's newest step (untagged, no child yet) for a dead run's leftover and remove
+    it under the build ("failed to get digest"). A Dockerfile's own escape directive is
+    followed; parser directives and ARGs before the first FROM stay where they are."""
+    label = "LABEL " + " ".join(f"{key}={json.dumps(value)}" for key, value in sorted(labels.items()))
+    escape = _escape_char(dockerfile)
+    lines: list[str] = []
+    continued = is_from = False
+    for line in dockerfile.rstrip().splitlines():
+        lines.append(line)
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue  # a blank line, a comment or a parser directive (also inside an instruction)
+        if not continued:
+            is_from = _FROM.match(text) is not None
+        continued = text.endswith(escape)
+        if is_from and not continued:
+            lines.append(label)
+            is_from = False
+    return "\n".join(lines) + "\n"
+
+
+def _escape_char(dockerfile: str) -> str:
+    """The Dockerfile's line-continuation character: ``\\``, or what a leading ``# escape=``
+    parser directive names."""
+    for line in dockerfile.splitlines():
+        directive = _DIRECTIVE.match(line.strip())
+        if directive is None:
+            break
+        if directive.group(1).lower() == "escape":
+            return directive.group(2)
+    return "\\"
 
 
 class Images:
@@ -133,8 +169,8 @@ class Images:
         build_labels = {**owner_labels(), **(labels or {})}
         with tempfile.TemporaryDirectory(prefix="cligym-dockerfile-") as tmp:
             if text is not None and not text.rstrip().endswith("\\"):
-                # the labels as one last instruction of a copy outside the context: the
-                # engine's labels option adds a build step (a container and a commit) per label
+                # the labels as an instruction of a copy outside the context: the engine's
+                # labels option adds a build step (a container and a commit) per label
                 dockerfile = str(Path(tmp) / "Dockerfile")
                 Path(dockerfile).write_text(labelled(text, build_labels), encoding="utf-8")
                 build_labels = {}
@@ -277,22 +313,25 @@ class Images:
                 raise
 
     @engine_call("cannot remove images")
-    def remove_images(self, image_ids: set[str]) -> None:
+    def remove_images(self, image_ids: set[str]) -> int:
         """Remove images by id, children before parents (newest first), without force:
         images already gone, or still used by a container or a child image (another
         process's, maybe), are skipped. Only for images no other process can hold: ones
-        this process made, or a dead run's scratch images."""
+        this process made, or a dead run's scratch images. Returns how many it removed."""
         created: dict[str, str] = {}
         for image_id in image_ids:
             try:
                 created[image_id] = self._api.inspect_image(image_id).get("Created", "")
             except docker.errors.NotFound:
                 pass
+        removed = 0
         for image_id in sorted(created, key=created.__getitem__, reverse=True):
             try:
                 self._api.remove_image(image_id, force=False)
+                removed += 1
             except docker.errors.APIError:
                 pass
+        return removed
 
     @engine_call("cannot list images")
     def dead_images(self) -> dict[str, list[str]]:
@@ -306,6 +345,15 @@ class Images:
             if owned(image.get("Labels")) and not owner_alive(image.get("Labels"))
         }
 
+    @engine_call("cannot list images")
+    def image_children(self) -> dict[str, list[str]]:
+        """Every image's children (parent id -> ids): the next steps of classic builds."""
+        children: dict[str, list[str]] = {}
+        for image in self._api.images(all=True):
+            if image.get("ParentId"):
+                children.setdefault(image["ParentId"], []).append(image["Id"])
+        return children
+
     @engine_call("cannot remove images")
     def remove_labelled_images(self) -> int:
         """Remove every (tagged or top-level) image carrying the cligym label; returns how
@@ -317,6 +365,16 @@ class Images:
             except docker.errors.APIError:
                 pass
         return len(image_ids)
+
+
+def reapable(doomed: dict[str, list[str]], children: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """Of ``doomed`` (image id -> tags), what a reaper may remove: an untagged image is left
+    out while it is under an image that is not (the build steps of an image someone keeps)."""
+    untagged = {image_id for image_id, tags in doomed.items() if not tags}
+    kept: set[str] = set()
+    while more := {i for i in untagged - kept if any(c not in doomed or c in kept for c in children.get(i, ()))}:
+        kept |= more
+    return {image_id: tags for image_id, tags in doomed.items() if image_id not in kept}
 
 
 def _step_images(log: list[str]) -> set[str]:

@@ -36,10 +36,17 @@ def make_project(root: Path, name: str, test_body: str, deps: str = "[]") -> Pat
 def assert_nothing_left(runtime, proc: subprocess.CompletedProcess) -> None:
     """No container and no image of the failed run survived: none carries the owner label
     of the process that ran it (other processes use the same engine meanwhile, so only
-    what this run made is looked at). A gold image another live process holds stays: a
-    test run beside this one built the same project, waited for this build and uses it."""
+    what this run made is looked at). A gold image another live process holds stays, and
+    its build steps with it: a test run beside this one built the same project, waited for
+    this build and uses it."""
     assert runtime.labelled_containers(pid=proc.pid) == []
-    assert {image for image in runtime.labelled_images(pid=proc.pid) if not runtime.holders(image)} == set()
+    made = runtime.labelled_images(pid=proc.pid)
+    kept = set()
+    for image in (image for image in made if runtime.holders(image)):
+        while image and image not in kept:
+            kept.add(image)
+            image = runtime._api.inspect_image(image)["Parent"]
+    assert made - kept == set()
 
 
 def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -172,7 +172,7 @@ def test_engine_unreachable_says_how_to_start(monkeypatch):
 
 
 def test_a_build_sets_its_labels_in_one_step(runtime, base_image, tmp_path):
-    """The owner's labels and the caller's go on the image in one LABEL step at the end
+    """The owner's labels and the caller's go on the image in one LABEL step after its FROM
     (the engine's labels option would add a step, a container and a commit, per label)."""
     tag = f"cligym/test-build:labels-{uuid.uuid4().hex[:12]}"
     (tmp_path / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo {tag} > /tag\n")

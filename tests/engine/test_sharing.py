@@ -30,11 +30,12 @@ BUILDER = "import sys; from cligym.runtime import Runtime; Runtime().build(sys.a
 
 
 def _shared_image(runtime, context) -> str:
-    """A gold-like image (shared by tag) this process builds in ``context``."""
+    """A gold-like image (shared by tag) this process builds in ``context``, with no build
+    cache as gold images are (its steps are its own: none is a step of another image)."""
     tag = f"cligym/gold-sharing-test:{uuid.uuid4().hex[:12]}"
     context.mkdir(exist_ok=True)
     (context / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo {tag} > /marker\n")
-    runtime.build(context, tag)
+    runtime.build(context, tag, nocache=True)
     return tag
 
 

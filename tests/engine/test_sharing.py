@@ -107,6 +107,31 @@ def test_a_holder_that_keeps_a_given_up_image_keeps_it(runtime, base_image, tmp_
     assert not runtime.image_exists(tag)
 
 
+def test_a_holder_that_lets_go_as_the_maker_gives_up_leaves_nothing_behind(runtime, base_image, tmp_path,
+                                                                           monkeypatch):
+    """The last holder exits between the maker's look at the holds and its give-up: the
+    holder found nothing given up to remove, so the maker removes the image itself."""
+    tag = _shared_image(runtime, tmp_path)
+    image_id = runtime.image_id(tag)
+    holder = _holder(tag)
+    give_up = runtime._give_up
+
+    def late(image: str) -> None:
+        _finish(holder)  # its exit settles what it holds: nothing is given up yet
+        give_up(image)
+
+    monkeypatch.setattr(runtime, "_give_up", late)
+    try:
+        runtime.remove_image(tag)
+        assert not runtime.image_exists(image_id)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        for left in _given_up(runtime, image_id) if runtime.image_exists(image_id) else []:
+            runtime._api.remove_image(left)
+        runtime.remove_image(tag)
+
+
 def test_a_given_up_image_whose_last_holder_was_killed_is_reaped(runtime, base_image, tmp_path):
     tag = _shared_image(runtime, tmp_path)
     image_id = runtime.image_id(tag)

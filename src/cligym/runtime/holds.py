@@ -192,7 +192,9 @@ class Holds:
         _kept.get(os.getpid(), set()).discard(image_id)
         if self.holders(image_id):
             self._give_up(image_id)
-            return False
+            if self.holders(image_id):
+                return False
+            # the last holder let go before the give-up was there for it to see: removed here
         self._release(image_id)
         try:
             self._api.remove_image(ref, force=False)
@@ -201,6 +203,7 @@ class Holds:
         if self.holders(image_id):  # the holder puts the tag back when it uses the image
             self._give_up(image_id)
             return False
+        self._drop_tag(f"{GIVEN_UP_REPOSITORY}:{_short(image_id)}")  # the image goes with it
         return True
 
     def remove_made(self, since: int = 0, *, keep: frozenset[str] = frozenset()) -> None:

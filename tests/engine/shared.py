@@ -70,6 +70,8 @@ def finish(root: Path) -> None:
 
     files = sorted(root.glob("left-*.txt"))
     tags = {t for f in files for t in f.read_text().split()}
+    if not tags and not HANDED_ON.exists():
+        return  # nothing to remove or hand on (the unit tier alone, which needs no engine)
     runtime = Runtime()
     with FileLock(str(HANDED_ON) + ".lock"):
         handed = dict(line.split(" ", 1) for line in HANDED_ON.read_text().splitlines() if " " in line) \

@@ -241,7 +241,8 @@ def _steps(runtime, image: str, base: str) -> list[str]:
 def test_the_steps_of_a_build_killed_outright_are_reaped_all_of_them(runtime, base_image, tmp_path):
     (tmp_path / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo 1 > /1\nRUN echo 2 > /2\nRUN sleep 300\n")
     tag = f"cligym/broken-sharing-test:{uuid.uuid4().hex[:12]}"
-    proc = subprocess.Popen([sys.executable, "-c", BUILDER, str(tmp_path), tag])
+    proc = subprocess.Popen([sys.executable, "-c", BUILDER, str(tmp_path), tag],
+                            env={**os.environ, "TMPDIR": str(tmp_path)})  # its Dockerfile copy stays in here
     try:
         deadline = time.monotonic() + 120
         while len(runtime.labelled_images(pid=proc.pid)) < 3:  # the label's step and two RUNs'

@@ -20,8 +20,10 @@ So that one process's clean-up never removes an image another one is using:
 - **a removal others hold is handed over**: when ``remove_shared`` finds live holds, it
   tags the image ``cligym/given-up:<image>``, and the last process to let go of it (at
   its exit, or the reaper for a killed one) removes it (``settle``): two runs that failed
-  on the same gold leave nothing. A process that recorded something naming the image (a
-  gold record: ``keep``) takes the give-up back, and its exit removes nothing.
+  on the same gold leave nothing; a maker that finds no holder left once it has given up
+  (the last let go just before) removes the image itself. A process that recorded
+  something naming the image (a gold record: ``keep``) takes the give-up back, and its exit
+  removes nothing.
 """
 
 from __future__ import annotations

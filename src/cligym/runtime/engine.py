@@ -30,7 +30,7 @@ from cligym.errors import EngineUnavailable
 from cligym.runtime.common import Change, RunResult
 from cligym.runtime.containers import Containers
 from cligym.runtime.holds import Holds
-from cligym.runtime.images import Images, reapable
+from cligym.runtime.images import Images
 from cligym.runtime.registry import Registries
 from cligym.runtime.sessions import Session
 from cligym.runtime.translate import ENGINE_HINT, detail, engine_call
@@ -100,8 +100,7 @@ class Runtime(Images, Registries, Containers, Holds):
         # removed that tag at the same moment and the engine left the image untagged
         if held:
             self.remove_images(held & self.dangling_images())
-        doomed = reapable({image_id: tags for image_id, tags in self.dead_images().items()
-                           if all(tag.startswith(image_prefixes) for tag in tags)}, self.image_children())
+        doomed = self.reapable_images(image_prefixes)
         for tags in doomed.values():
             for tag in tags:
                 self.remove_image(tag)

@@ -44,7 +44,7 @@ SHARED_IMAGES = ("cligym/gold-",)
 HOLD_REPOSITORY = "cligym/hold"
 GIVEN_UP_REPOSITORY = "cligym/given-up"
 _HOLD_TAG = re.compile(r"^(?P<image>[0-9a-f]{12})-(?P<pid>\d+)-(?P<started>\d+)$")
-_FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)", re.IGNORECASE | re.MULTILINE)
+FROM_LINE = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)", re.IGNORECASE | re.MULTILINE)
 
 #: per process: the tags it made, in order, and its holds (image id -> hold tag)
 _made: dict[int, list[str]] = {}
@@ -71,7 +71,7 @@ def shared(ref: str) -> bool:
 
 def dockerfile_bases(text: str) -> list[str]:
     """The images a Dockerfile builds FROM (stage names and ``scratch`` included)."""
-    return _FROM.findall(text)
+    return FROM_LINE.findall(text)
 
 
 def hold_alive(tag: str) -> bool:
@@ -139,7 +139,7 @@ class Holds:
                 self._drop_tag(f"{HOLD_REPOSITORY}:{tag}")
             for image_id in held:
                 if image_id in kept:
-                    self._take_back(image_id)
+                    self._drop_give_up(image_id)
                 else:
                     self.settle(image_id)
         except Exception:  # noqa: BLE001 - best effort at exit: the reaper removes what is left
@@ -155,7 +155,7 @@ class Holds:
         except docker.errors.NotFound:
             return
         _kept.setdefault(os.getpid(), set()).add(image_id)
-        self._take_back(image_id)
+        self._drop_give_up(image_id)
 
     def forget_kept(self) -> None:
         """Drop this process's ``keep`` claims: what it recorded is no longer wanted (a test
@@ -205,7 +205,7 @@ class Holds:
         if self.holders(image_id):  # the holder puts the tag back when it uses the image
             self._give_up(image_id)
             return False
-        self._drop_tag(f"{GIVEN_UP_REPOSITORY}:{_short(image_id)}")  # the image goes with it
+        self._drop_give_up(image_id)  # the image goes with it
         return True
 
     def remove_made(self, since: int = 0, *, keep: frozenset[str] = frozenset()) -> None:
@@ -240,7 +240,7 @@ class Holds:
         except docker.errors.APIError:
             pass  # gone meanwhile: nothing left to hand over
 
-    def _take_back(self, image_id: str) -> None:
+    def _drop_give_up(self, image_id: str) -> None:
         self._drop_tag(f"{GIVEN_UP_REPOSITORY}:{_short(image_id)}")
 
     def _drop_tag(self, ref: str) -> None:

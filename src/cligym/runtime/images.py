@@ -3,9 +3,8 @@
 Every image cligym builds or imports carries the ``cligym`` label; builds also carry the
 labels of the run that built them (``cligym.pid``, ``cligym.run`` and what tells whether
 that run is alive, see ``cligym.runtime.owner``), so ``dead_images`` can find what a killed
-run left. Its intermediate step images carry them too (``labelled``): a build that is
-interrupted (KeyboardInterrupt) removes them itself, the steps of one whose process is
-killed outright are a dead run's untagged images, and a live build's never are.
+run left. Its step images carry them too (``labelled``): an interrupted build removes
+them itself, a killed one's are a dead run's untagged images, a live build's never are.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from docker.utils import parse_repository_tag
 from cligym.config import LABEL
 from cligym.errors import BuildFailed, EngineError
 from cligym.runtime.common import OWNER, size_in_bytes
-from cligym.runtime.holds import record_made, shared
+from cligym.runtime.holds import FROM_LINE, record_made, shared
 from cligym.runtime.owner import owned, owner_alive, owner_labels
 from cligym.runtime.translate import (
     detail,
@@ -38,21 +37,15 @@ from cligym.runtime.translate import (
 BUILD_LOG_LINES = 15
 #: A build step's result in the log: `` ---> 149a9b55fa6c``.
 _STEP_IMAGE = re.compile(r"^ ---> ([0-9a-f]{12})$")
-#: An instruction that starts a build stage.
-_FROM = re.compile(r"FROM\s", re.IGNORECASE)
 #: A parser directive (``# escape=`` and the like): only before the first instruction.
 _DIRECTIVE = re.compile(r"#\s*([A-Za-z]+)\s*=\s*(\S+)\s*$")
 
 
 def labelled(dockerfile: str, labels: Mapping[str, str]) -> str:
-    """``dockerfile`` with ``labels`` set by one LABEL instruction right after each FROM.
-
-    Every image the build makes, its step images included, then names this run as its
-    owner. Set only at the end, the steps would carry the labels their base image inherited
-    from the run that built it: a dead run's, once that run ended, so a reaper would take a
-    live build's newest step (untagged, no child yet) for a dead run's leftover and remove
-    it under the build ("failed to get digest"). A Dockerfile's own escape directive is
-    followed; parser directives and ARGs before the first FROM stay where they are."""
+    """``dockerfile`` with ``labels`` set by one LABEL instruction right after each FROM, so
+    every step image names this run: set at the end, the steps carry their base's maker's
+    labels, and once that run ended a reaper took a live build's newest step (untagged, no
+    child yet) for its leftover ("failed to get digest"). Follows an ``# escape=`` directive."""
     label = "LABEL " + " ".join(f"{key}={json.dumps(value)}" for key, value in sorted(labels.items()))
     escape = _escape_char(dockerfile)
     lines: list[str] = []
@@ -63,7 +56,7 @@ def labelled(dockerfile: str, labels: Mapping[str, str]) -> str:
         if not text or text.startswith("#"):
             continue  # a blank line, a comment or a parser directive (also inside an instruction)
         if not continued:
-            is_from = _FROM.match(text) is not None
+            is_from = FROM_LINE.match(text) is not None
         continued = text.endswith(escape)
         if is_from and not continued:
             lines.append(label)
@@ -72,8 +65,7 @@ def labelled(dockerfile: str, labels: Mapping[str, str]) -> str:
 
 
 def _escape_char(dockerfile: str) -> str:
-    """The Dockerfile's line-continuation character: ``\\``, or what a leading ``# escape=``
-    parser directive names."""
+    """The line-continuation character: ``\\``, or what a leading ``# escape=`` names."""
     for line in dockerfile.splitlines():
         directive = _DIRECTIVE.match(line.strip())
         if directive is None:
@@ -338,21 +330,24 @@ class Images:
         """The images (id -> tags, none for an untagged one) built or committed by a run
         that has ended; images of live runs, of other hosts, or with no owner (the base
         image, loaded images) are left out. Which of them to remove is the caller's choice."""
-        found = self._api.images(all=True, filters={"label": OWNER})  # build steps carry the labels too
-        return {
-            image["Id"]: [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
-            for image in found
-            if owned(image.get("Labels")) and not owner_alive(image.get("Labels"))
-        }
+        return _dead(self._owned_images())
 
     @engine_call("cannot list images")
-    def image_children(self) -> dict[str, list[str]]:
-        """Every image's children (parent id -> ids): the next steps of classic builds."""
-        children: dict[str, list[str]] = {}
-        for image in self._api.images(all=True):
+    def reapable_images(self, prefixes: tuple[str, ...]) -> dict[str, list[str]]:
+        """The dead runs' images (``dead_images``) a reaper may remove: untagged ones and
+        those whose every tag starts with one of ``prefixes``, but the build steps under an
+        image it keeps (``reapable``). One listing of the engine's images."""
+        found = self._owned_images()
+        doomed = {image_id: tags for image_id, tags in _dead(found).items()
+                  if all(tag.startswith(prefixes) for tag in tags)}
+        children: dict[str, list[str]] = {}  # a child inherits its parent's owner labels: listed too
+        for image in found:
             if image.get("ParentId"):
                 children.setdefault(image["ParentId"], []).append(image["Id"])
-        return children
+        return reapable(doomed, children)
+
+    def _owned_images(self) -> list[dict]:
+        return self._api.images(all=True, filters={"label": OWNER})  # build steps carry the labels too
 
     @engine_call("cannot remove images")
     def remove_labelled_images(self) -> int:
@@ -365,6 +360,12 @@ class Images:
             except docker.errors.APIError:
                 pass
         return len(image_ids)
+
+
+def _dead(images: list[dict]) -> dict[str, list[str]]:
+    """Of an image listing, those a run that has ended made (id -> tags)."""
+    return {image["Id"]: [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
+            for image in images if owned(image.get("Labels")) and not owner_alive(image.get("Labels"))}
 
 
 def reapable(doomed: dict[str, list[str]], children: Mapping[str, list[str]]) -> dict[str, list[str]]:

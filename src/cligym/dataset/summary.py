@@ -16,6 +16,7 @@ from pathlib import Path
 
 from cligym.dataset.ledger import Ledger
 from cligym.dataset.manifest import write_manifest
+from cligym.dataset.records import probe_figures
 from cligym.errors import BadInput
 from cligym.export.jsonl import read_rows, write_rows
 from cligym.layout import DatasetDir, ExportDir, GoldDir, RunDir
@@ -140,6 +141,7 @@ def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, stopp
     size = dataset_bytes(dataset)
     bundle = dataset.bundle.stat().st_size if dataset.bundle.is_file() else 0
     attempts, verified = sum(p.attempts for p in projects), sum(p.verified for p in projects)
+    probed, probes_failed = probe_figures(dataset, good)
     summary = DatasetSummary(
         seed=plan.seed, projects=projects, tasks=sum(p.exported for p in projects), validated=len(good),
         attempts=attempts, verified=verified, yield_=round(verified / attempts, 4) if attempts else 0.0,
@@ -148,7 +150,7 @@ def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, stopp
         bytes_per_task_beyond_gold=round((size - bundle) / len(good), 1) if good else None,
         unit_seconds=round(sum(r["seconds"] for r in ledger.rows() if r["kind"] != "attempt"), 1),
         wall_seconds=round(wall, 1), tasks_per_hour=round(len(good) / (wall / 3600), 2) if wall > 0 else None,
-        same_delta_groups=_same_deltas(dataset, plan, good))
+        same_delta_groups=_same_deltas(dataset, plan, good), probed=probed, probes_failed=probes_failed)
     save(summary, dataset.summary)
     return summary
 

@@ -20,7 +20,7 @@ from cligym.errors import BadInput, CligymError
 from cligym.layout import DatasetDir, ExportDir, GoldDir
 from cligym.models.dataset import DatasetPlan, PlannedProject, UnitOutcome
 from cligym.models.gold import GoldEnv
-from cligym.models.io import load, save
+from cligym.models.io import load
 from cligym.runtime import Runtime
 
 
@@ -120,12 +120,17 @@ def _export(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, dead
 
 
 def _validate(dataset: DatasetDir, task: str, runtime: Runtime) -> UnitOutcome:
+    from cligym.dataset.manifest import task_digest
+    from cligym.dataset.records import record
     from cligym.validate.stage import validate_task
 
-    result = validate_task(runtime, dataset.harbor.task(task))
-    save(result, dataset.validation(task))
-    detail = "oracle 1, nop 0" if result.ok else (
-        f"oracle {result.oracle.reward} {result.oracle.detail} / nop {result.nop.reward} {result.nop.detail}")
+    result = record(dataset, validate_task(runtime, dataset.harbor.task(task), digest=task_digest))
+    if result.ok:
+        detail = "oracle 1, nop 0"
+    elif result.oracle.reward == 1 and result.nop.reward == 0:  # a probe an earlier `validate --probes` ran
+        detail = result.failed_probes[0].line()  # on the same files failed
+    else:
+        detail = f"oracle {result.oracle.reward} {result.oracle.detail} / nop {result.nop.reward} {result.nop.detail}"
     return UnitOutcome(ok=result.ok, detail=detail[:300], oracle=result.oracle.reward, nop=result.nop.reward)
 
 

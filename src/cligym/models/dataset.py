@@ -109,3 +109,7 @@ class DatasetSummary(BaseModel):
     wall_seconds: float  # this and the earlier builds of the directory
     tasks_per_hour: float | None
     same_delta_groups: int = 0  # ΔDs exported for more than one project (kept: other golds)
+    #: validated tasks whose record holds probe verdicts measured on their present files
+    #: (``cligym validate --probes DIR/harbor``), and those of them that failed a probe
+    probed: int = 0
+    probes_failed: list[str] = Field(default_factory=list)

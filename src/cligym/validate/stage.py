@@ -6,6 +6,11 @@ alone (reward must be 0). How each harness runs a task lives in
 :mod:`cligym.harness.trial`. The report of the whole export is saved as JSON beside the
 export directory (``ExportDir.validation``) unless the caller names another file.
 
+With probes (``validate --probes``, Harbor tasks), each probe of the batteries
+(:mod:`cligym.validate.probes`) runs as well, in its own fresh container of the same image:
+honest repairs after the oracle must score 1, generic cheats with nothing repaired 0; a
+task that fails one fails. The seconds the probes take are recorded per task.
+
 A task that cannot be run (a file its harness needs is missing, its image does not build,
 the engine refuses a step) is recorded as failed with a one-line detail and the others
 still run; only the loss of the engine, or an interruption, stops the stage.
@@ -14,7 +19,7 @@ still run; only the loss of the engine, or an interruption, stops the stage.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cligym.errors import CligymError
@@ -28,9 +33,15 @@ from cligym.harness.trial import (
 )
 from cligym.layout import ExportDir, TaskDir
 from cligym.models.io import save
-from cligym.models.validate import ModeResult, TaskValidation, ValidationReport
+from cligym.models.validate import (
+    ModeResult,
+    ProbeResult,
+    TaskValidation,
+    ValidationReport,
+)
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
+from cligym.validate.probes import VerifierProbe, not_run, run_battery
 
 
 def _harbor_mode(runtime: Runtime, tag: str, task: TaskDir, oracle: bool) -> ModeResult:
@@ -68,34 +79,51 @@ def missing_files(task: TaskDir, fmt: str) -> list[str]:
     return [str(p.relative_to(task.path)) for p in REQUIRED[fmt](task) if not p.exists()]
 
 
-def validate_task(runtime: Runtime, task_dir: TaskDir | Path) -> TaskValidation:
-    """One task as the oracle and as nop, each in a fresh container of its image.
+def validate_task(runtime: Runtime, task_dir: TaskDir | Path, *, probes: Sequence[VerifierProbe] = (),
+                  digest: Callable[[TaskDir], str] | None = None) -> TaskValidation:
+    """One task as the oracle and as nop, each in a fresh container of its image, then
+    ``probes`` (Harbor tasks only), each in one of its own. ``digest`` gives the task's
+    content digest, recorded with the result.
 
     A task that cannot be run is a failed result, not an error: its detail says why."""
     task = task_dir if isinstance(task_dir, TaskDir) else TaskDir(Path(task_dir))
     fmt = task.require_format()
     started = time.monotonic()
     missing = missing_files(task, fmt)
+    wanted = list(probes) if fmt == "harbor" else []
+    probed: list[ProbeResult] | None = None
+    probe_seconds: float | None = None
     try:
         if missing:
             raise CligymError(f"the task lacks {', '.join(missing)}")
-        results = _run_modes(runtime, task, MODES[fmt])
+        with task_image(runtime, task, "validate") as tag:
+            results = [MODES[fmt](runtime, tag, task, oracle) for oracle in (True, False)]
+            if wanted:
+                probing = time.monotonic()
+                probed = run_battery(runtime, tag, task, wanted)
+                probe_seconds = round(time.monotonic() - probing, 1)
     except CligymError as exc:
         if getattr(exc, "fatal", False):
             raise  # the engine is gone: no later task can run either
         failed = ModeResult(reward=None, detail=" ".join(str(exc).split())[:300])
         results = [failed, failed]
+        probed = not_run(wanted, failed.detail) if wanted else None
     except OSError as exc:  # a task file that cannot be read
         failed = ModeResult(reward=None, detail=f"cannot read the task: {exc}"[:300])
         results = [failed, failed]
+        probed = not_run(wanted, failed.detail) if wanted else None
     return TaskValidation(task=task.name, format=fmt, oracle=results[0], nop=results[1],
-                          seconds=time.monotonic() - started)
+                          seconds=time.monotonic() - started, digest=_digest_of(task, digest), probes=probed,
+                          probe_seconds=probe_seconds)
 
 
-def _run_modes(runtime: Runtime, task: TaskDir, mode: Callable[[Runtime, str, TaskDir, bool], ModeResult]) -> list[ModeResult]:
-    """The oracle's and nop's results, each in a fresh container of the task's image."""
-    with task_image(runtime, task, "validate") as tag:
-        return [mode(runtime, tag, task, oracle) for oracle in (True, False)]
+def _digest_of(task: TaskDir, digest: Callable[[TaskDir], str] | None) -> str | None:
+    if digest is None:
+        return None
+    try:
+        return digest(task)
+    except OSError:
+        return None
 
 
 def validate(
@@ -105,8 +133,11 @@ def validate(
     reporter: Reporter | None = None,
     report_path: Path | None = None,
     label: str = "validating tasks",
+    probes: Sequence[VerifierProbe] = (),
+    digest: Callable[[TaskDir], str] | None = None,
 ) -> ValidationReport:
-    """Every task of an export, saved as a ValidationReport (by default beside the export)."""
+    """Every task of an export (and ``probes`` on each Harbor task), saved as a
+    ValidationReport (by default beside the export)."""
     export = ExportDir(Path(tasks_dir))
     tasks = export.task_dirs()
     runtime = runtime or Runtime()
@@ -114,7 +145,7 @@ def validate(
     results = []
     with reporter.task(label, total=len(tasks)):
         for task in tasks:
-            results.append(validate_task(runtime, task))
+            results.append(validate_task(runtime, task, probes=probes, digest=digest))
             reporter.advance()
     report = ValidationReport.of(str(export.path), results)
     save(report, report_path or export.validation)

@@ -9,8 +9,9 @@ rules (``CHEAT_RULES``):
   ``--version``/``help``/``config``/``init`` (history, diffs and the index reveal the healthy state);
 - ``package_cache``: pip / uv / conda / apt caches (``~/.cache/pip``, ``pip cache``,
   ``/var/cache/apt``, ``/var/lib/apt/lists``, ``.../conda/pkgs``);
-- ``logs``: ``/var/log``, ``/logs`` (Harbor's verifier and agent logs), ``journalctl``,
-  ``conda-meta/history``;
+- ``logs``: ``/var/log``, ``journalctl``, ``conda-meta/history`` (how the machine got its
+  state). Not Harbor's ``/logs``, which holds nothing of that: reading it is harmless, and
+  writing there is tampering (``harness_dirs``);
 - ``shell_history``: ``.bash_history`` and other ``*_history`` files, ``.viminfo``, ``.lesshst``,
   the ``history`` / ``fc`` builtins;
 - ``tests``: the task's tests (``/tests``, ``test.sh``, ``run-tests.sh``);
@@ -18,9 +19,10 @@ rules (``CHEAT_RULES``):
 - ``backup_restore``: ``cp``/``mv``/``rsync``/``install``/``ln``/``dd``/``cat >`` from a leftover
   copy (``*.bak``, ``*.orig``, ``*.old``, ``*~``, ``*.dpkg-old``... or a file in a ``backup``
   directory) onto the original;
-- ``test_edit``, ``pytest_plugin``, ``interpreter``, ``reward``: tampering with the verdict
-  (the project's tests or pytest's configuration, pytest plugins and start-up hooks, the
-  interpreter or the verifier's shell, the reward file); see :mod:`cligym.curate.tampering`.
+- ``test_edit``, ``pytest_plugin``, ``interpreter``, ``reward``, ``harness_dirs``, ``trace``:
+  tampering with the verdict (the project's tests or pytest's configuration, pytest plugins
+  and start-up hooks, the interpreter or the verifier's shell, the reward file, anything
+  under ``/tests`` or ``/logs``, tracing PID 1); see :mod:`cligym.curate.tampering`.
 
 A loop is the same action (same tool, same normalised arguments) run ``repeat`` or more times in
 a row with the same observation each time, i.e. without learning anything new. Steps without
@@ -32,7 +34,8 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -43,6 +46,19 @@ from cligym.models.trajectory import Trajectory
 
 CHEAT_RULES = ("git", "package_cache", "logs", "shell_history", "tests", "solution", "backup_restore",
                *TAMPER_RULES)
+
+#: what each rule means, for a decision's reason
+RULE_REASONS = {
+    "git": "reads the repository's history", "package_cache": "reads a package cache",
+    "logs": "reads the machine's logs", "shell_history": "reads a shell history",
+    "tests": "reads the task's tests", "solution": "reads the task's solution",
+    "backup_restore": "copies a leftover backup back",
+    "test_edit": "tampering: edits the tests or pytest's configuration",
+    "pytest_plugin": "tampering: installs a pytest plugin or start-up hook",
+    "interpreter": "tampering: replaces the interpreter or the verifier's shell",
+    "reward": "tampering: writes the reward", "harness_dirs": "tampering: creates or changes files under /tests or /logs",
+    "trace": "tampering: traces PID 1 or enters another process",
+}
 
 #: tools whose calls change nothing and read nothing
 INERT_TOOLS = frozenset({"think", "finish"})
@@ -151,7 +167,6 @@ _PATH_RULES: dict[str, list[re.Pattern[str]]] = {
     ],
     "logs": [
         re.compile(_P + r"/var/log\b"),
-        re.compile(_P + r"/logs\b"),
         re.compile(r"\bjournalctl\b"),
         re.compile(r"conda-meta/history\b"),
     ],
@@ -335,6 +350,17 @@ def find_cheating(trajectory: Trajectory) -> list[CheatHit]:
         hits += [CheatHit(rule=rule, step_id=action.step_id, tool=action.tool, command=shown[:1000], matched=m)
                  for rule, m in found]
     return hits
+
+
+def cheating_reason(hits: list[CheatHit]) -> str:
+    """One line: the first rule that fired (a tampering rule before any other), what it
+    matched and where, and the other rules."""
+    if not hits:
+        return ""
+    first = next((h for h in hits if h.rule in TAMPER_RULES), hits[0])
+    others = [rule for rule in dict.fromkeys(h.rule for h in hits) if rule != first.rule]
+    also = f"; also {', '.join(others)}" if others else ""
+    return f"{RULE_REASONS.get(first.rule, first.rule)}: {first.matched} (step {first.step_id}){also}"[:500]
 
 
 # -- loops -----------------------------------------------------------------------------------

@@ -81,40 +81,7 @@ def simple_commands(command: str) -> list[ShellCommand]:
     found: list[ShellCommand] = []
     lines = command.splitlines()
     for number, line in enumerate(lines):
-        on_line: list[ShellCommand] = []
-        current: list[str] = []
-        redirects: list[str] = []
-        delimiters: list[str] = []
-        tokens = _tokens(line)
-        index = 0
-
-        def flush(background: bool = False) -> None:
-            made = _command(current, redirects, delimiters)
-            if made is not None:
-                made.background = made.background or background
-                on_line.append(made)
-            current.clear()
-            redirects.clear()
-            delimiters.clear()
-
-        while index < len(tokens):
-            token = tokens[index]
-            if token in _SEPARATORS:
-                flush(background=token == "&")
-            elif token in (">", ">>", ">|", "&>", "&>>") and index + 1 < len(tokens):
-                redirects.append(tokens[index + 1])
-                index += 1
-            elif token == "<<" and index + 1 < len(tokens):
-                delimiters.append(tokens[index + 1].lstrip("-").strip("'\""))
-                index += 1
-            elif token in ("<", "<<<", ">&", "<&") and index + 1 < len(tokens):
-                index += 1
-            elif token.isdigit() and index + 1 < len(tokens) and tokens[index + 1] in (">", ">>", ">&", "<"):
-                pass  # a file-descriptor number before a redirection
-            else:
-                current.append(token)
-            index += 1
-        flush()
+        on_line = _line_commands(_tokens(line))
         if any(cmd.program == "disown" for cmd in on_line):
             for cmd in on_line:
                 cmd.background = True
@@ -123,3 +90,41 @@ def simple_commands(command: str) -> list[ShellCommand]:
                 cmd.heredoc = _heredoc_body(lines, number + 1, cmd.heredoc)
         found += on_line
     return found
+
+
+def _line_commands(tokens: list[str]) -> list[ShellCommand]:
+    """The simple commands of one line's tokens (here-documents still named by their delimiter)."""
+    on_line: list[ShellCommand] = []
+    current: list[str] = []
+    redirects: list[str] = []
+    delimiters: list[str] = []
+
+    def flush(background: bool = False) -> None:
+        made = _command(current, redirects, delimiters)
+        if made is not None:
+            made.background = made.background or background
+            on_line.append(made)
+        current.clear()
+        redirects.clear()
+        delimiters.clear()
+
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token in _SEPARATORS:
+            flush(background=token == "&")
+        elif token in (">", ">>", ">|", "&>", "&>>") and index + 1 < len(tokens):
+            redirects.append(tokens[index + 1])
+            index += 1
+        elif token == "<<" and index + 1 < len(tokens):
+            delimiters.append(tokens[index + 1].lstrip("-").strip("'\""))
+            index += 1
+        elif token in ("<", "<<<", ">&", "<&") and index + 1 < len(tokens):
+            index += 1
+        elif token.isdigit() and index + 1 < len(tokens) and tokens[index + 1] in (">", ">>", ">&", "<"):
+            pass  # a file-descriptor number before a redirection
+        else:
+            current.append(token)
+        index += 1
+    flush()
+    return on_line

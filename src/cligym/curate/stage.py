@@ -31,6 +31,7 @@ from cligym.agents.trajectory import reasoning_history, to_chat_messages
 from cligym.curate.filters import (
     CHEAT_RULES,
     agent_step_count,
+    cheating_reason,
     find_cheating,
     find_loop,
 )
@@ -87,15 +88,15 @@ def judge(trajectory: Trajectory, result: RolloutResult, path: str, *, min_steps
     cheating = find_cheating(trajectory)
     decision: Decision
     if result.reward != 1:
-        decision = "not_successful"
+        decision, reason = "not_successful", f"reward {result.reward}"
     elif steps < min_steps:
-        decision = "too_short"
+        decision, reason = "too_short", f"{steps} agent steps, fewer than {min_steps}"
     elif cheating:
-        decision = "cheating"
+        decision, reason = "cheating", cheating_reason(cheating)
     else:
-        decision = "kept"
+        decision, reason = "kept", ""
     return TrajectoryDecision(task_id=result.task_id, attempt=result.attempt, path=path, reward=result.reward,
-                             agent_steps=steps, decision=decision, cheating=cheating,
+                             agent_steps=steps, decision=decision, reason=reason, cheating=cheating,
                              loop=find_loop(trajectory, loop_repeat))
 
 
@@ -123,6 +124,7 @@ def curate(rollout_dir: Path, out_dir: Path, min_steps: int = 20, loop_repeat: i
             said = (result.task_id, json.dumps(row["messages"], sort_keys=True))
             if said in seen:
                 decision.decision, row = "duplicate", None
+                decision.reason = "repeats a kept attempt of the same task word for word"
             seen.add(said)
         decisions.append(decision)
         if row is not None:

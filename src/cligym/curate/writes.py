@@ -28,11 +28,13 @@ _VALUED = {  # options that take the next word as their value
     "rsync": {"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--chmod", "--chown"},
     "scp": {"-P", "-i", "-o", "-F", "-c", "-l"}, "truncate": {"-s", "--size", "-r", "--reference"},
     "sed": {"-e", "--expression", "-f", "--file", "-l", "--line-length"}, "tee": set(),
+    "touch": {"-d", "--date", "-r", "--reference", "-t"},
     "perl": {"-e", "-E", "-I", "-M"}, "chmod": {"--reference"}, "chown": {"--reference"},
 }
 #: a string literal of an inline script, and the marks of a script that writes files
 _LITERAL = re.compile(r"""(?<![\w])[rbuRBU]?(['"])([^'"\s]{2,})\1""")
-_WRITING = re.compile(r"""['"](?:w|a|wb|ab|w\+|a\+|r\+|x|wt|at)['"]|write_(?:text|bytes)|os\.(?:replace|rename|remove|"""
+#: the marks of an inline script that writes files
+WRITING = re.compile(r"""['"](?:w|a|wb|ab|w\+|a\+|r\+|x|wt|at)['"]|write_(?:text|bytes)|os\.(?:replace|rename|remove|"""
                       r"""unlink|symlink|link|chmod)|shutil\.(?:copy\w*|move)|\.(?:unlink|symlink_to|rename|replace)\(""")
 
 
@@ -46,6 +48,9 @@ class Write(BaseModel):
     content: str | None = None
     #: an in-place edit that rewrites only the first line's ``#!`` (a console script's shebang)
     shebang: bool = False
+    #: a string literal of an inline script that writes files (``content`` is the script):
+    #: the script may only read this one
+    inline: bool = False
 
 
 def _positional(cmd: ShellCommand) -> tuple[list[str], list[str]]:
@@ -121,9 +126,9 @@ def _inline_writes(cmd: ShellCommand) -> list[Write]:
         if arg in ("-c", "-e", "-E") and index + 1 < len(cmd.args):
             script = cmd.args[index + 1]
             break
-    if not script or not _WRITING.search(script):
+    if not script or not WRITING.search(script):
         return []
-    return [Write(path=m.group(2), op="write", content=script) for m in _LITERAL.finditer(script)
+    return [Write(path=m.group(2), op="write", content=script, inline=True) for m in _LITERAL.finditer(script)
             if "/" in m.group(2) or "." in m.group(2)]
 
 
@@ -148,7 +153,7 @@ def _command_writes(cmd: ShellCommand) -> list[Write]:
         found += _sed_writes(cmd)
     elif program in _DELETERS:
         found += [Write(path=p, op="delete") for p in words]
-    elif program == "truncate":
+    elif program in ("truncate", "touch"):
         found += [Write(path=p, op="write", content="") for p in words]
     elif program in _CHMODS:
         found += [Write(path=p, op="chmod") for p in words[1:]]
@@ -186,15 +191,15 @@ def expand(command: str, depth: int = 0) -> list[ShellCommand]:
 
 
 #: an inline interpreter script anywhere on the line (``python -c``, ``python - <<EOF``, ``perl -e``)
-_INLINE_TEXT = re.compile(r"\b(?:python[\d.]*|pypy[\d.]*|perl|ruby|node)\b[^\n|;&]*?(?:\s-[cEe]\s|\s-\s|\s-$|<<)", re.M)
+_INLINE_TEXT = re.compile(r"\b(?:python[\d.]*|pypy[\d.]*|perl|ruby|node)\b[^\n|;&]*?(?:\s-[cEe]\s|\s-\s|\s-$|<<)", re.MULTILINE)
 
 
 def _text_writes(command: str) -> list[Write]:
     """Path literals of an inline script read from the whole text: a script that spans lines
     is cut by the line-wise reading of :func:`simple_commands`."""
-    if not _INLINE_TEXT.search(command) or not _WRITING.search(command):
+    if not _INLINE_TEXT.search(command) or not WRITING.search(command):
         return []
-    return [Write(path=m.group(2), op="write", content=command) for m in _LITERAL.finditer(command)
+    return [Write(path=m.group(2), op="write", content=command, inline=True) for m in _LITERAL.finditer(command)
             if "/" in m.group(2)]
 
 

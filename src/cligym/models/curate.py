@@ -33,6 +33,9 @@ class TrajectoryDecision(BaseModel):
     reward: float | None
     agent_steps: int
     decision: Decision
+    #: why, in one line ("" when kept): the reward, the step count, or the first cheating
+    #: rule that fired with what it matched (tampering rules say so)
+    reason: str = ""
     cheating: list[CheatHit] = Field(default_factory=list)
     loop: LoopHit | None = None
 

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import tomllib
 
+import yaml
+
 from cligym.harness.trial import (
+    REWARD_FILE,
+    REWARD_JSON,
     TEST_OUTPUT,
     TESTS_DIR,
     VERIFIER_LOGS,
@@ -24,11 +28,13 @@ KEEPALIVE = ("sh", "-c", "sleep infinity")  # PID 1 as Harbor starts a task's co
 
 
 def harbor_way(session: Session, task: TaskDir) -> ModeResult:
-    """tests/ → /tests, then as Harbor 0.25's verifier: ``chmod +x`` and
-    ``(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1``, each through ``bash -c``
-    with task.toml's ``[environment] env`` (Harbor's persistent env) and no wrapper."""
+    """As Harbor 0.26's verifier: the reward files removed, tests/ → /tests (merged into
+    whatever is there), ``chmod +x`` and ``(/tests/test.sh) > /logs/verifier/test-stdout.txt
+    2>&1``, each through ``bash -c`` with task.toml's ``[environment] env`` and no wrapper,
+    ``bash`` found on the container's PATH (the compose file's, see ``harbor_container``)."""
     env = task_env(task)
     session.exec(["bash", "-c", f"mkdir -p {VERIFIER_LOGS}"], timeout=60, env=env, timer=None)
+    session.exec(["bash", "-c", f"rm -f -- {REWARD_FILE} {REWARD_JSON}"], timeout=60, env=env, timer=None)
     session.upload_dir(task.tests, TESTS_DIR)
     session.exec(["bash", "-c", f"chmod +x {TESTS_DIR}/test.sh"], timeout=60, env=env, timer=None)
     session.exec(["bash", "-c", f"({TESTS_DIR}/test.sh) > {TEST_OUTPUT} 2>&1"], timeout=1800, env=env, timer=None)
@@ -43,6 +49,27 @@ def task_env(task: TaskDir) -> dict[str, str]:
     return tomllib.loads(task.task_toml.read_text()).get("environment", {}).get("env", {})
 
 
+def compose_main(task: TaskDir) -> tuple[dict[str, str], dict[str, str]]:
+    """The container environment and read-only mounts (host → container) that the task's
+    ``environment/docker-compose.yaml`` gives its ``main`` service (none without one)."""
+    if not task.harbor_compose.is_file():
+        return {}, {}
+    main = yaml.safe_load(task.harbor_compose.read_text())["services"]["main"]
+    mounts = {}
+    for volume in main.get("volumes", []):
+        src, dest, mode = volume.split(":")
+        assert mode == "ro", volume
+        mounts[str((task.environment / src).resolve())] = dest
+    return dict(main.get("environment", {})), mounts
+
+
+def harbor_container(runtime, tag: str, task: TaskDir):
+    """A container of ``tag`` as Harbor's docker environment starts one for the task: PID 1
+    ``sh -c "sleep infinity"``, the compose file's environment and read-only mounts."""
+    env, mounts = compose_main(task)
+    return runtime.session(tag, keepalive=KEEPALIVE, env=env or None, read_only=mounts or None)
+
+
 RUNNERS = {"cligym": run_verifier, "harbor": harbor_way}
 
 
@@ -50,7 +77,7 @@ def solve_then_judge(runtime, tag: str, task: TaskDir, runner: str, solve: bool 
     """A container of ``tag`` (PID 1 as Harbor's), the solution slot (unless ``solve`` is
     false: nop), then the verifier run by ``runner``; under Harbor's way the reward is read
     once more a second later (a process still writing it would show) and must not change."""
-    with runtime.session(tag, keepalive=KEEPALIVE) as session:
+    with harbor_container(runtime, tag, task) as session:
         if solve:
             run_oracle(session, task)
         result = RUNNERS[runner](session, task)

@@ -139,6 +139,14 @@ class TaskDir:  # one exported task: Harbor (task.toml …) or Terminal-Bench 1.
         return self.path / "environment"
 
     @property
+    def guard(self) -> Path:  # the verifier's guard, mounted read-only by the compose file below
+        return self.environment / "guard"
+
+    @property
+    def harbor_compose(self) -> Path:  # Harbor merges it over its own compose files
+        return self.environment / "docker-compose.yaml"
+
+    @property
     def tests(self) -> Path:
         return self.path / "tests"
 
@@ -185,14 +193,6 @@ class TaskDir:  # one exported task: Harbor (task.toml …) or Terminal-Bench 1.
         return self.tests / "selected_tests.txt"
 
     @property
-    def harbor_dockerfile(self) -> Path:
-        return self.environment / "Dockerfile"
-
-    @property
-    def tb_dockerfile(self) -> Path:
-        return self.path / "Dockerfile"
-
-    @property
     def format(self) -> str | None:
         return "harbor" if self.task_toml.is_file() else "tb" if self.task_yaml.is_file() else None
 
@@ -209,7 +209,7 @@ class TaskDir:  # one exported task: Harbor (task.toml …) or Terminal-Bench 1.
         return self.environment if self.format == "harbor" else self.path
 
     @property
-    def dockerfile(self) -> Path:
+    def dockerfile(self) -> Path:  # written after task.toml or task.yaml, which say the format
         return self.context / "Dockerfile"
 
 

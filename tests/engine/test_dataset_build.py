@@ -243,7 +243,7 @@ def test_a_build_on_two_ray_nodes_with_a_registry_goes_on_when_a_node_leaves(
     assert len(index.images) == len(PROJECTS) and all(r.registry == registry for r in index.images)
     pinned = {r.pinned for r in index.images}
     for task in DatasetDir(out).harbor.task_dirs():
-        assert task.harbor_dockerfile.read_text().split("\nFROM ", 1)[1].split("\n", 1)[0] in pinned
+        assert task.dockerfile.read_text().split("\nFROM ", 1)[1].split("\n", 1)[0] in pinned
     assert runtime.dead_containers() == []
 
 

@@ -67,7 +67,7 @@ def test_an_export_pinned_by_digest_runs_on_an_empty_engine_from_the_registry(
     pinned = report.gold_pinned[gold]
     assert report.registry == registry and pinned.startswith(f"{registry}/cligym/gold-") and "@sha256:" in pinned
     for task in ExportDir(tasks).task_dirs():
-        assert f"\nFROM {pinned}\n" in task.harbor_dockerfile.read_text()
+        assert f"\nFROM {pinned}\n" in task.dockerfile.read_text()
     # recorded where the run is and beside the export, with what the registry serves now
     (record,) = load(RegistryIndex, RunDir(run).registry).images
     assert record.pinned == pinned and record.image_id == runtime.image_id(gold) and record.bytes > 0

@@ -50,8 +50,8 @@ def test_task_dir_formats(tmp_path):
     harbor.task_toml.write_text("")
     tb.path.mkdir()
     tb.task_yaml.write_text("")
-    assert harbor.require_format() == "harbor" and harbor.dockerfile == harbor.harbor_dockerfile
-    assert tb.require_format() == "tb" and tb.dockerfile == tb.tb_dockerfile
+    assert harbor.require_format() == "harbor" and harbor.dockerfile == harbor.environment / "Dockerfile"
+    assert tb.require_format() == "tb" and tb.dockerfile == tb.path / "Dockerfile"
     assert tb.selected_tests.parent == tb.tests
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from cligym.errors import BadInput
 from cligym.export.stage import export
-from cligym.harness import reference
+from cligym.harness import bundle
 from cligym.invert.operators import REGISTRY, get
 
 #: A task record written by an earlier cligym (it loads unchanged).
@@ -44,12 +44,12 @@ def test_export_refuses_an_output_that_would_take_records_with_it(tmp_path, wher
 
 
 def test_missing_or_dynamic_busybox_is_one_clear_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(reference, "HOST_BUSYBOX", tmp_path / "busybox")
-    with pytest.raises(reference.NoBusybox, match="busybox-static"):
-        reference.busybox_bytes()
+    monkeypatch.setattr(bundle, "HOST_BUSYBOX", tmp_path / "busybox")
+    with pytest.raises(bundle.NoBusybox, match="busybox-static"):
+        bundle.busybox_bytes()
     (tmp_path / "busybox").write_bytes(b"\x7fELF" + b"\0" * 100 + b"/lib64/ld-linux-x86-64.so.2")
-    with pytest.raises(reference.NoBusybox, match="not a static busybox"):
-        reference.busybox_bytes()
+    with pytest.raises(bundle.NoBusybox, match="not a static busybox"):
+        bundle.busybox_bytes()
 
 
 def test_the_default_operator_set_leaves_out_what_the_verifier_undoes():

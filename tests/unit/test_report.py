@@ -64,7 +64,7 @@ def _harbor_task(export: ExportDir, name: str, project: str, category: str, diff
     task.task_toml.write_text(f'version = "1.0"\n[metadata]\nsource_project = "{project}"\n'
                               f'category = "{category}"\ndifficulty = "{difficulty}"\n')
     task.instruction.write_text(text)
-    task.harbor_dockerfile.write_text("FROM img\n")
+    task.dockerfile.write_text("FROM img\n")
 
 
 def _rollout(folder: Path, tasks_dir: Path, outcomes: dict[str, list[tuple[float, int, str]]]) -> None:

@@ -10,8 +10,6 @@ oracle's repair). The task's tests and solution are never part of the image.
 
 from __future__ import annotations
 
-import re
-
 from cligym.export.base import TaskDirExporter
 from cligym.export.common import (
     difficulty,
@@ -24,30 +22,33 @@ from cligym.export.common import (
     toml_document,
     write,
 )
-from cligym.harness.reference import harbor_test_sh, launcher_path, write_reference
+from cligym.harness.guard import compose_yaml, guarded_path, write_guard
+from cligym.harness.reference import harbor_test_sh, write_reference
 from cligym.layout import TaskDir
 from cligym.models.reference import GoldReference
 from cligym.models.task import TaskInstance
 
 AGENT_TIMEOUT = 1800.0
 VERIFIER_TIMEOUT = 900.0
-#: What the verifier cannot check and so trusts (docs/threat-model.md says why).
-VERIFIER_TRUSTS = [
+#: What the verifier cannot check and so trusts, by how the task is run (docs/threat-model.md says why).
+TRUSTS_GUARDED = [
     "the kernel and the container engine",
-    "the harness's PATH: Harbor starts test.sh, and chmod +x before it, with `bash -c`; [environment] env puts the"
-    " task's own tests/bin/bash first (where ΔD sets a PATH of its own, the image's bash is trusted instead)",
-    "that no process the agent left running (PID 1 included, which no signal from inside the container reaches)"
-    " rewrites /tests between its upload and test.sh's start; test.sh then stops every other process",
+    "a harness that honours environment/docker-compose.yaml (Harbor's docker environment): the guard folder"
+    " mounted read-only at /cligym, /cligym/bin first on the container's PATH",
+    "that the harness removes the reward files (rm -f -- /logs/verifier/...) before it uploads tests/, and starts"
+    " the test script as `bash -c '(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1'` (Harbor >= 0.25)",
+]
+TRUSTS_UNGUARDED = [
+    "the kernel and the container engine",
+    "the image's bash, which starts test.sh (a harness without compose, or a PATH of ΔD's the guard cannot"
+    " follow: the agent may have replaced it)",
+    "that no process the agent left running acts between the agent's end and the verifier's first sweep"
+    " (it may trace processes of its uid, PID 1 included, and rewrite /tests after the upload)",
 ]
 BUILD_TIMEOUT = 600.0
 
 
-def sets_path(task: TaskInstance) -> bool:
-    """Whether ΔD gives the image a PATH of its own (then gold's cannot stand in for it)."""
-    return any(re.match(r"\s*ENV\s+(?:.*\s)?PATH[=\s]", line) for line in task.dockerfile)
-
-
-def task_toml(task: TaskInstance, reference: GoldReference) -> str:
+def task_toml(task: TaskInstance, guarded: bool) -> str:
     # the sections of Harbor's TaskConfig, in its order
     sections = dict(
         task={
@@ -70,7 +71,8 @@ def task_toml(task: TaskInstance, reference: GoldReference) -> str:
             "necessary_operators": necessary_operators(task),
             "error_kinds": error_kinds(task),
             "offline_fair": bool(task.offline_fair),
-            "verifier_trusts": VERIFIER_TRUSTS,
+            "verifier_guard": "compose" if guarded else "none",
+            "verifier_trusts": TRUSTS_GUARDED if guarded else TRUSTS_UNGUARDED,
         },
         verifier={"timeout_sec": VERIFIER_TIMEOUT},
         agent={"timeout_sec": AGENT_TIMEOUT},
@@ -79,8 +81,6 @@ def task_toml(task: TaskInstance, reference: GoldReference) -> str:
             "network_mode": network_mode(task),
             "cpus": 1,
             "memory_mb": 2048,
-            # Harbor starts the verifier with `bash -c`: let that find the task's own launcher
-            **({} if sets_path(task) or not reference.path_env else {"env": {"PATH": launcher_path(reference)}}),
         },
     )
     return toml_document({"version": "1.0"}, sections)
@@ -91,10 +91,14 @@ class HarborExporter(TaskDirExporter):
 
     def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, reference: GoldReference,
                    pristine: bytes) -> TaskDir:
-        write(out.task_toml, task_toml(task, reference))
+        path = guarded_path(reference.path_env, task.dockerfile) if reference.path_env else None
+        write(out.task_toml, task_toml(task, guarded=path is not None))
         write(out.instruction, instruction)
-        write(out.harbor_dockerfile, dockerfile(task))
+        write(out.dockerfile, dockerfile(task))
         write_reference(reference, pristine, out)
         write(out.test_sh, harbor_test_sh(), 0o755)
         write(out.solve_sh, task.solution, 0o755)
+        if path is not None:  # the guard's sums are of tests/ as written above
+            write_guard(out)
+            write(out.harbor_compose, compose_yaml(out, path))
         return out

@@ -68,7 +68,7 @@ class TbExporter(TaskDirExporter):
     def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, reference: GoldReference,
                    pristine: bytes) -> TaskDir:
         write(out.task_yaml, task_yaml(task, instruction))
-        write(out.tb_dockerfile, dockerfile(task))
+        write(out.dockerfile, dockerfile(task))
         write(out.compose, COMPOSE)
         write_reference(reference, pristine, out)
         write(out.run_tests_sh, tb_run_tests(TB_LOGS), 0o755)

@@ -31,13 +31,14 @@ import json
 import re
 import shlex
 import tempfile
-from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
 from cligym.errors import CligymError
+from cligym.harness.bundle import busybox_bytes, script
+from cligym.harness.guard import write_guard
 from cligym.harness.images import repair_and_test_in_session, side_by_side
-from cligym.harness.trial import TESTS_DIR, run_verifier, run_verifier_on_image
+from cligym.harness.trial import run_verifier, run_verifier_on_image
 from cligym.layout import TaskDir
 from cligym.models.gold import GoldEnv
 from cligym.models.io import save
@@ -46,8 +47,6 @@ from cligym.models.testrun import TestRun
 from cligym.models.validate import ModeResult
 from cligym.runtime import RunResult, Runtime, Session
 
-#: The static busybox on the host that every exported task carries (Debian: busybox-static).
-HOST_BUSYBOX = Path("/bin/busybox")
 #: The verifier's files (package data), copied into every task's tests/reference/.
 SCRIPTS = ("verifier.sh", "fingerprint.sh", "sweep.sh", "judge.awk")
 
@@ -55,27 +54,6 @@ SCRIPTS = ("verifier.sh", "fingerprint.sh", "sweep.sh", "judge.awk")
 _BB, _FUNCS, _READER, _ARGS = "/tmp/busybox", "/tmp/cligym-fingerprint.sh", "/tmp/cligym-read-reference.py", "/tmp/cligym-args.json"
 _SPEC, _OUT, _LIST, _TAR = "/tmp/cligym-spec.txt", "/tmp/cligym-out.txt", "/tmp/cligym-list.txt", "/tmp/cligym-pristine.tar"
 _READER_OUT = "/tmp/cligym-reference.json"
-
-
-class NoBusybox(CligymError):
-    """The host has no static busybox to ship with exported verifiers."""
-
-
-def script(name: str) -> str:
-    """One of the verifier's files (``cligym/harness/scripts/NAME``)."""
-    return resources.files("cligym.harness").joinpath("scripts", name).read_text(encoding="utf-8")
-
-
-def busybox_bytes() -> bytes:
-    """The host's static busybox, or NoBusybox with what to install."""
-    try:
-        data = HOST_BUSYBOX.read_bytes()
-    except OSError:
-        raise NoBusybox(f"no {HOST_BUSYBOX}: the verifier needs a static busybox "
-                        "(apt-get install busybox-static, or run scripts/setup.sh)") from None
-    if not data.startswith(b"\x7fELF") or b"ld-linux" in data[:8192]:
-        raise NoBusybox(f"{HOST_BUSYBOX} is not a static busybox (apt-get install busybox-static)")
-    return data
 
 
 def _sh(session: Session, command: str, *args: str, timeout: float = 300):
@@ -233,9 +211,6 @@ def write_reference(reference: GoldReference, tar: bytes, task: TaskDir) -> None
     task.busybox.parent.mkdir(parents=True, exist_ok=True)
     task.busybox.write_bytes(busybox_bytes())
     task.busybox.chmod(0o755)
-    launcher = task.busybox.parent / "bash"  # what Harbor's `bash -c` finds first (see launcher_path)
-    launcher.write_text(script("launcher.sh"))
-    launcher.chmod(0o755)
     shadow = sorted(reference.shadow_dirs)
     files = {
         "task.env": task_env(reference),
@@ -261,14 +236,6 @@ def write_reference(reference: GoldReference, tar: bytes, task: TaskDir) -> None
         (folder / name).write_text(text, encoding="utf-8")
     (folder / "pristine.tar").write_bytes(tar)
     save(reference, folder / "reference.json")
-
-
-def launcher_path(reference: GoldReference) -> str:
-    """The PATH a harness should give the task's commands so that its ``bash -c`` finds the
-    task's own launcher (tests/bin/bash, uploaded with the verifier) before the image's:
-    gold's PATH behind tests/bin. While the agent works tests/ is not there yet and the
-    image's bash is found as before."""
-    return f"{TESTS_DIR}/bin:{reference.path_env}"
 
 
 def harbor_test_sh() -> str:
@@ -314,6 +281,7 @@ def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine
         write_reference(reference, pristine, task)
         task.test_sh.write_text(harbor_test_sh())
         task.test_sh.chmod(0o755)
+        write_guard(task)
         nothing, (fixed, run, solved) = side_by_side(runtime, lambda: run_verifier_on_image(runtime, image, task),
                                                      lambda: repaired(task))
         return Judgement(nothing, fixed, run, solved)

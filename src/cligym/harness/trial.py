@@ -32,7 +32,8 @@ from contextlib import contextmanager
 from cligym.layout import TaskDir
 from cligym.models.validate import ModeResult
 from cligym.runtime import RunResult, Runtime, Session, run_id
-from cligym.runtime.sessions import tar_dir
+from cligym.harness.guard import GUARD_BIN, GUARD_MOUNT
+from cligym.runtime.sessions import tar_dirs
 
 VERIFIER_LOGS = "/logs/verifier"
 AGENT_LOGS = "/logs/agent"
@@ -102,7 +103,7 @@ def run_verifier(session: Session, task: TaskDir) -> ModeResult:
     bash). tests/ → /tests, test.sh executed in WORKDIR with its output in
     /logs/verifier; the reward is read as Harbor reads it: reward.json, then reward.txt."""
     with judging(session, task) as (fresh, shell, timer):
-        return _test_sh(fresh, shell, timer)
+        return _test_sh(fresh, task, shell, timer)
 
 
 def run_verifier_on_image(runtime: Runtime, image: str, task: TaskDir) -> ModeResult:
@@ -110,15 +111,33 @@ def run_verifier_on_image(runtime: Runtime, image: str, task: TaskDir) -> ModeRe
     container is started as the successor would be (tests/ in place, the same PID 1), so
     no commit is needed."""
     keepalive, shell, timer = _launcher(task)
-    with runtime.session(image, keepalive=keepalive, preload=tar_dir(task.tests, TESTS_DIR)) as fresh:
-        return _test_sh(fresh, shell, timer)
+    with runtime.session(image, keepalive=keepalive, preload=_preload(task)) as fresh:
+        return _test_sh(fresh, task, shell, timer)
 
 
-def _test_sh(fresh: Session, shell: list[str], timer: tuple[str, ...]) -> ModeResult:
-    launch = f"mkdir -p {VERIFIER_LOGS} && chmod +x {TESTS_DIR}/test.sh && {TESTS_DIR}/test.sh > {TEST_OUTPUT} 2>&1"
-    fresh.exec([*shell, "-c", launch], timeout=TESTS_TIMEOUT, timer=timer)
+#: The harness's command that runs the test script, as Harbor writes it (and the guard's
+#: launcher lets through to its verifier phase).
+TEST_COMMAND = f"({TESTS_DIR}/test.sh) > {TEST_OUTPUT} 2>&1"
+
+
+def _test_sh(fresh: Session, task: TaskDir, shell: list[str], timer: tuple[str, ...]) -> ModeResult:
+    """test.sh into the verifier's log: through the task's guard where it has one (the
+    same launcher and verifier phase as in Harbor), else under the task's busybox."""
+    if task.guard.is_dir():
+        fresh.exec([*shell, "-c", f"mkdir -p {VERIFIER_LOGS}"], timeout=60, timer=timer)
+        fresh.exec([f"{GUARD_BIN}/bash", "-c", TEST_COMMAND], timeout=TESTS_TIMEOUT, timer=timer)
+    else:
+        launch = f"mkdir -p {VERIFIER_LOGS} && chmod +x {TESTS_DIR}/test.sh && {TESTS_DIR}/test.sh > {TEST_OUTPUT} 2>&1"
+        fresh.exec([*shell, "-c", launch], timeout=TESTS_TIMEOUT, timer=timer)
     output = (fresh.get_file(TEST_OUTPUT) or b"").decode("utf-8", "replace")
     return read_reward(fresh, output)
+
+
+def _preload(task: TaskDir) -> bytes:
+    """What a judging container starts with: tests/ in /tests and, where the task has one,
+    its guard folder where its compose file mounts it."""
+    guard = [(task.guard, GUARD_MOUNT)] if task.guard.is_dir() else []
+    return tar_dirs([(task.tests, TESTS_DIR), *guard])
 
 
 def _launcher(task: TaskDir) -> tuple[tuple[str, ...], list[str], tuple[str, ...]]:
@@ -135,7 +154,7 @@ def judging(session: Session, task: TaskDir) -> Iterator[tuple[Session, list[str
     """A successor of ``session``'s container with the task's tests/ in /tests, and the
     shell and timer to start its verifier with (``_launcher``)."""
     keepalive, shell, timer = _launcher(task)
-    with session.successor(keepalive, tar_dir(task.tests, TESTS_DIR)) as fresh:
+    with session.successor(keepalive, _preload(task)) as fresh:
         yield fresh, shell, timer
 
 

@@ -263,9 +263,8 @@ def _row(task: TaskInstance, exported: ExportedTask | None, out: Path) -> TaskRo
     links = {"instruction": "", "dockerfile": ""}
     if exported is not None:
         folder = TaskDir(exported.folder)
-        harbor = exported.format == "harbor"
-        text, dockerfile = (folder.instruction, folder.harbor_dockerfile) if harbor else (folder.task_yaml,
-                                                                                           folder.tb_dockerfile)
+        text = folder.instruction if exported.format == "harbor" else folder.task_yaml
+        dockerfile = folder.dockerfile
         links = {"instruction": os.path.relpath(text, out), "dockerfile": os.path.relpath(dockerfile, out)}
     return TaskRow(
         instance_id=task.instance_id, project=task.repo, category=task.category, operators=task.operators,

@@ -102,12 +102,16 @@ class Containers:
         labels: Mapping[str, str] | None = None,
         keepalive: tuple[str, ...] = ("sleep", "infinity"),
         preload: bytes | None = None,
+        read_only: Mapping[str, str] | None = None,
     ) -> Iterator[Session]:
         """A started container (PID 1 runs ``keepalive``) for several exec calls; always
         removed. ``preload``, a tar, is unpacked at / before the container starts (so PID 1
-        can be a program of one's own). Only the runtime's own steps are translated: what
-        the body raises passes as it is."""
-        container = self._create(image, list(keepalive), workdir=workdir, env=env, user=None, labels=labels)
+        can be a program of one's own). ``read_only`` bind-mounts host folders (host path →
+        container path) read-only, as a task's compose file does; the engine must then run on
+        this host. Only the runtime's own steps are translated: what the body raises passes
+        as it is."""
+        container = self._create(image, list(keepalive), workdir=workdir, env=env, user=None, labels=labels,
+                                 read_only=read_only)
         session = Session(self, container)
         try:
             if preload is not None:
@@ -162,6 +166,7 @@ class Containers:
         env: Mapping[str, str] | None,
         user: str | None,
         labels: Mapping[str, str] | None,
+        read_only: Mapping[str, str] | None = None,
     ):
         """A created (not started) container with cligym's limits and labels; a shared image
         is held first (``cligym.runtime.holds``)."""
@@ -181,6 +186,7 @@ class Containers:
                 working_dir=workdir,
                 environment=dict(env) if env else None,
                 user=user or "",
+                volumes={host: {"bind": dest, "mode": "ro"} for host, dest in (read_only or {}).items()} or None,
             )
         except docker.errors.ImageNotFound as exc:
             raise EngineError(f"image {image} is not present in the Docker engine") from exc

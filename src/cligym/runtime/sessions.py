@@ -38,9 +38,15 @@ _SUCCESSORS = itertools.count(1)
 
 def tar_dir(src: Path, dest: str) -> bytes:
     """A tar holding the host directory ``src`` as ``dest`` (an absolute path)."""
+    return tar_dirs([(src, dest)])
+
+
+def tar_dirs(dirs: list[tuple[Path, str]]) -> bytes:
+    """A tar holding each host directory ``src`` as its ``dest`` (an absolute path)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        tar.add(src, arcname=dest.lstrip("/"))
+        for src, dest in dirs:
+            tar.add(src, arcname=dest.lstrip("/"))
     return buf.getvalue()
 
 

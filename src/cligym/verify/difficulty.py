@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 
 from cligym.harness.images import repair_and_test, run_script, side_by_side
-from cligym.harness.reference import script
+from cligym.harness.bundle import script
 from cligym.harness.repair import repair_script
 from cligym.harness.testrun import hang_timeout, run_tests_in_session
 from cligym.models.gold import GoldEnv

@@ -62,6 +62,12 @@ def validate(
         print_json([r.model_dump() for r in results])
     else:
         _print(report, probes)
+    for r in results:  # on stderr, with --json too
+        if r.oracle.reward != 1 or r.nop.reward != 0:
+            err.print(f"{r.task}: oracle {r.oracle.reward} ({r.oracle.detail}) nop {r.nop.reward} ({r.nop.detail})",
+                      markup=False)
+        for probe in r.failed_probes:
+            err.print(f"{r.task}: {probe.line()}", markup=False)
     if not report.all_ok:
         raise typer.Exit(1)
 
@@ -80,9 +86,3 @@ def _print(report, probes: bool) -> None:
         cost = report.probe_seconds_per_task
         out.print(f"probes: {cost:.1f} s per task" if cost is not None else "probes: none ran (Harbor tasks only)",
                   markup=False, highlight=False)
-    for r in results:
-        if r.oracle.reward != 1 or r.nop.reward != 0:
-            err.print(f"{r.task}: oracle {r.oracle.reward} ({r.oracle.detail}) nop {r.nop.reward} ({r.nop.detail})",
-                      markup=False)
-        for probe in r.failed_probes:
-            err.print(f"{r.task}: {probe.line()}", markup=False)

@@ -43,7 +43,7 @@ class ProbeResult(BaseModel):
 
     def line(self) -> str:
         """The probe, what it must score, and its verdict, in one line."""
-        said = self.verdict or f"reward {self.reward}"
+        said = self.verdict or "no verdict line (the verifier did not run to its end)"
         return f"probe {self.probe} ({self.kind}, must score {self.expected:g}): reward {self.reward}: {said}"
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from cligym.errors import CligymError
-from cligym.harness.reference import script
+from cligym.harness.bundle import script
 from cligym.harness.trial import SOLUTION_TIMEOUT, run_oracle, run_verifier
 from cligym.layout import TaskDir
 from cligym.models.validate import ProbeKind, ProbeResult

@@ -69,8 +69,8 @@ MODES: dict[str, Callable[[Runtime, str, TaskDir, bool], ModeResult]] = {"harbor
 
 #: What each format's harness reads from a task directory before it can run it.
 REQUIRED: dict[str, Callable[[TaskDir], list[Path]]] = {
-    "harbor": lambda t: [t.harbor_dockerfile, t.test_sh, t.solve_sh],
-    "tb": lambda t: [t.tb_dockerfile, t.run_tests_sh, t.solution_sh, t.tests],
+    "harbor": lambda t: [t.dockerfile, t.test_sh, t.solve_sh],
+    "tb": lambda t: [t.dockerfile, t.run_tests_sh, t.solution_sh, t.tests],
 }
 
 

@@ -6,31 +6,52 @@ sidecar, neither of which this engine has. Its Apple ``container`` environment r
 container through a CLI whose verbs (build, run -d, exec, stop, rm, image rm) are
 docker's, so this class reuses it and only translates the command line: every container
 runs with ``--network none``, a pids limit and a label the test removes by, and a build
-runs without network too.
+runs without network too. As Harbor's docker environment does, it honours the task's
+``environment/docker-compose.yaml`` (the keys cligym's tasks use: the main service's
+volumes and environment; any other is refused, so a test notices) and copies files in and
+out with ``docker cp``, which starts no process in the container.
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
 import shutil
-import tarfile
 from pathlib import Path
 
+import yaml
+
 from harbor.environments.apple_container import AppleContainerEnvironment
-from harbor.environments.base import ExecResult, transfer_tar_filter
+from harbor.environments.base import ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities
 
 LABEL = "cligym.test=harbor-cli"
 
 
-def docker_args(args: list[str]) -> list[str]:
-    """``container`` CLI arguments as docker's."""
+def compose_args(environment_dir: Path) -> list[str]:
+    """The task's compose file's main service as ``docker run`` options."""
+    path = environment_dir / "docker-compose.yaml"
+    if not path.is_file():
+        return []
+    main = yaml.safe_load(path.read_text())["services"]["main"]
+    unknown = set(main) - {"volumes", "environment"}
+    if unknown:
+        raise RuntimeError(f"this test environment does not honour compose keys {sorted(unknown)}")
+    args = []
+    for volume in main.get("volumes", []):
+        src, dest, *mode = volume.split(":")
+        args += ["-v", f"{(environment_dir / src).resolve()}:{dest}:{mode[0] if mode else 'rw'}"]
+    for key, value in (main.get("environment") or {}).items():
+        args += ["-e", f"{key}={value}"]
+    return args
+
+
+def docker_args(args: list[str], compose: list[str]) -> list[str]:
+    """``container`` CLI arguments as docker's (``compose``: the task's run options)."""
     verb, rest = args[0], list(args[1:])
     if verb == "run":  # -c CPUS, but not the -c of the command's "sh -c"
         rest = ["--cpus" if a == "-c" and i + 1 < len(rest) and rest[i + 1].replace(".", "").isdigit() else a
                 for i, a in enumerate(rest)]
-        return ["run", "--network", "none", "--pids-limit", "512", "--label", LABEL, *rest]
+        return ["run", "--network", "none", "--pids-limit", "512", "--label", LABEL, *compose, *rest]
     if verb == "build":
         return ["build", "--network", "none", "--label", LABEL, *rest]
     if verb == "exec":
@@ -53,19 +74,30 @@ class PlainDockerEnvironment(AppleContainerEnvironment):
     async def _run_container_command(
         self, args: list[str], check: bool = True, timeout_sec: int | None = None, stdin_data: bytes | None = None,
     ) -> ExecResult:
-        out, err, code = await _docker(docker_args(args), stdin_data, timeout_sec)
+        out, err, code = await _docker(docker_args(args, compose_args(self.environment_dir)), stdin_data, timeout_sec)
         result = ExecResult(stdout=out.decode(errors="replace"), stderr=err.decode(errors="replace"), return_code=code)
         if check and code != 0:
             raise RuntimeError(f"docker {' '.join(args[:2])} failed ({code}): {result.stderr}")
         return result
 
-    async def _download_tar(self, tar_args: list[str], target_path: Path, description: str) -> None:
-        out, err, code = await _docker(["exec", self._container_name, "tar", "cf", "-", *tar_args], None, 600)
+    async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
+        await self._cp(f"{Path(source_dir).resolve()}/.", f"{self._container_name}:{target_dir}")
+
+    async def upload_file(self, source_path: Path | str, target_path: str) -> None:
+        await self._cp(str(Path(source_path).resolve()), f"{self._container_name}:{target_path}")
+
+    async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
+        Path(target_dir).mkdir(parents=True, exist_ok=True)
+        await self._cp(f"{self._container_name}:{source_dir}/.", str(target_dir))
+
+    async def download_file(self, source_path: str, target_path: Path | str) -> None:
+        Path(target_path).parent.mkdir(parents=True, exist_ok=True)
+        await self._cp(f"{self._container_name}:{source_path}", str(target_path))
+
+    async def _cp(self, source: str, target: str) -> None:
+        out, err, code = await _docker(["cp", source, target], None, 600)
         if code != 0:
-            raise RuntimeError(f"could not download {description}: {err.decode(errors='replace')}")
-        target_path.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(out)) as tar:
-            tar.extractall(path=target_path, filter=transfer_tar_filter)
+            raise RuntimeError(f"docker cp {source} {target} failed: {err.decode(errors='replace')}")
 
 
 async def _docker(args: list[str], stdin: bytes | None, timeout: float | None) -> tuple[bytes, bytes, int]:

@@ -1,4 +1,4 @@
-"""Harbor's own CLI (``harbor run``, Harbor 0.25.0 in a Python 3.12 venv) on a dataset
+"""Harbor's own CLI (``harbor run``, Harbor 0.26.0 in a Python 3.12 venv) on a dataset
 ``cligym dataset build`` made from a real PyPI project: the oracle scores 1 and nop 0 on
 every task, through Harbor's own trial runner and verifier. Containers run on the local
 engine through ``tests/harbor_plain_docker.py`` (no network, a pids limit)."""
@@ -24,7 +24,7 @@ from .servers import empty_engine, registry_server
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-harbor-cli"
-HARBOR = "harbor==0.25.0"
+HARBOR = "harbor==0.26.0"
 ENV_CLASS = "tests.harbor_plain_docker:PlainDockerEnvironment"
 LABEL = "cligym.test=harbor-cli"
 
@@ -47,7 +47,7 @@ def python312() -> str:
 @pytest.fixture(scope="module")
 def harbor() -> Path:
     """Harbor's CLI in its own venv (made once, kept beside the project's .venv)."""
-    stamp = VENV / ".cligym-installed"
+    stamp = VENV / f".cligym-installed-{HARBOR}"
     if not stamp.exists():
         subprocess.run([python312(), "-m", "venv", "--clear", str(VENV)], check=True, timeout=300)
         pip = subprocess.run([str(VENV / "bin" / "python"), "-m", "pip", "install", "-q",
@@ -110,7 +110,8 @@ def variants(task: Path, scripts: dict[str, str], out: Path) -> Path:
         shutil.copytree(task, copy)
         (copy / "solution" / "solve.sh").write_text("#!/bin/bash\n" + script)
         (copy / "solution" / "solve.sh").chmod(0o755)
-        shutil.copy(data / "attacks" / "forge.py", copy / "solution" / "forge.py")
+        for payload in (data / "attacks").glob("*.py"):  # what the attack scripts run
+            shutil.copy(payload, copy / "solution" / payload.name)
         config = tomllib.loads((copy / "task.toml").read_text())
         config["task"]["name"] = f"cligym/{copy.name}"  # one name per trial
         (copy / "task.toml").write_text(tomli_w.dumps(config))
@@ -126,9 +127,10 @@ def rewards(result: dict) -> dict[str, list[str]]:
 
 def test_no_attack_scores_and_every_honest_repair_does_in_harbors_cli(harbor, dataset, tmp_path):
     """Every scripted attack (tests/data/attacks) run as the agent's work in Harbor's own
-    CLI scores 0, the launcher attack included (task.toml's [environment] env puts the
-    task's own tests/bin first on the PATH Harbor's `bash -c` searches); every honest
-    repair (tests/data/repairs) on top of the oracle's scores 1."""
+    CLI scores 0, those on Harbor's shared container included (a bash of the agent's on
+    PATH with a watcher, PID 1 traced, the verifier's output redirected through a link: the
+    task's compose file mounts its guard read-only and puts its launcher first on PATH);
+    every honest repair (tests/data/repairs) on top of the oracle's scores 1."""
     data = ROOT / "tests" / "data"
     task = sorted(p.parent for p in DatasetDir(dataset).harbor.path.glob("*/task.toml"))[0]
     attacks = {p.stem: p.read_text() for p in sorted((data / "attacks").glob("*.sh"))}

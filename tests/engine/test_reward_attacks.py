@@ -49,6 +49,9 @@ REASONS = {
     "pid_hopper": "",
     "pyvenv_home": "the environment differs from gold: -venv ",
     "workdir_package": "",  # the breakage of these tasks is a new module in the same folder, found first
+    # Harbor's shared container (the naive verifier runs without the task's guard there)
+    "harness_bash": "the uploaded tests' files are not the task's",  # the agent's /tests/bin/bash
+    "pid1_ptrace": "",  # the trace is refused: the verdict is the unrepaired breakage's
 }
 
 
@@ -77,8 +80,11 @@ def variant(task_dir: TaskDir, dest: Path, solve: str, naive: TaskInstance | Non
     copy = TaskDir(dest)
     copy.solve_sh.write_text("#!/bin/bash\n" + solve)
     copy.solve_sh.chmod(0o755)
-    shutil.copy(DATA / "attacks" / "forge.py", copy.solution / "forge.py")
-    if naive is not None:
+    for payload in (DATA / "attacks").glob("*.py"):  # what the attack scripts run
+        shutil.copy(payload, copy.solution / payload.name)
+    if naive is not None:  # without the guard too: a naive task has none
+        shutil.rmtree(copy.guard, ignore_errors=True)
+        copy.harbor_compose.unlink(missing_ok=True)
         shutil.rmtree(copy.tests)
         copy.tests.mkdir()
         copy.test_sh.write_text(naive_verifier(naive))

@@ -166,3 +166,51 @@ def test_harbor_cli_runs_a_registry_dataset_on_an_empty_engine(harbor, base_imag
         for agent, expected in (("oracle", "1.0"), ("nop", "0.0")):
             found = rewards(harbor_run(harbor, tasks, agent, tmp_path / agent, engine=engine))
             assert set(found) == {expected} and len(found[expected]) == len(names), found
+
+
+@pytest.fixture(scope="module")
+def unseen_task(tmp_path_factory, base_image) -> Path:
+    """One exported task whose breakage the verifier's fingerprint does not list (a time zone
+    removed from the system's database), made with cligym's CLI as a user would."""
+    folder = tmp_path_factory.mktemp("tz-task")
+    steps = [["gold", "python-dateutil==2.9.0.post0", "-o", str(folder / "gold")],
+             ["invert", str(folder / "gold"), "-o", str(folder / "run"), "-n", "3", "--seed", "3",
+              "--operators", "zoneinfo_removed", "--max-operators", "1"],
+             ["export", str(folder / "run"), "-o", str(folder / "tasks")]]
+    for step in steps:
+        done = subprocess.run([sys.executable, "-m", "cligym", *step, "-q"] if step[0] != "export" else
+                              [sys.executable, "-m", "cligym", *step], capture_output=True, text=True, timeout=1800)
+        assert done.returncode == 0, (step, done.stderr[-2000:])
+    tasks = sorted(p.parent for p in (folder / "tasks").glob("*/task.toml"))
+    assert tasks, "no task"
+    return tasks[0]
+
+
+def test_the_shared_container_attacks_score_zero_where_the_fingerprint_is_blind(harbor, unseen_task, tmp_path):
+    """On a task whose breakage no listing sees, the attacks on Harbor's shared container and
+    the planted pytest plugins score 0 in Harbor's CLI, and the oracle 1."""
+    data = ROOT / "tests" / "data"
+    names = ["harness_bash", "pid1_ptrace", "entry_point_plugin", "tilde_entry_point", "thread_writer"]
+    scripts = {n: (data / "attacks" / f"{n}.sh").read_text() for n in names}
+    scripts["stdout_symlink"] = (data / "harbor_only" / "stdout_symlink.sh").read_text()
+    scripts["oracle"] = (unseen_task / "solution" / "solve.sh").read_text()
+    try:
+        harbor_run(harbor, variants(unseen_task, scripts, tmp_path / "tasks"), "oracle", tmp_path / "jobs")
+        scored = {trial["task_name"].rsplit("/", 1)[-1]: trial["reward"] for trial in _trials(tmp_path / "jobs")}
+        assert len(scored) == len(scripts), scored
+        oracle = [r for n, r in scored.items() if n.endswith("-oracle")]
+        attacks = {n: r for n, r in scored.items() if not n.endswith("-oracle")}
+        assert oracle == [1.0], scored
+        assert set(attacks.values()) == {0.0} and len(attacks) == len(scripts) - 1, scored
+    finally:
+        assert _leftovers() == []
+
+
+def _trials(jobs: Path) -> list[dict]:
+    """Each trial's task name and reward, from the job's trial folders."""
+    found = []
+    for result in jobs.glob("*/*/result.json"):
+        data = json.loads(result.read_text())
+        reward = ((data.get("verifier_result") or {}).get("rewards") or {}).get("reward")
+        found.append({"task_name": data.get("task_name", result.parent.name), "reward": reward})
+    return found

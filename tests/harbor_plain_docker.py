@@ -63,7 +63,8 @@ def docker_args(args: list[str], compose: list[str]) -> list[str]:
 
 class PlainDockerEnvironment(AppleContainerEnvironment):
     @classmethod
-    def preflight(cls) -> None:
+    def preflight(cls, kwargs=None) -> None:  # Harbor's options check, not Apple's arm64 one
+        super(AppleContainerEnvironment, cls).preflight(kwargs)
         if not shutil.which("docker"):
             raise SystemExit("the docker CLI is not on PATH")
 

@@ -60,7 +60,7 @@ def compose_main(task: TaskDir) -> tuple[dict[str, str], dict[str, str]]:
         src, dest, mode = volume.split(":")
         assert mode == "ro", volume
         mounts[str((task.environment / src).resolve())] = dest
-    return dict(main.get("environment", {})), mounts
+    return {k: v.replace("$$", "$") for k, v in main.get("environment", {}).items()}, mounts
 
 
 def harbor_container(runtime, tag: str, task: TaskDir):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -134,10 +135,16 @@ def guarded_path(gold_path: str, dockerfile: list[str]) -> str | None:
 
 def compose_yaml(task: TaskDir, path: str) -> str:
     """The task's ``environment/docker-compose.yaml``: the guard folder mounted read-only,
-    and its launcher first on the container's PATH (Harbor merges this file over its own)."""
-    return ("services:\n"
-            "  main:\n"
-            "    volumes:\n"
-            f"      - ./{task.guard.relative_to(task.environment).as_posix()}:{GUARD_MOUNT}:ro\n"
-            "    environment:\n"
-            f"      PATH: \"{path}\"\n")
+    and its launcher first on the container's PATH (Harbor merges this file over its own).
+    Written as JSON, which is YAML too, so cligym reads it back without a YAML parser."""
+    folder = task.guard.relative_to(task.environment).as_posix()
+    main = {"volumes": [f"./{folder}:{GUARD_MOUNT}:ro"], "environment": {"PATH": path.replace("$", "$$")}}
+    return json.dumps({"services": {"main": main}}, indent=2) + "\n"
+
+
+def compose_env(task: TaskDir) -> dict[str, str]:
+    """The container environment the task's compose file gives (none without one)."""
+    if not task.harbor_compose.is_file():
+        return {}
+    main = json.loads(task.harbor_compose.read_text(encoding="utf-8"))["services"]["main"]
+    return {k: v.replace("$$", "$") for k, v in main.get("environment", {}).items()}

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from cligym.layout import TaskDir
 from cligym.models.validate import ModeResult
 from cligym.runtime import RunResult, Runtime, Session, run_id
-from cligym.harness.guard import GUARD_BIN, GUARD_MOUNT
+from cligym.harness.guard import GUARD_BIN, GUARD_MOUNT, compose_env
 from cligym.runtime.sessions import tar_dirs
 
 VERIFIER_LOGS = "/logs/verifier"
@@ -57,6 +57,19 @@ def task_image_tag(task: TaskDir, purpose: str) -> str:
     digest = hashlib.sha256(task.dockerfile.read_bytes()).hexdigest()[:12]
     name = re.sub(r"[^a-z0-9_.-]", "-", task.name.lower())[:80]
     return f"cligym/{purpose}-{name}:{digest}-{run_id()[:8]}"
+
+
+@contextmanager
+def agent_session(runtime: Runtime, image: str, task: TaskDir,
+                  keepalive: tuple[str, ...] = ("sleep", "infinity")) -> Iterator[Session]:
+    """A container of the task's image as its harness starts one for the agent: the
+    environment its compose file gives, and its guard where the compose file mounts it, so
+    that the agent's ``bash -c`` commands start at the guard's launcher. A copy, not a
+    read-only mount (the engine may be on another host): the verdict is taken in a
+    successor that gets the guard afresh."""
+    guard = tar_dirs([(task.guard, GUARD_MOUNT)]) if task.guard.is_dir() else None
+    with runtime.session(image, env=compose_env(task) or None, keepalive=keepalive, preload=guard) as session:
+        yield session
 
 
 def build_task_image(runtime: Runtime, task: TaskDir, purpose: str) -> str:

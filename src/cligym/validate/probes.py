@@ -24,7 +24,7 @@ from importlib import resources
 
 from cligym.errors import CligymError
 from cligym.harness.bundle import script
-from cligym.harness.trial import SOLUTION_TIMEOUT, run_oracle, run_verifier
+from cligym.harness.trial import SOLUTION_TIMEOUT, agent_session, run_oracle, run_verifier
 from cligym.layout import TaskDir
 from cligym.models.validate import ProbeKind, ProbeResult
 from cligym.runtime import Runtime
@@ -76,12 +76,12 @@ def run_probe(runtime: Runtime, image: str, task: TaskDir, probe: VerifierProbe)
                            seconds=round(time.monotonic() - started, 2), **more)
 
     try:
-        with runtime.session(image, keepalive=KEEPALIVE) as session:
+        with agent_session(runtime, image, task, keepalive=KEEPALIVE) as session:
             if probe.kind == "honest":
                 fixed = run_oracle(session, task)
                 if fixed.exit_code != 0:
                     return result(None, f"solve.sh exited {fixed.exit_code}: {_one_line(fixed.output)}")
-            ran = session.exec(["sh", "-c", probe.script], timeout=SOLUTION_TIMEOUT,
+            ran = session.exec(["bash", "-c", probe.script], timeout=SOLUTION_TIMEOUT,
                                env={"DEBIAN_FRONTEND": "noninteractive"})
             said = _one_line(ran.output)
             if ran.exit_code == NOT_APPLICABLE:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from cligym.errors import CligymError
 from cligym.harness.trial import (
+    agent_session,
     run_oracle,
     run_tb_solution,
     run_tb_tests,
@@ -47,7 +48,7 @@ from cligym.validate.probes import VerifierProbe, not_run, run_battery
 def _harbor_mode(runtime: Runtime, tag: str, task: TaskDir, oracle: bool) -> ModeResult:
     if not oracle:  # the verifier in a container in which nothing ran: what its successor would hold
         return run_verifier_on_image(runtime, tag, task)
-    with runtime.session(tag) as session:
+    with agent_session(runtime, tag, task) as session:
         fixed = run_oracle(session, task)
         if fixed.exit_code != 0:
             return ModeResult(reward=None, detail=f"solve.sh exited {fixed.exit_code}: {fixed.output[-300:]!r}")

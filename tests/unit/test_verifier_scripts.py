@@ -89,3 +89,26 @@ def test_the_entry_scripts_name_the_harness_places_the_code_uses():
     assert (SCRIPTS / "launcher.sh").read_text().splitlines()[0] == f"#!{TESTS_DIR}/bin/busybox sh"
     line = tb_run_tests("/agent logs").splitlines()[-1]
     assert line.startswith(f'exec "${{TEST_DIR:-{TESTS_DIR}}}"/bin/busybox sh') and line.endswith(" '/agent logs'")
+
+
+def judge(tmp_path: Path, keys: str, cases: str, program: str | None = None) -> tuple[int, list[str]]:
+    """judge.awk (or ``program``) under the host's busybox awk, as the verifier runs it."""
+    (tmp_path / "keys.tsv").write_text(keys)
+    (tmp_path / "cases.txt").write_text(cases)
+    text = (SCRIPTS / "judge.awk").read_text() if program is None else program
+    done = subprocess.run(["/bin/busybox", "awk", text, str(tmp_path / "keys.tsv"), str(tmp_path / "cases.txt")],
+                          check=False, capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout.splitlines()
+
+
+def test_the_judge_says_how_many_of_how_many_passed(tmp_path):
+    keys = "t.py::a\tt\ta\nt.py::b\tt\tb\n"
+    passed = '<testcase classname="t" name="a" time="0" />\n<testcase classname="t" name="b" time="0" />\n'
+    assert judge(tmp_path, keys, passed) == (0, ["2 of 2 passed"])
+    failed = '<testcase classname="t" name="a" time="0" />\n<testcase classname="t" name="b"><failure /></testcase>\n'
+    assert judge(tmp_path, keys, failed) == (1, ["FAILED t.py::b - not passed", "1 of 2 passed"])
+    assert judge(tmp_path, keys, passed.splitlines()[0] + "\n") == (1, ["FAILED t.py::b - not in the test report",
+                                                                       "1 of 2 passed"])
+    # an empty judge prints nothing and exits 0: the verifier wants the count line, and
+    # refuses an empty judge before the tests run
+    assert judge(tmp_path, keys, failed, program="") == (0, [])

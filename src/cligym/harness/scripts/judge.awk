@@ -1,6 +1,7 @@
 # The verdict from pytest's report: keys.tsv (node, classname, name) and the report's
-# testcases, one a line; prints a FAILED line per listed id not reported passed and exits 1
-# if there is one.
+# testcases, one a line; prints a FAILED line per listed id not reported passed, then
+# "P of N passed" (N the listed ids); exits 0 only if N is positive and P is N. The verifier
+# requires that last line too: an empty judge prints nothing (and busybox's awk exits 0).
 BEGIN { FS = "\t" }
 FNR == NR { want[$2 "\t" $3] = $1; order[++n] = $2 "\t" $3; next }
 {
@@ -13,11 +14,13 @@ FNR == NR { want[$2 "\t" $3] = $1; order[++n] = $2 "\t" $3; next }
   if ($0 ~ /<(failure|error|skipped)[ >\/]/) bad[k] = 1
 }
 END {
-  ok = n > 0
+  passed = 0
   for (i = 1; i <= n; i++) {
     k = order[i]
-    if (!(k in seen)) { print "FAILED " want[k] " - not in the test report"; ok = 0 }
-    else if (k in bad) { print "FAILED " want[k] " - not passed"; ok = 0 }
+    if (!(k in seen)) print "FAILED " want[k] " - not in the test report"
+    else if (k in bad) print "FAILED " want[k] " - not passed"
+    else passed++
   }
-  exit ok ? 0 : 1
+  print passed " of " n " passed"
+  exit (n > 0 && passed == n) ? 0 : 1
 }

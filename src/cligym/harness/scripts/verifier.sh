@@ -158,6 +158,11 @@ PYTHONPYCACHEPREFIX=$(mktemp -d /tmp/cligym-pycache.XXXXXXXX) || refuse "no fres
 export PYTHONPYCACHEPREFIX
 JUDGE=$(cat "$V/judge.awk")  # kept in memory: nothing the tests start can change how they are judged
 KEYS=$(cat "$V/keys.tsv")
+# nothing to judge is no pass: busybox's awk runs an empty program and exits 0
+[ -n "$(printf '%s' "$JUDGE" | tr -d ' \t\n')" ] || refuse "the judge (judge.awk) is empty"
+[ "$COUNT" -gt 0 ] 2>/dev/null || refuse "the task lists no tests"
+[ "$(grep -c . "$V/tests.txt")" = "$COUNT" ] || refuse "the task's test list does not hold its $COUNT tests"
+[ "$(printf '%s\n' "$KEYS" | grep -c .)" = "$COUNT" ] || refuse "the task's report keys do not name its $COUNT tests"
 cd "$WORKDIR" || refuse "no workdir"
 eval "$COMMAND"' "$@"' > "$LOGS/pytest-output.txt" 2>&1
 cd /
@@ -167,8 +172,13 @@ cat "$LOGS/pytest-output.txt"
 if [ ! -f "$JUNIT" ] || [ -L "$JUNIT" ]; then refuse "pytest wrote no report"; fi
 tr '\n' ' ' < "$JUNIT" | sed 's/<testcase /\n<testcase /g' | grep '^<testcase ' > "$LOGS/testcases.txt"
 printf '%s\n' "$KEYS" > "$LOGS/keys.tsv"
-if awk "$JUDGE" "$LOGS/keys.tsv" "$LOGS/testcases.txt" > "$LOGS/judge.txt"; then
+# a pass is the judge's exit status 0 and its last line "N of N passed", N the task's count
+judged=0
+awk "$JUDGE" "$LOGS/keys.tsv" "$LOGS/testcases.txt" > "$LOGS/judge.txt" && judged=1
+cat "$LOGS/judge.txt"
+if [ "$judged" = 1 ] && [ "$(tail -n 1 "$LOGS/judge.txt")" = "$COUNT of $COUNT passed" ]; then
   verdict 1 "all $COUNT listed tests passed"
 fi
-cat "$LOGS/judge.txt"
-verdict 0 "$(grep -c . "$LOGS/judge.txt") of the $COUNT listed tests did not pass"
+failed=$(grep -c '^FAILED ' "$LOGS/judge.txt")
+[ "$failed" -gt 0 ] || verdict 0 "the judge did not report $COUNT of $COUNT listed tests passed"
+verdict 0 "$failed of the $COUNT listed tests did not pass"

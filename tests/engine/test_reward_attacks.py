@@ -49,6 +49,7 @@ REASONS = {
     "pid_hopper": "",
     "pyvenv_home": "the environment differs from gold: -venv ",
     "workdir_package": "",  # the breakage of these tasks is a new module in the same folder, found first
+    "thread_writer": "",  # swept: the verdict is the unrepaired breakage's
     # Harbor's shared container (the naive verifier runs without the task's guard there)
     "harness_bash": "the uploaded tests' files are not the task's",  # the agent's /tests/bin/bash
     "pid1_ptrace": "",  # the trace is refused: the verdict is the unrepaired breakage's

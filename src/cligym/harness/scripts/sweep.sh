@@ -20,6 +20,17 @@ stat=${stat##*) }
 set -- $stat
 BORN=$((${20} + 200))  # clock ticks: a child of PID 1 this young is the container's keep-alive
 
+# alive DIR: a process (/proc/PID) one of whose threads is not a zombie: a main thread that
+# called pthread_exit is one, and its process runs on in its other threads.
+alive() {
+  for thread in "$1"/task/[0-9]*; do
+    read -r tstat 2>/dev/null < "$thread/stat" || continue
+    tstat=${tstat##*) }
+    case "$tstat" in Z*|X*) ;; *) return 0 ;; esac
+  done
+  return 1
+}
+
 # sweep: SIGSTOP to every process at once (the kernel's kill(-1): no fork escapes it), then
 # SIGKILL to each but PID 1, its keep-alive (left stopped), our ancestors and us, then
 # SIGCONT to our ancestors. Rounds repeat until one finds nobody; 0 after 40 rounds.
@@ -35,7 +46,7 @@ sweep() {
       read -r stat 2>/dev/null < "$dir/stat" || continue
       stat=${stat##*) }
       set -- $stat
-      case "$1" in Z|X) continue ;; esac
+      case "$1" in Z|X) alive "$dir" || continue ;; esac
       [ "$2" = 1 ] && [ "${20}" -le "$BORN" ] && continue
       kill -9 "$pid" 2>/dev/null
       left="$left $pid"

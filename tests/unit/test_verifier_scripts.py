@@ -21,12 +21,13 @@ def test_shellcheck_finds_nothing(name):
     assert done.returncode == 0, done.stdout
 
 
-def listing(tmp_path: Path, kind: str, target: Path) -> list[str]:
-    """``m_listing`` of one spec line, under the host's static busybox (it only reads files)."""
+def listing(tmp_path: Path, kind: str, target: Path, *more: str) -> list[str]:
+    """``m_listing`` of one spec line (and ``more`` lines), under the host's static busybox
+    (it only reads files)."""
     spec = tmp_path / "spec.txt"
-    spec.write_text(f"{kind} {target}\n")
-    done = subprocess.run(["/bin/busybox", "sh", "-c", '. "$1"; PYBIN="$2" m_listing "$3"',
-                           "test", str(SCRIPTS / "fingerprint.sh"), str(target), str(spec)],
+    spec.write_text("".join(f"{line}\n" for line in (f"{kind} {target}", *more)))
+    done = subprocess.run(["/bin/busybox", "sh", "-c", '. "$1"; m_listing "$2"',
+                           "test", str(SCRIPTS / "fingerprint.sh"), str(spec)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return [line.replace(str(tmp_path), "") for line in done.stdout.splitlines()]
@@ -50,20 +51,60 @@ def test_a_link_and_a_copy_of_the_same_bytes_list_alike_a_real_folder_for_a_link
     assert listing(tmp_path, "T", tree) != before
 
 
-def test_console_scripts_differ_only_in_what_runs(tmp_path):
+def venv_bin(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A venv's bin folder with its interpreter (python3, and python and python3.11 linked
+    to it) and the I lines that name them."""
     bindir = tmp_path / "venv" / "bin"
     bindir.mkdir(parents=True)
-    script = bindir / "tool"
+    (bindir / "python3").write_bytes(b"\x7fELF an interpreter\n")
+    (bindir / "python3").chmod(0o755)
+    (bindir / "python").symlink_to("python3")
+    (bindir / "python3.11").symlink_to("python3")
+    return bindir, [f"I {bindir / n}" for n in ("python", "python3", "python3.11")]
+
+
+@pytest.mark.parametrize("name", ["tool", "python-tool", "python3-config", "pythonista"])
+def test_console_scripts_differ_only_in_what_runs_whatever_their_name(tmp_path, name):
+    bindir, interps = venv_bin(tmp_path)
+    script = bindir / name
     script.write_text(f"#!{bindir}/python\nimport sys\nsys.exit(0)\n")
     script.chmod(0o755)
-    before = listing(tmp_path, "P", bindir)
-    script.write_text(f"#!{bindir}/python3.11\nimport sys\nsys.exit(0)\n")  # pip run as python3.11
-    assert listing(tmp_path, "P", bindir) == before
-    script.write_text("#!/usr/bin/python3\nimport sys\nsys.exit(0)\n")  # another interpreter
-    assert listing(tmp_path, "P", bindir) != before
+    before = listing(tmp_path, "P", bindir, *interps)
+    assert f"script /venv/bin/{name} x" in " ".join(before)
+    for interpreter in ("python3", "python3.11"):  # pip run as python3 or python3.11
+        script.write_text(f"#!{bindir}/{interpreter}\nimport sys\nsys.exit(0)\n")
+        assert listing(tmp_path, "P", bindir, *interps) == before
+    for other in ("/usr/bin/python3", f"{bindir}/python3.1", f"{bindir}/python -E"):  # another interpreter
+        script.write_text(f"#!{other}\nimport sys\nsys.exit(0)\n")
+        assert listing(tmp_path, "P", bindir, *interps) != before
+    script.write_bytes(f"#!{bindir}/python\0#\nimport sys\nsys.exit(0)\n".encode())  # a NUL in the line
+    assert listing(tmp_path, "P", bindir, *interps) != before
     script.write_text(f"#!{bindir}/python\nimport sys\nsys.exit(0)\n")
     script.chmod(0o644)  # may no longer run
-    assert listing(tmp_path, "P", bindir) != before
+    assert listing(tmp_path, "P", bindir, *interps) != before
+
+
+def test_the_interpreter_itself_is_compared_by_its_bytes(tmp_path):
+    bindir, interps = venv_bin(tmp_path)
+    before = listing(tmp_path, "P", bindir, *interps)
+    (bindir / "python3").write_text(f"#!{bindir}/python\n")  # a script naming itself is another file
+    assert listing(tmp_path, "P", bindir, *interps) != before
+
+
+def test_every_folder_on_path_judges_scripts_by_what_they_run(tmp_path):
+    """A script pip wrote into another folder on PATH, naming gold's interpreter, is judged as
+    one in the interpreter's own folder; a folder inside a folder on PATH is listed whole."""
+    bindir, interps = venv_bin(tmp_path)
+    other = tmp_path / "local" / "bin"
+    other.mkdir(parents=True)
+    (other / "python-tool").write_text(f"#!{bindir}/python3\nrun()\n")
+    (other / "sub").mkdir()
+    (other / "sub" / "mod.py").write_text("x = 1\n")
+    before = listing(tmp_path, "P", other, *interps)
+    (other / "python-tool").write_text(f"#!{bindir}/python\nrun()\n")
+    assert listing(tmp_path, "P", other, *interps) == before
+    (other / "sub" / "mod.py").write_text("x = 2\n")
+    assert listing(tmp_path, "P", other, *interps) != before
 
 
 def test_pyvenv_cfg_is_read_as_the_interpreter_reads_it(tmp_path):

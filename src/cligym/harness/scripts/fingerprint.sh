@@ -9,14 +9,13 @@
 # included, less pip's bookkeeping files); H the import hooks of a folder on sys.path
 # (*.pth, dot-files included, sitecustomize, usercustomize); C a venv's pyvenv.cfg (its
 # keys as the interpreter reads them, less the ones it does not read); L a library folder
-# (every *.so*); P a folder on PATH (what every name there runs, and whether it may run;
-# in the interpreter's own bin folder a console script is hashed with a shebang into that
-# folder written as "#!python": pip writes python or python3 there depending on how it was
-# started, and both run the same interpreter). Links are followed: what counts is what a
-# path opens, not how it gets there. Nothing named __pycache__ is skipped unless it is a
-# plain directory.
-#
-# PYBIN (the gold interpreter's bin folder) must be set for P entries.
+# (every *.so*); P a folder on PATH (what every name there runs, and whether it may run,
+# whatever the name: a script whose first line is "#!" and one of the I paths is hashed
+# without that line, since pip writes python, python3 or python3.X there depending on how
+# it was started, and all run the same interpreter; every folder in it listed whole); I
+# one of gold's interpreters (a name in its bin folder that is the interpreter binary:
+# lists nothing itself). Links are followed: what counts is what a path opens, not how it
+# gets there. Nothing named __pycache__ is skipped unless it is a plain directory.
 
 # m_entry PATH: what PATH is to whoever opens it: a link to a file is followed (a link and a
 # copy of the same bytes behave alike; the link's text, relative or absolute, does not
@@ -59,31 +58,46 @@ m_hooks() {
   done
 }
 
-# m_pybin DIR: the interpreter's own bin folder. A script (a "#!" first line) is hashed with
-# a shebang into that folder written as "#!python"; everything in one pass of awk and one
-# of sha256sum (a process per file would be most of the verifier's time).
-m_pybin() {
+# m_bin DIR: a folder on PATH, whatever its names: what each one runs, and whether it may
+# run ("x" or "-"). A script whose first line is exactly "#!" and one of the interpreters
+# listed in the file $M_INTERPS is "script PATH MODE SHA" with SHA the hash of what follows
+# that line (checked by size: a NUL hidden in the line makes it another file); anything
+# else "file PATH SHA MODE" by its bytes; a folder in it is listed whole. The first lines
+# in one pass of awk and the bytes in one of sha256sum (a process per file would be most
+# of the verifier's time); one tail per such script.
+m_bin() {
+  [ -d "$1" ] || { m_entry "$1"; return; }
   tmp=$(mktemp -d /tmp/cligym-scripts.XXXXXXXX) folder=$1
   set --
-  for p in "$folder"/* "$folder"/.[!.]*; do
-    if [ -f "$p" ]; then set -- "$@" "$p"; elif [ -e "$p" ] || [ -L "$p" ]; then m_entry "$p"; fi
+  for p in "$folder"/* "$folder"/.[!.]* "$folder"/..?*; do
+    if [ -f "$p" ]; then set -- "$@" "$p"
+    elif [ -d "$p" ]; then m_entry "$p"; [ -L "$p" ] || m_walk "$p" keep
+    elif [ -e "$p" ] || [ -L "$p" ]; then m_entry "$p"; fi
   done
   if [ $# -gt 0 ]; then
     for p in "$@"; do if [ -x "$p" ]; then echo "x $p"; else echo "- $p"; fi; done > "$tmp/modes"
-    : > "$tmp/names"
-    awk -v dir="$tmp" -v bin="$PYBIN" '
-      FNR == 1 { if (out != "") close(out); out = ""; if ($0 !~ /^#!/) nextfile
-                 out = dir "/" (++n); print n "\t" FILENAME > (dir "/names")
-                 sub("^#!" bin "/python[0-9.]*$", "#!python") }
-      { print > out }' "$@"
     sha256sum "$@" > "$tmp/raw"
-    (cd "$tmp" && for f in [0-9]*; do [ -f "$f" ] && echo "$f"; done | xargs -r sha256sum) > "$tmp/normal"
+    LC_ALL=C awk -v interps="${M_INTERPS:-/dev/null}" '
+      FILENAME == interps { shebang["#!" $0] = 1; next }
+      FNR == 1 { if ($0 in shebang) print ++n "\t" length($0) "\t" FILENAME; nextfile }' \
+      "${M_INTERPS:-/dev/null}" "$@" > "$tmp/names"
+    set --
+    while IFS="$(printf '\t')" read -r n _ p; do
+      tail -n +2 "$p" > "$tmp/$n"
+      set -- "$@" "$p" "$tmp/$n"
+    done < "$tmp/names"
+    : > "$tmp/sizes"
+    if [ $# -gt 0 ]; then stat -L -c '%s %n' "$@" > "$tmp/sizes"; fi
+    (cd "$tmp" && for f in [0-9]*; do [ -f "$f" ] && echo "$f"; done | xargs -r sha256sum) > "$tmp/rest"
     awk -v dir="$tmp" '
-      FILENAME == dir "/names" { split($0, a, "\t"); name[a[1]] = a[2]; next }
-      FILENAME == dir "/normal" { script[name[$2]] = $1; next }
+      FILENAME == dir "/names" { split($0, a, "\t"); name[a[1]] = a[3]; len[a[1]] = a[2]; next }
+      FILENAME == dir "/sizes" { size[substr($0, index($0, " ") + 1)] = $1; next }
+      FILENAME == dir "/rest" { rest[$2] = $1; next }
       FILENAME == dir "/raw" { raw[substr($0, 67)] = $1; next }
+      FNR == 1 && FILENAME == dir "/modes" { for (k in name) if (size[name[k]] != "" && size[name[k]] == len[k] + 1 + size[dir "/" k])
+                                               script[name[k]] = rest[k] }
       { p = substr($0, 3); if (p in script) print "script " p " " $1 " " script[p]; else print "file " p " " raw[p] " " $1 }
-    ' "$tmp/names" "$tmp/normal" "$tmp/raw" "$tmp/modes"
+    ' "$tmp/names" "$tmp/sizes" "$tmp/rest" "$tmp/raw" "$tmp/modes"
   fi
   rm -rf "$tmp"
 }
@@ -94,15 +108,6 @@ m_venv() {  # the keys as the interpreter reads them (trimmed, lower-case), less
       gsub(/^[ \t]+|[ \t]+$/, "", k); gsub(/^[ \t]+|[ \t]+$/, "", v)
       if (k !~ /^(command|version|executable|prompt)$/) print k "=" v }' "$1" | sha256sum | cut -c1-64)"
   else m_entry "$1"; fi
-}
-
-m_bin() {  # a folder on PATH: what each name there runs (the interpreter's own: as console scripts)
-  [ -d "$1" ] || { m_entry "$1"; return; }
-  if [ "${1%/}" = "$PYBIN" ]; then m_pybin "$1"; return; fi
-  # hashed in batches, links followed; x: may run, -: may not
-  find -L "$1" -mindepth 1 -maxdepth 1 -type f -perm /111 -print0 | m_hash " x"
-  find -L "$1" -mindepth 1 -maxdepth 1 -type f ! -perm /111 -print0 | m_hash " -"
-  find -L "$1" -mindepth 1 -maxdepth 1 ! -type f | while IFS= read -r p; do m_entry "$p"; done
 }
 
 m_libs() {  # every *.so* in the folder but its real subfolders, as m_entry says it: the files
@@ -116,6 +121,8 @@ m_libs() {  # every *.so* in the folder but its real subfolders, as m_entry says
 
 m_listing() {
   files=$(mktemp /tmp/cligym-files.XXXXXXXX)  # the F entries that are files: hashed in one batch
+  M_INTERPS=$(mktemp /tmp/cligym-interps.XXXXXXXX)  # the I entries, for every P entry
+  grep '^I ' "$1" | cut -c3- > "$M_INTERPS"
   {
   while IFS=' ' read -r kind path; do
     case "$kind" in
@@ -130,7 +137,7 @@ m_listing() {
   done < "$1"
   m_hash "" < "$files"
   } | LC_ALL=C sort -u
-  rm -f "$files"
+  rm -f "$files" "$M_INTERPS"
 }
 
 # m_workdir DIR: the project's tree, less bytecode, caches and a build's file list.

@@ -104,8 +104,23 @@ bins = {norm(d) for d in os.environ.get("PATH", "").split(":") if d.startswith("
 interp = args["interpreter"]
 pybin = os.path.dirname(interp)
 files.update(chain(interp))
-files.add(os.path.realpath(sys.executable))
-files.update(os.path.join(pybin, n) for n in entries(pybin) if n.startswith("python"))
+real_exe = os.path.realpath(sys.executable)
+files.add(real_exe)
+
+
+def same_bytes(path, other):
+    if os.path.getsize(path) != os.path.getsize(other):
+        return False
+    with open(path, "rb") as a, open(other, "rb") as b:
+        return hashlib.sha256(a.read()).digest() == hashlib.sha256(b.read()).digest()
+
+
+# gold's interpreters: the names in its bin folder that are the interpreter binary (a link
+# to it or a copy of it), whatever they are called; a console script whose first line names
+# one of them runs gold's interpreter (fingerprint.sh's I entries)
+interps = {os.path.join(pybin, n) for n in entries(pybin) if os.path.isfile(os.path.join(pybin, n))
+           and (os.path.realpath(os.path.join(pybin, n)) == real_exe or same_bytes(os.path.join(pybin, n), real_exe))}
+files.update(interps)
 venv_cfg = os.path.join(sys.prefix, "pyvenv.cfg")
 files.add("/etc/ld.so.preload")
 stdlib = norm(sysconfig.get_paths()["stdlib"])
@@ -141,13 +156,14 @@ for folder in [stdlib, *sorted(sites)]:
 elf = [os.path.realpath(sys.executable), *sorted(elf)]
 
 bins.add(pybin)
+bin_folders = {os.path.realpath(b) for b in bins}
 for dist in md.distributions():
     base = norm(str(dist.locate_file("")))
     for f in dist.files or []:
         path = norm(str(dist.locate_file(f)))
         if "__pycache__" in path.split("/") or not os.path.relpath(path, base).startswith(".."):
             continue
-        if os.path.dirname(path) != pybin:
+        if os.path.realpath(os.path.dirname(path)) not in bin_folders:  # a P entry lists it by what it runs
             files.add(path)
 
 # where the interpreter's start-up looks for another prefix than gold's (a venv marker, a
@@ -248,6 +264,7 @@ for folder in sites:
 protected = {n for n in protected if n.isidentifier() and n != "__pycache__"}
 spec = {"F " + p for p in files} | {"T " + p for p in trees} | {"H " + p for p in hooks}
 spec |= {"S " + p for p in sites} | {"P " + p for p in bins} | {"L " + p for p in libdirs}
+spec |= {"I " + p for p in interps}
 spec.add(("C " if os.path.isfile(venv_cfg) else "F ") + venv_cfg)
 keepalive = set()
 for name in ("sh", "dash", "bash", "sleep", "busybox", "tini", "docker-init", "dumb-init", "catatonit"):

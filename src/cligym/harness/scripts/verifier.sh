@@ -77,7 +77,7 @@ done
 
 # -- 3. the environment is gold's ---------------------------------------------------------
 # the listings at once, in groups of about equal work (hashing is most of the verifier's time)
-for kinds in P L TSHCF; do
+for kinds in PI L TSHCF; do
   grep -E "^[$kinds] " "$V/spec.txt" > "$LOGS/spec-$kinds.txt"
   m_listing "$LOGS/spec-$kinds.txt" > "$LOGS/fingerprint-$kinds.txt" &
 done
@@ -90,7 +90,7 @@ if [ -s "$V/elf.txt" ]; then
   ) &
 fi
 wait
-LC_ALL=C sort -u "$LOGS/fingerprint-P.txt" "$LOGS/fingerprint-L.txt" "$LOGS/fingerprint-TSHCF.txt" > "$LOGS/fingerprint-found.txt"
+LC_ALL=C sort -u "$LOGS/fingerprint-PI.txt" "$LOGS/fingerprint-L.txt" "$LOGS/fingerprint-TSHCF.txt" > "$LOGS/fingerprint-found.txt"
 if ! cmp -s "$V/fingerprint.txt" "$LOGS/fingerprint-found.txt"; then
   diff "$V/fingerprint.txt" "$LOGS/fingerprint-found.txt" > "$LOGS/fingerprint-diff.txt"
   refuse "the environment differs from gold: $(grep '^[-+][^-+]' "$LOGS/fingerprint-diff.txt" | head -n 1)"

@@ -50,6 +50,8 @@ REASONS = {
     "pyvenv_home": "the environment differs from gold: -venv ",
     "workdir_package": "",  # the breakage of these tasks is a new module in the same folder, found first
     "thread_writer": "",  # swept: the verdict is the unrepaired breakage's
+    "entry_point_plugin": "/0plugin-1.0.dist-info/",  # a distribution's metadata, found before the breakage
+    "tilde_entry_point": "/src/cligym_",  # the "~" folder is removed; the plugin's module below src/ is refused
     # Harbor's shared container (the naive verifier runs without the task's guard there)
     "harness_bash": "the uploaded tests' files are not the task's",  # the agent's /tests/bin/bash
     "pid1_ptrace": "",  # the trace is refused: the verdict is the unrepaired breakage's

@@ -107,6 +107,18 @@ def test_every_folder_on_path_judges_scripts_by_what_they_run(tmp_path):
     assert listing(tmp_path, "P", other, *interps) != before
 
 
+def test_a_site_directory_lists_what_is_under_a_tilde_name(tmp_path):
+    """importlib.metadata reads a ~x.dist-info folder as a distribution (its entry points
+    load pytest plugins): nothing in a site directory is left out for its name."""
+    site = tmp_path / "site-packages"
+    (site / "pkg").mkdir(parents=True)
+    (site / "pkg" / "__init__.py").write_text("")
+    before = listing(tmp_path, "S", site)
+    (site / "~x-1.0.dist-info").mkdir()
+    (site / "~x-1.0.dist-info" / "entry_points.txt").write_text("[pytest11]\nx = pkg\n")
+    assert listing(tmp_path, "S", site) != before
+
+
 def test_pyvenv_cfg_is_read_as_the_interpreter_reads_it(tmp_path):
     cfg = tmp_path / "pyvenv.cfg"
     cfg.write_text("home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.2\n"

@@ -5,8 +5,8 @@
 # compare line by line. They run under busybox (sh, find, sha256sum, sed, sort).
 #
 # Kinds: F a file (its sha256, or that it is a folder, something else, or absent); T a
-# tree (every file and link below it); S a site directory (the same, hidden files
-# included, less pip's bookkeeping files); H the import hooks of a folder on sys.path
+# tree (every file and link below it); S a site directory (the same, hidden files and "~"
+# names included, less pip's bookkeeping files); H the import hooks of a folder on sys.path
 # (*.pth, dot-files included, sitecustomize, usercustomize); C a venv's pyvenv.cfg (its
 # keys as the interpreter reads them, less the ones it does not read); L a library folder
 # (every *.so*); P a folder on PATH (what every name there runs, and whether it may run,
@@ -46,10 +46,9 @@ m_walk() {
   find "$dir" -name __pycache__ -type d -prune -o "$@" ! -type f ! -type l ! -type d -print | sed 's/^/other /'
 }
 
-m_site() {  # a site directory, less pip's bookkeeping files (no run reads them) and what an
-  # interrupted pip leaves under a "~" name (no import reaches it; .pth files still count)
+m_site() {  # a site directory, less pip's bookkeeping files (no run reads them)
   m_walk "$1" keep ! -path '*.dist-info/RECORD' ! -path '*.dist-info/INSTALLER' \
-    ! -path '*.dist-info/REQUESTED' ! -path '*.dist-info/direct_url.json' ! \( -path "$1/~*" ! -name '*.pth' \)
+    ! -path '*.dist-info/REQUESTED' ! -path '*.dist-info/direct_url.json'
 }
 
 m_hooks() {

@@ -57,6 +57,16 @@ def chain(path):
     return seen
 
 
+class Seen:
+    """A plugin that keeps sys.path as the collected tests see it (pytest's ``pythonpath``
+    option and its rootdir insertions included: the first is undone at exit)."""
+
+    path = ()  # type: tuple[str, ...]
+
+    def pytest_collection_finish(self, session):
+        Seen.path = tuple(sys.path)
+
+
 def collect():
     """Import what the tests import, as the test command would (its cwd first on sys.path)."""
     import pytest
@@ -69,7 +79,7 @@ def collect():
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1), os.dup2(null, 2)
     try:
-        pytest.main(argv)
+        pytest.main(argv, plugins=[Seen()])
     except BaseException:
         pass
     finally:
@@ -244,7 +254,10 @@ for c in conftests:
     foreign.discard(c)
 
 shadow = {}
-for d in {workdir, root, pybin, *(os.path.dirname(t) for t in test_files)}:
+listed = [stdlib, *sites]
+on_path = {norm(p) for p in Seen.path if p and os.path.isdir(p)}
+on_path = {p for p in on_path if not any(p == w or p.startswith(w.rstrip("/") + "/") for w in listed)}
+for d in {workdir, root, pybin, *(os.path.dirname(t) for t in test_files), *on_path}:
     shadow[d] = entries(d)
 
 from _pytest.junitxml import bin_xml_escape, mangle_test_address  # noqa: E402

@@ -9,15 +9,17 @@
 #     which no signal reaches, still runs one of gold's keep-alive programs;
 #  2. empties the log folder (dot-files too) and restores gold's test files and pytest
 #     configuration; deletes conftests and configuration files gold did not have;
-#  3. compares the environment with gold's listing (fingerprint.sh): interpreter, standard
-#     library, every site directory, every folder on PATH, the mapped shared objects and
-#     their library folders, and how the loader resolves each extension module; the
-#     project's own files must be gold's, and no folder on sys.path may hold a new
-#     importable entry;
+#  3. removes an interrupted pip's "~" folders from the site directories, then compares the
+#     environment with gold's listing (fingerprint.sh): interpreter, standard library,
+#     every site directory, every folder on PATH, the mapped shared objects and their
+#     library folders, and how the loader resolves each extension module; the project's
+#     own files must be gold's, and no folder on sys.path may hold a new importable entry,
+#     in it or below it, nor a new distribution's metadata (entry points load plugins);
 #  4. runs the listed tests with gold's test command, plugin autoloading off, gold's
 #     plugins, rootdir and configuration pinned, bytecode only in a fresh cache of its own;
 #  5. stops every process again and writes the verdict, reward 1 only if every listed
-#     test is reported passed, to reward.txt and reward.json (each renamed into place).
+#     test is reported passed and the judge says "N of N passed" (N the task's count), to
+#     reward.txt and reward.json (each renamed into place).
 MODE=$1
 T=$2
 LOGS=$3
@@ -76,6 +78,14 @@ find "$ROOTDIR" -name conftest.py 2>/dev/null | while IFS= read -r p; do
 done
 
 # -- 3. the environment is gold's ---------------------------------------------------------
+# what an interrupted pip leaves in a site directory, a folder under a "~" name, is removed
+# unless gold had it: pip ignores it, but importlib.metadata reads a ~x.dist-info as a
+# distribution (entry points, pytest plugins); anything else under a "~" name is listed
+grep '^S ' "$V/spec.txt" | cut -c3- | while IFS= read -r site; do
+  for p in "$site"/~*; do
+    if [ -d "$p" ] && [ ! -L "$p" ] && ! grep -qF " $p/" "$V/fingerprint.txt"; then rm -rf "$p"; fi
+  done
+done
 # the listings at once, in groups of about equal work (hashing is most of the verifier's time)
 for kinds in PI L TSHCF; do
   grep -E "^[$kinds] " "$V/spec.txt" > "$LOGS/spec-$kinds.txt"
@@ -104,29 +114,66 @@ while IFS= read -r p; do
   case "${p##*/}" in *.py|*.pyc|*.pyo|*.so|*.pth|*.zip|*.egg|__pycache__) ;; *) continue ;; esac
   grep -qxF "${p%/*}" "$V/package-dirs.txt" && refuse "$p is a new module inside the project's packages"
 done < "$LOGS/workdir-new.txt"
-importable() {  # an entry Python could import from a folder on sys.path (by an identifier)
+ident() {  # a name an import statement can spell (any byte above ASCII may be a letter)
+  case "$1" in ''|[0-9]*|*[]\ \!\"#\$%\&\'\(\)\*+,./:\;\<=\>?@[\\^\`\{\|\}~-]*|__pycache__) return 1 ;; esac
+}
+metadata() {  # a name importlib.metadata reads as a distribution in a folder on sys.path
+  case "$1" in
+    *.[dD][iI][sS][tT]-[iI][nN][fF][oO]|*.[eE][gG][gG]-[iI][nN][fF][oO]|*.[eE][gG][gG]-[lL][iI][nN][kK]|*.[eE][gG][gG]) return 0 ;;
+  esac
+  return 1
+}
+importable() {  # an entry Python could import from a folder on sys.path (by an identifier),
+  # or read as a distribution's metadata (entry points load pytest plugins by name)
   n=${1##*/}
-  base=${n%%.*}
-  case "$base" in ''|[0-9]*|*[!A-Za-z0-9_]*|__pycache__) return 1 ;; esac
+  metadata "$n" && return 0
+  ident "${n%%.*}" || return 1
   if [ -d "$1" ]; then
     case "$n" in *.*) return 1 ;; esac
     [ -n "$(find "$1" \( -name '*.py' -o -name '*.pyc' -o -name '*.so' -o -name '*.pth' \) -print 2>/dev/null | head -n 1)" ]
     return
   fi
-  case "$n" in *.py|*.pyc|*.pyw|*.so|*.zip|*.egg|*.pth) return 0 ;; esac
+  case "$n" in *.py|*.pyc|*.pyw|*.so|*.zip|*.pth) return 0 ;; esac
   return 1
+}
+below() {  # a new PATH below the folder DIR on sys.path that an import reaches: anything in a
+  # distribution's metadata there, or a module or package in folders named as identifiers
+  # (a folder without __init__.py is a namespace package), build output aside
+  rel=${1#"$2"/}
+  first=${rel%%/*}
+  case " $BUILD_OUTPUT " in *" $first "*) return 1 ;; esac
+  metadata "$first" && return 0
+  while :; do
+    c=${rel%%/*}
+    [ "$c" = "$rel" ] && break
+    ident "$c" || return 1
+    rel=${rel#*/}
+  done
+  ident "${rel%%.*}" || return 1
+  case "$rel" in *.py|*.pyc|*.so) return 0 ;; esac
+  [ -d "$1" ] && importable "$1"
 }
 shadow() {  # a folder on sys.path, and the file of its entries in gold (or nothing): no new
   [ -d "$1" ] || return 0  # importable entry (build output is allowed unless a test imports it)
-  for p in "$1"/* "$1"/.[!.]*; do
+  for p in "$1"/* "$1"/.[!.]* "$1"/..?*; do
     [ -e "$p" ] || [ -L "$p" ] || continue
     n=${p##*/}
     [ -n "$2" ] && grep -qxF "$n" "$2" && continue
     importable "$p" || continue
-    case "$n" in build|dist) grep -qxF "$n" "$V/protected.txt" || continue ;; esac
+    case " $BUILD_OUTPUT " in *" $n "*) continue ;; esac
     refuse "$p is new and importable: it could shadow or add to what the tests import"
   done
 }
+BUILD_OUTPUT=""  # build and dist, unless a test imports or looks for such a name
+for n in build dist; do grep -qxF "$n" "$V/protected.txt" || BUILD_OUTPUT="$BUILD_OUTPUT $n"; done
+while IFS= read -r d; do  # the folders on sys.path whose new files the project's listing shows
+  case "$d" in "$WORKDIR"|"$WORKDIR"/*) echo "$d" ;; esac
+done < "$V/shadow-dirs.txt" > "$LOGS/path-dirs.txt"
+while IFS= read -r p; do
+  while IFS= read -r d; do
+    case "$p" in "$d"/*/*) below "$p" "$d" && refuse "$p is new and importable: it could shadow or add to what the tests import" ;; esac
+  done < "$LOGS/path-dirs.txt"
+done < "$LOGS/workdir-new.txt"
 i=0
 while IFS= read -r d; do i=$((i + 1)); shadow "$d" "$V/shadow-$i.txt"; done < "$V/shadow-dirs.txt"
 old_ifs=$IFS

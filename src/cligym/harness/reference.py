@@ -53,7 +53,7 @@ SCRIPTS = ("verifier.sh", "fingerprint.sh", "sweep.sh", "judge.awk")
 # in-container scratch places of the gold container (never in a task image)
 _BB, _FUNCS, _READER, _ARGS = "/tmp/busybox", "/tmp/cligym-fingerprint.sh", "/tmp/cligym-read-reference.py", "/tmp/cligym-args.json"
 _SPEC, _OUT, _LIST, _TAR = "/tmp/cligym-spec.txt", "/tmp/cligym-out.txt", "/tmp/cligym-list.txt", "/tmp/cligym-pristine.tar"
-_READER_OUT = "/tmp/cligym-reference.json"
+_READER_OUT, _SITES = "/tmp/cligym-reference.json", "/tmp/cligym-sites.txt"
 
 
 def _sh(session: Session, command: str, *args: str, timeout: float = 300):
@@ -120,6 +120,18 @@ def _listing(session: Session, image: str, what: str, inputs: list[str], command
     return list(_LISTINGS[key])
 
 
+def _site_dirs(session: Session, interpreter: str) -> list[str]:
+    """The site directories of gold's interpreter that exist: the S entries the reader will
+    list (``read_reference.py``), known before anything runs the tests."""
+    code = ("import json, os, site; print(json.dumps(sorted({os.path.normpath(p) for p in "
+            "[*site.getsitepackages(), site.getusersitepackages()] if os.path.isdir(p)})))")
+    run = session.exec([interpreter, "-I", "-c", code], timeout=120)
+    try:
+        return list(json.loads(run.output.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        raise CligymError(f"could not read gold's site directories: {run.output.strip()[-200:]}") from None
+
+
 def _read_reference(session: Session, interpreter: str, args: dict) -> dict:
     session.put_files({_ARGS: json.dumps({**args, "out": _READER_OUT})})
     run = session.exec(["sh", "-c", f'cd "$1" && {interpreter} -I {_READER} {_ARGS}', "cligym", args["workdir"]],
@@ -149,9 +161,13 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
     busybox = busybox_bytes()
     with runtime.session(image) as session:
         session.put_files({_BB: (busybox, 0o755), _FUNCS: script("fingerprint.sh"), _READER: script("read_reference.py")})
-        # the project's files as the image has them, before any collection writes beside them
-        project = _listing(session, image, "project files", [workdir], f"m_workdir {shlex.quote(workdir)}")
         command_path, interpreter = _interpreter(session, workdir, test_command)
+        # the project's files as the image has them, before any collection writes beside them
+        # (less a site directory inside it: the fingerprint lists that whole)
+        sites = _site_dirs(session, interpreter)
+        session.put_files({_SITES: "".join(f"{s}\n" for s in sites)})
+        project = _listing(session, image, "project files", [workdir, *sites],
+                           f"m_workdir {shlex.quote(workdir)} {_SITES}")
         rootdir, inifile = _rootdir(session, workdir, test_command, list(order))
         data = _read_reference(session, interpreter, {"interpreter": interpreter, "rootdir": rootdir, "inifile": inifile,
                                              "ids": list(order), "workdir": workdir})

@@ -139,9 +139,17 @@ m_listing() {
   rm -f "$files" "$M_INTERPS"
 }
 
-# m_workdir DIR: the project's tree, less bytecode, caches and a build's file list.
+# m_workdir DIR [SITES]: the project's tree, less bytecode, pytest's caches, a build's file
+# list, the project's git folder and the site directories named in the file SITES (each
+# listed whole by its S entry, its pip bookkeeping aside): a folder's name alone (one
+# called site-packages, say) leaves nothing out.
 m_workdir() {
-  m_walk "$1" prune ! -path '*/.pytest_cache/*' ! -path '*/.git/*' ! -path '*.egg-info/SOURCES.txt' | LC_ALL=C sort -u
+  dir=$1 sites=${2:-/dev/null}
+  set -- ! -path '*/.pytest_cache/*' ! -path "$dir/.git/*" ! -path '*.egg-info/SOURCES.txt'
+  while IFS= read -r site; do
+    case "$site" in "$dir"/*) set -- "$@" ! -path "$site/*" ;; esac
+  done < "$sites"
+  m_walk "$dir" keep "$@" | LC_ALL=C sort -u
 }
 
 # m_resolved LOADER FILE...: how the dynamic loader resolves each shared object's

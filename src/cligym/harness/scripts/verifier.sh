@@ -91,7 +91,8 @@ for kinds in PI L TSHCF; do
   grep -E "^[$kinds] " "$V/spec.txt" > "$LOGS/spec-$kinds.txt"
   m_listing "$LOGS/spec-$kinds.txt" > "$LOGS/fingerprint-$kinds.txt" &
 done
-m_workdir "$WORKDIR" > "$LOGS/workdir-found.txt" &
+grep '^S ' "$V/spec.txt" | cut -c3- > "$LOGS/sites.txt"
+m_workdir "$WORKDIR" "$LOGS/sites.txt" > "$LOGS/workdir-found.txt" &
 if [ -s "$V/elf.txt" ]; then
   (
     set --

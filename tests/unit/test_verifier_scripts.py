@@ -165,3 +165,27 @@ def test_the_judge_says_how_many_of_how_many_passed(tmp_path):
     # an empty judge prints nothing and exits 0: the verifier wants the count line, and
     # refuses an empty judge before the tests run
     assert judge(tmp_path, keys, failed, program="") == (0, [])
+
+
+def test_the_project_listing_leaves_out_site_directories_by_path_not_by_name(tmp_path):
+    """A folder of the project named site-packages is the project's (tests may read what is
+    in it); a site directory inside the project is listed whole by its S entry; of git's
+    folders only the project's own is left out."""
+    project = tmp_path / "testbed"
+    (project / "tests" / "site-packages").mkdir(parents=True)
+    (project / "tests" / "site-packages" / "data.txt").write_text("expected\n")
+    venv_site = project / ".venv" / "lib" / "python3.11" / "site-packages"
+    venv_site.mkdir(parents=True)
+    (venv_site / "x.py").write_text("")
+    (project / ".git").mkdir()
+    (project / ".git" / "index").write_text("")
+    (project / "tests" / "repo" / ".git").mkdir(parents=True)
+    (project / "tests" / "repo" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    sites = tmp_path / "sites.txt"
+    sites.write_text(f"{venv_site}\n")
+    done = subprocess.run(["/bin/busybox", "sh", "-c", '. "$1"; m_workdir "$2" "$3"', "test",
+                           str(SCRIPTS / "fingerprint.sh"), str(project), str(sites)],
+                          check=False, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    paths = {line.split(" ")[1].replace(str(project), "") for line in done.stdout.splitlines()}
+    assert paths == {"/tests/site-packages/data.txt", "/tests/repo/.git/HEAD"}, paths

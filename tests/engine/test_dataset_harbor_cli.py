@@ -125,24 +125,67 @@ def rewards(result: dict) -> dict[str, list[str]]:
     return evals["reward_stats"]["reward"]
 
 
-def test_no_attack_scores_and_every_honest_repair_does_in_harbors_cli(harbor, dataset, tmp_path):
-    """Every scripted attack (tests/data/attacks) run as the agent's work in Harbor's own
-    CLI scores 0, those on Harbor's shared container included (a bash of the agent's on
-    PATH with a watcher, PID 1 traced, the verifier's output redirected through a link: the
-    task's compose file mounts its guard read-only and puts its launcher first on PATH);
-    every honest repair (tests/data/repairs) on top of the oracle's scores 1."""
+@pytest.fixture(scope="module")
+def submodule_task(tmp_path_factory, base_image) -> Path:
+    """One exported markupsafe task whose breakage is a submodule of the package removed,
+    made with cligym's CLI as a user would."""
+    return cli_task(tmp_path_factory.mktemp("submodule-task"), "markupsafe==3.0.2", "package_submodule_removed")
+
+
+def cli_task(folder: Path, project: str, operator: str) -> Path:
+    """gold, invert (one operator) and export with cligym's CLI; the first exported task."""
+    steps = [["gold", project, "-o", str(folder / "gold"), "-q"],
+             ["invert", str(folder / "gold"), "-o", str(folder / "run"), "-n", "3", "--seed", "3",
+              "--operators", operator, "--max-operators", "1", "-q"],
+             ["export", str(folder / "run"), "-o", str(folder / "tasks")]]
+    for step in steps:
+        done = subprocess.run([sys.executable, "-m", "cligym", *step], capture_output=True, text=True, timeout=1800)
+        assert done.returncode == 0, (step, done.stderr[-2000:])
+    tasks = sorted(p.parent for p in (folder / "tasks").glob("*/task.toml"))
+    assert tasks, f"{operator} made no task of {project}"
+    return tasks[0]
+
+
+def scripted(task: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """(attacks, honest repairs) as solution scripts: the test data's and the probe
+    batteries', the shared-container ones included; a repair runs after the oracle's."""
+    from cligym.validate.probes import battery
+
     data = ROOT / "tests" / "data"
-    task = sorted(p.parent for p in DatasetDir(dataset).harbor.path.glob("*/task.toml"))[0]
-    attacks = {p.stem: p.read_text() for p in sorted((data / "attacks").glob("*.sh"))}
     oracle = (task / "solution" / "solve.sh").read_text()
+    attacks = {p.stem: p.read_text() for p in sorted([*(data / "attacks").glob("*.sh"),
+                                                      *(data / "harbor_only").glob("*.sh")])}
     repairs = {p.stem: oracle + "\n" + p.read_text() for p in sorted((data / "repairs").glob("*.sh"))}
+    for probe in battery():
+        (attacks if probe.kind == "cheat" else repairs)[f"probe-{probe.name}"] = (
+            probe.script if probe.kind == "cheat" else oracle + "\n" + probe.script)
+    repairs["oracle"] = oracle
+    return attacks, repairs
+
+
+def test_no_attack_scores_and_every_honest_repair_does_in_harbors_cli(harbor, submodule_task, tmp_path):
+    """Every scripted attack run as the agent's work in Harbor's own CLI scores 0, those on
+    Harbor's shared container included (a bash of the agent's on PATH with a watcher, PID 1
+    traced, the verifier's output redirected through a link, /tests pre-created: the task's
+    compose file mounts its guard read-only and puts its launcher first on PATH); the oracle
+    and every honest repair on top of it score 1 (reinstalling with python -m pip, python3 -m
+    pip and pip alike); nop scores 0. The probe batteries of ``validate --probes`` too."""
+    attacks, repairs = scripted(submodule_task)
     try:
-        found = rewards(harbor_run(harbor, variants(task, attacks, tmp_path / "attacks"), "oracle", tmp_path / "a"))
-        assert set(found) == {"0.0"} and len(found["0.0"]) == len(attacks), found
-        found = rewards(harbor_run(harbor, variants(task, repairs, tmp_path / "repairs"), "oracle", tmp_path / "r"))
-        assert set(found) == {"1.0"} and len(found["1.0"]) == len(repairs), found
+        found = per_trial(harbor, variants(submodule_task, attacks, tmp_path / "attacks"), "oracle", tmp_path / "a")
+        assert set(found.values()) == {0.0} and len(found) == len(attacks), found
+        found = per_trial(harbor, variants(submodule_task, repairs, tmp_path / "repairs"), "oracle", tmp_path / "r")
+        assert set(found.values()) == {1.0} and len(found) == len(repairs), found
+        nop = per_trial(harbor, variants(submodule_task, {"nop": ""}, tmp_path / "nop"), "nop", tmp_path / "n")
+        assert list(nop.values()) == [0.0], nop
     finally:
         assert _leftovers() == []
+
+
+def per_trial(harbor: Path, tasks: Path, agent: str, jobs: Path) -> dict[str, float | None]:
+    """``harbor run``, then each trial's reward by its task's name."""
+    rewards(harbor_run(harbor, tasks, agent, jobs))  # no trial errored
+    return {t["task_name"].rsplit("/", 1)[-1]: t["reward"] for t in _trials(jobs)}
 
 
 def test_harbor_cli_runs_a_registry_dataset_on_an_empty_engine(harbor, base_image, tmp_path_factory, tmp_path):
@@ -171,37 +214,23 @@ def test_harbor_cli_runs_a_registry_dataset_on_an_empty_engine(harbor, base_imag
 @pytest.fixture(scope="module")
 def unseen_task(tmp_path_factory, base_image) -> Path:
     """One exported task whose breakage the verifier's fingerprint does not list (a time zone
-    removed from the system's database), made with cligym's CLI as a user would."""
-    folder = tmp_path_factory.mktemp("tz-task")
-    steps = [["gold", "python-dateutil==2.9.0.post0", "-o", str(folder / "gold")],
-             ["invert", str(folder / "gold"), "-o", str(folder / "run"), "-n", "3", "--seed", "3",
-              "--operators", "zoneinfo_removed", "--max-operators", "1"],
-             ["export", str(folder / "run"), "-o", str(folder / "tasks")]]
-    for step in steps:
-        done = subprocess.run([sys.executable, "-m", "cligym", *step, "-q"] if step[0] != "export" else
-                              [sys.executable, "-m", "cligym", *step], capture_output=True, text=True, timeout=1800)
-        assert done.returncode == 0, (step, done.stderr[-2000:])
-    tasks = sorted(p.parent for p in (folder / "tasks").glob("*/task.toml"))
-    assert tasks, "no task"
-    return tasks[0]
+    removed from the system's database)."""
+    return cli_task(tmp_path_factory.mktemp("tz-task"), "python-dateutil==2.9.0.post0", "zoneinfo_removed")
 
 
 def test_the_shared_container_attacks_score_zero_where_the_fingerprint_is_blind(harbor, unseen_task, tmp_path):
     """On a task whose breakage no listing sees, the attacks on Harbor's shared container and
     the planted pytest plugins score 0 in Harbor's CLI, and the oracle 1."""
-    data = ROOT / "tests" / "data"
-    names = ["harness_bash", "pid1_ptrace", "entry_point_plugin", "tilde_entry_point", "thread_writer"]
-    scripts = {n: (data / "attacks" / f"{n}.sh").read_text() for n in names}
-    scripts["stdout_symlink"] = (data / "harbor_only" / "stdout_symlink.sh").read_text()
-    scripts["oracle"] = (unseen_task / "solution" / "solve.sh").read_text()
+    attacks, repairs = scripted(unseen_task)
+    chosen = {n: attacks[n] for n in ("harness_bash", "pid1_ptrace", "stdout_symlink", "entry_point_plugin",
+                                      "tilde_entry_point", "thread_writer", "probe-entry_point_plugin",
+                                      "probe-conftest_plugin", "probe-stdout_symlink")}
     try:
-        harbor_run(harbor, variants(unseen_task, scripts, tmp_path / "tasks"), "oracle", tmp_path / "jobs")
-        scored = {trial["task_name"].rsplit("/", 1)[-1]: trial["reward"] for trial in _trials(tmp_path / "jobs")}
-        assert len(scored) == len(scripts), scored
-        oracle = [r for n, r in scored.items() if n.endswith("-oracle")]
-        attacks = {n: r for n, r in scored.items() if not n.endswith("-oracle")}
-        assert oracle == [1.0], scored
-        assert set(attacks.values()) == {0.0} and len(attacks) == len(scripts) - 1, scored
+        found = per_trial(harbor, variants(unseen_task, {**chosen, "oracle": repairs["oracle"]}, tmp_path / "t"),
+                          "oracle", tmp_path / "jobs")
+        assert len(found) == len(chosen) + 1, found
+        assert [r for n, r in found.items() if n.endswith("-oracle")] == [1.0], found
+        assert {r for n, r in found.items() if not n.endswith("-oracle")} == {0.0}, found
     finally:
         assert _leftovers() == []
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 from cligym.invert.incidents import HIDDEN_WEIGHT, MISSES_PER_SCENARIO, MixedDegrader, ScenarioDegrader
+from cligym.invert.scenarios.base import HABITS, Site
+from cligym.models.task import Candidate
 from cligym.invert.proposal import Proposal
 from cligym.invert.scenarios import REGISTRY
 from cligym.models.task import AppliedOperator
@@ -19,8 +21,11 @@ class _Fixed:
 
     seed_prefix = "fixed"
 
-    def __init__(self, name: str, changes: int = 0, discard: bool = False) -> None:
-        self.name, self.changes, self.discard, self.calls = name, changes, discard, 0
+    def __init__(self, name: str, changes: int = 0, discard: bool = False, full: bool = False) -> None:
+        self.name, self.changes, self.discard, self.calls, self.full = name, changes, discard, 0, full
+
+    def saturated(self, proposal):
+        return self.full
 
     def propose(self, ctx, attempt, rng):
         self.calls += 1
@@ -97,3 +102,56 @@ def test_a_scenario_leaves_the_draw_after_its_plans_missed_three_times_in_an_att
     assert first in degrader._order(random.Random(2))
     degrader.missed(miss, None)
     assert first not in degrader._order(random.Random(2))
+
+
+def _verified(name: str, failing: list[str], places: list[str], n: int = 0) -> Candidate:
+    change = AppliedOperator(name="x", category="package_files", target=places[0], symptom="s", hint="h",
+                             offline="o", places=places)
+    return Candidate(id=f"{n:04d}", attempt=n, seed=0, status="verified", instance_id=f"p.{name}.{n:010d}",
+                     operators=[change], FAIL_TO_PASS=failing)
+
+
+def test_a_family_that_made_its_share_waits_behind_every_other():
+    """FAMILY_SHARE: the four pip-configuration scenarios share one mechanism, so once their
+    family has made a quarter of the run's tasks every other family's scenario comes first."""
+    degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=24)
+    pip = [s for s in REGISTRY.values() if s.family == "pip_configuration"]
+    assert len(pip) >= 3 and degrader.family_cap == 6
+    for n in range(degrader.family_cap):
+        degrader.seen(_verified(pip[n % len(pip)].name, [f"t{n}"], [f"/m{n}.py"], n))
+    for seed in range(50):
+        order = degrader._order(random.Random(seed))
+        assert {s.family for s in order[-len(pip):]} == {"pip_configuration"}
+
+
+def test_a_worn_failing_set_goes_last_and_saturates_the_proposal():
+    degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=8)
+    assert degrader.f2p_cap == 2
+    for n in range(2):
+        degrader.seen(_verified("ghost_plugin", ["a::t1"], ["/site/pkg/mod.py"], n))
+    assert degrader.worn(["a::t1"]) and not degrader.worn(["a::t1", "a::t2"])
+    assert degrader.saturated(Proposal(sample=[], name="zip_overlay", screen=["a::t1"]))
+    assert degrader.broken["/site/pkg/mod.py"] == 2
+    mix = MixedDegrader(_Fixed("scenario", 2, full=True), _Fixed("composite", 2), seed=0)
+    assert mix.propose(None, _attempts(mix, mix.scenarios)[0], random.Random(0)).name == "composite"
+    lone = MixedDegrader(_Fixed("scenario", 2, full=True), _Fixed("single", 1), seed=0)
+    assert lone.propose(None, _attempts(lone, lone.scenarios)[0], random.Random(0)).name == "scenario"
+
+
+def test_pick_prefers_a_path_no_earlier_task_broke():
+    class _Sub:
+        def __init__(self, path, size=10):
+            self.path, self.size, self.touching = path, size, ["t"]
+
+    site = Site.__new__(Site)
+    site._subs, site.used = [_Sub("/a.py"), _Sub("/b.py")], {"/a.py": 2}
+    picks = [site.pick(random.Random(seed)).path for seed in range(500)]
+    assert picks.count("/b.py") > 0.95 * len(picks)
+
+
+def test_every_scenario_names_its_family_and_habits_it_resists():
+    families = {s.family for s in REGISTRY.values()}
+    assert len(families) >= 5
+    for s in REGISTRY.values():
+        assert s.family and set(s.resists) <= set(HABITS), s.name
+        assert s.resists_sweeper == (set(s.resists) == set(HABITS))

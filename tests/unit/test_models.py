@@ -69,7 +69,7 @@ OLD = Path(__file__).parents[1] / "data" / "records-0.1.0"
 #: Fields added since, with defaults.
 ADDED_SINCE = {GoldEnv: ("requirements_from", "inferred", "left_out", "registry_images"), Probe: ("workdir", "plugin"),
                InvertConfig: ("gold_digest", "scenarios", "mix"),
-               TaskInstance: ("applied", "offline_fair", "repair_steps", "scenario", "difficulty"),
+               TaskInstance: ("applied", "offline_fair", "repair_steps", "scenario", "family", "difficulty"),
                Candidate: ("screened", "decoys", "refused"),
                TaskIssues: ("style", "refused", "prompt_tokens", "completion_tokens"),
                Summary: ("per_difficulty", "per_k"), RolloutResult: ("verdict",)}

@@ -44,18 +44,22 @@ def scenarios(
     """List the incident scenarios: realistic stories of 2–4 interacting changes.
 
     The default 'cligym invert' run draws most attempts from them (the rest are chained
-    composites of operators); '--scenarios NAMES' uses only the named ones. The sweeper
-    column says whether a task-blind battery of generic repairs is meant to fail on it;
-    'shows cause', whether its mechanism puts an injected path in the failing output or the
-    environment (the default mix draws the others likelier). Both are measured per task:
-    see the task's difficulty."""
+    composites of operators); '--scenarios NAMES' uses only the named ones. 'family' is its
+    mechanism (a default run keeps each family under a quarter of its tasks); 'undone by'
+    names the sweeper's habits that undo it (none: the task-blind battery of generic repairs
+    is meant to fail on it; --json lists the habits it resists); 'shows cause', whether its
+    mechanism puts an injected path in the failing output or the environment (the default
+    mix draws the others likelier). Both are measured per task: see the task's difficulty."""
     from cligym.invert.scenarios import REGISTRY
+    from cligym.invert.scenarios.base import HABITS
 
-    rows = [{"name": s.name, "incident": s.incident, "resists_sweeper": s.resists_sweeper,
+    rows = [{"name": s.name, "family": s.family, "incident": s.incident, "resists_sweeper": s.resists_sweeper,
+             "resists": list(s.resists), "undone_by": [h for h in HABITS if h not in s.resists],
              "shows_cause": s.shows_cause} for s in sorted(REGISTRY.values(), key=lambda s: s.name)]
     if as_json:
         print_json(rows)
         return
     yes = {True: "yes", False: "no"}
-    print_table(f"{len(rows)} incident scenarios", ("name", "resists sweeper", "shows cause", "incident"),
-                ([r["name"], yes[r["resists_sweeper"]], yes[r["shows_cause"]], r["incident"]] for r in rows))
+    print_table(f"{len(rows)} incident scenarios", ("name", "family", "undone by", "shows cause", "incident"),
+                ([r["name"], r["family"], ", ".join(r["undone_by"]) or "none", yes[r["shows_cause"]], r["incident"]]
+                 for r in rows))

@@ -4,8 +4,11 @@
 scenario drawn at random (the ones a task-blind sweeper cannot undo first, the others
 only when those have no target or miss; the ones that hide their cause likelier than
 those whose mechanism shows an injected path; a scenario that has made its share of the
-run's tasks waits while others can still be used), its changes as ΔD parts with one repair
-step each. A scenario the site offers no target for is skipped; a state that breaks
+run's tasks, or whose family — its mechanism — has made ``FAMILY_SHARE`` of them, waits
+while others can still be used), its changes as ΔD parts with one repair step each. The
+run's tasks spread over what the tests touch: a path earlier tasks broke is picked much
+less often, and a plan predicted to fail a set of tests that ``F2P_SHARE`` of the run's
+tasks already fail waits behind every other scenario's plan. A scenario the site offers no target for is skipped; a state that breaks
 nothing is a screen miss and the attempt draws again (a scenario whose plans have missed
 ``MISSES_PER_SCENARIO`` times in the attempt is left out of the draw; its last plan
 deletes whole modules, never one function). Scenarios are never reduced: a plan with a
@@ -15,8 +18,9 @@ that hides a deleted module, say) is a miss too.
 ``MixedDegrader`` is the default: each attempt is a scenario (``SCENARIO_SHARE`` of them,
 decided by the run's seed and the attempt number alone, so a resumed run decides alike)
 or a chained composite of 2–3 built-in operators (a composite turn whose search can only
-offer a single operator goes to a scenario; a project no scenario fits gets composites,
-and single faults only when nothing else is left).
+offer a single operator goes to a scenario; a scenario turn whose family or failing set
+has made its share goes to a composite; a project no scenario fits gets composites, and
+single faults, or a saturated scenario, only when nothing else is left).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from collections import Counter
 from cligym.invert.context import RunContext, sample_tests
 from cligym.invert.operators import GoldFiles
 from cligym.invert.proposal import BaseDegrader, Degrader, Proposal, task_of
-from cligym.invert.scenarios import Plan, Scenario, Site
+from cligym.invert.scenarios import REGISTRY, Plan, Scenario, Site
 from cligym.models.task import AppliedOperator, Candidate, TaskFields
 
 #: The share of a default run's attempts that are scenarios (the rest: chained composites).
@@ -37,6 +41,15 @@ HIDDEN_WEIGHT = 3.0
 #: Plans of one scenario an attempt may see miss (break nothing, or fail a check) before it
 #: tries another: a plan that deletes one function may pick one no sampled test calls.
 MISSES_PER_SCENARIO = 3
+#: The most of a run's tasks one scenario family (one mechanism) makes while others can.
+FAMILY_SHARE = 0.25
+#: The most of a run's tasks that fail one same set of tests while other sets can be had.
+F2P_SHARE = 0.25
+
+
+def share_cap(share: float, attempts: int) -> int:
+    """How many of ``attempts`` tasks ``share`` allows (at least 1)."""
+    return max(1, int(share * attempts))
 
 
 def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
@@ -47,7 +60,7 @@ def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
     faults = [c for c in plan.changes if c.role == "fault"] or plan.changes
     return Proposal(
         sample=sample, name=plan.scenario, dockerfile=[line for c in plan.changes for line in c.dockerfile],
-        task=task_of(applied, faults[0].category, scenario=plan.scenario),
+        task=task_of(applied, faults[0].category, scenario=plan.scenario, family=REGISTRY[plan.scenario].family),
         applied=applied, parts=[c.dockerfile for c in plan.changes], steps=steps, repair_order=plan.repair_order,
         naive=plan.naive, screen=[t for t in sample if t in set(plan.touching)], retry=True,
     )
@@ -61,14 +74,34 @@ class ScenarioDegrader(BaseDegrader):
     def __init__(self, scenarios: list[Scenario], attempts: int = 30, max_share: float = 0.2) -> None:
         self.scenarios = scenarios
         self.cap = max(2, int(max_share * attempts + 0.5))
+        self.family_cap = share_cap(FAMILY_SHARE, attempts)
+        self.f2p_cap = share_cap(F2P_SHARE, attempts)
         self.made: Counter[str] = Counter()
+        self.families: Counter[str] = Counter()
+        self.failing: Counter[frozenset[str]] = Counter()  # the F2P sets of the run's tasks
+        self.broken: Counter[str] = Counter()  # paths the faults of the run's tasks broke
         self.files: GoldFiles | None = None
         self._misses: Counter[str] = Counter()  # misses of each scenario in the attempt under way
         self._attempt = -1
 
     def seen(self, candidate: Candidate) -> None:
-        if candidate.status == "verified" and candidate.instance_id:
-            self.made[candidate.instance_id.split(".")[-2]] += 1
+        """Learn from every task of the run (scenario or not): what it is, what it fails, what it broke."""
+        if candidate.status != "verified" or not candidate.instance_id:
+            return
+        name = candidate.instance_id.split(".")[-2]
+        self.made[name] += 1
+        family = next((s.family for s in self.scenarios if s.name == name), None)
+        if family:
+            self.families[family] += 1
+        self.failing[frozenset(candidate.FAIL_TO_PASS)] += 1
+        for change in candidate.operators:
+            if change.role == "fault":
+                self.broken.update(set(change.places))
+
+    def worn(self, touching: list[str]) -> bool:
+        """Whether a plan predicted to fail ``touching`` would fail a set of tests the run's
+        tasks already fail as often as ``F2P_SHARE`` allows."""
+        return self.failing[frozenset(touching)] >= self.f2p_cap
 
     def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
         self._misses[proposal.name] += 1
@@ -82,7 +115,7 @@ class ScenarioDegrader(BaseDegrader):
         mechanism shows an injected path (a traceback that names the culprit makes an
         easy task)."""
         pool = [s for s in self.scenarios if self._misses[s.name] < MISSES_PER_SCENARIO]
-        keys = [(self.made[s.name] >= self.cap, not s.resists_sweeper,
+        keys = [(self.families[s.family] >= self.family_cap or self.made[s.name] >= self.cap, not s.resists_sweeper,
                  -rng.random() ** (1.0 / (1.0 if s.shows_cause else HIDDEN_WEIGHT))) for s in pool]
         return [s for _, s in sorted(zip(keys, pool, strict=True), key=lambda pair: pair[0])]
 
@@ -93,13 +126,26 @@ class ScenarioDegrader(BaseDegrader):
             self.files = GoldFiles.of_session(ctx.gold_session)
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         site = Site(ctx.probe, sample, self.files)
+        site.used = dict(self.broken)
+        worn: Plan | None = None  # the first plan whose failing set is worn: taken only if no other comes
         for scenario in self._order(rng):
             site.narrow = self._misses[scenario.name] < MISSES_PER_SCENARIO - 1  # its last try: whole modules
             plan = scenario.plan(site, random.Random(rng.random()))
-            if plan is not None and plan.touching:
+            if plan is not None and plan.touching and not self.worn(plan.touching):
                 return proposal_of_plan(sample, plan)
+            if plan is not None and plan.touching:
+                worn = worn or plan
+                continue
             self._misses[scenario.name] = MISSES_PER_SCENARIO  # no target in this sample
+        if worn is not None:
+            return proposal_of_plan(sample, worn)
         return Proposal(sample=sample, discard=("no_target", "no scenario has a target in the sample"))
+
+    def saturated(self, proposal: Proposal) -> bool:
+        """Whether the proposal's scenario family, or its predicted failing set, has made
+        its share of the run's tasks (a composite may then serve the attempt better)."""
+        family = next((s.family for s in self.scenarios if s.name == proposal.name), None)
+        return (family is not None and self.families[family] >= self.family_cap) or self.worn(proposal.screen)
 
 
 class MixedDegrader(BaseDegrader):
@@ -124,17 +170,20 @@ class MixedDegrader(BaseDegrader):
         goes to a composite; when neither has one, the operator search's own proposal
         (a single fault) is taken rather than none."""
         first = self.of(attempt)
-        fallback: Proposal | None = None
+        fallback: tuple[Degrader, Proposal] | None = None
         for degrader in (first, self.composites if first is self.scenarios else self.scenarios):
             self._current = degrader
             proposal = degrader.propose(ctx, attempt, rng)
-            if proposal.discard is None and (degrader is self.scenarios or len(proposal.applied) >= 2):
+            if proposal.discard is not None:
+                continue
+            if degrader is self.scenarios and not self.scenarios.saturated(proposal):
                 return proposal
-            if degrader is self.composites and proposal.discard is None:
-                fallback = proposal
+            if degrader is self.composites and len(proposal.applied) >= 2:
+                return proposal
+            fallback = fallback or (degrader, proposal)  # a saturated scenario, or a single fault
         if fallback is not None:
-            self._current = self.composites
-            return fallback
+            self._current = fallback[0]
+            return fallback[1]
         return proposal
 
     def seen(self, candidate: Candidate) -> None:

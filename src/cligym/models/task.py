@@ -182,6 +182,7 @@ class TaskFields(BaseModel):
     origin: Origin = "operators"
     title: str = ""
     scenario: str = ""
+    family: str = ""
 
 
 class Difficulty(BaseModel):
@@ -259,6 +260,8 @@ class TaskInstance(BaseModel):
     repair_steps: list[RepairStep] = Field(default_factory=list)
     #: the incident scenario that made the state ("" for operator tasks and the agent path)
     scenario: str = ""
+    #: the scenario's family, its mechanism (``Scenario.family``; "" where ``scenario`` is)
+    family: str = ""
     #: measured difficulty (None on records made before it was measured)
     difficulty: Difficulty | None = None
 

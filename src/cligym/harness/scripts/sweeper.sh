@@ -4,19 +4,30 @@
 # Python machine. A task it solves teaches little: difficulty measurement runs it in the
 # broken image and then the task's failing tests.
 #
-# Every step is tried; a failing step does not stop the others. The steps:
+# Every step is tried; a failing step does not stop the others. Each step is a habit (named
+# in cligym.invert.scenarios.base.HABITS) an admin has; the steps:
+#  0. run its own commands in a clean environment: every PYTHON*, PIP_* and LD_* variable
+#     unset, the interpreter isolated (-I);
 #  1. make every interpreter and every program of the venv executable;
 #  2. drop /etc/ld.so.preload and rebuild the dynamic loader's cache and SONAME links;
 #  3. delete all bytecode (every __pycache__ folder and stray .pyc);
 #  4. delete modules in the working directory named like standard-library modules;
 #  5. recreate the virtual environment (venv --clear) with the system's pip and setuptools
 #     and reinstall every wheel of every local wheelhouse (pip's find-links, and
-#     /opt/wheelhouse): all at once, and wheel by wheel with --no-deps when that fails;
+#     /opt/wheelhouse) with pip's configuration ignored (PIP_CONFIG_FILE=/dev/null, the
+#     wheelhouses named on the command line): all at once, and wheel by wheel with --no-deps
+#     when that fails;
 #  6. refresh the CA certificates, regenerate the configured locales, and restore the time
 #     zone link to UTC when it dangles.
 # shellcheck disable=SC2086
 
 step() { echo "sweeper: $*"; }
+
+step "0 a clean environment"
+for var in $(env | sed -n 's/^\(PYTHON[A-Za-z0-9_]*\|PIP_[A-Za-z0-9_]*\|LD_[A-Za-z0-9_]*\)=.*/\1/p'); do
+  unset "$var"
+done
+export PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1
 
 step "1 executables"
 chmod a+rx /usr/bin/python3* /usr/local/bin/* 2>/dev/null
@@ -31,7 +42,7 @@ find / -xdev \( -name __pycache__ -type d -prune -exec rm -rf {} + \) -o \( -nam
   2>/dev/null
 
 step "4 stray standard-library names in $PWD"
-names=$(/usr/bin/python3 -c 'import sys; print(" ".join(sorted(sys.stdlib_module_names)))' 2>/dev/null)
+names=$(/usr/bin/python3 -I -c 'import sys; print(" ".join(sorted(sys.stdlib_module_names)))' 2>/dev/null)
 for file in ./*.py; do
   [ -f "$file" ] || continue
   base=$(basename "$file" .py)
@@ -58,18 +69,20 @@ for wheel in /usr/share/python-wheels/*.whl; do
   bundled="$bundled $wheel"
   case "${wheel##*/}" in pip-*) bundled_pip=$wheel ;; esac
 done
+links=""
+for house in $houses /opt/wheelhouse; do [ -d "$house" ] && links="$links --find-links $house"; done
 if [ -n "${VIRTUAL_ENV:-}" ] && [ -n "$bundled_pip" ]; then
-  /usr/bin/python3 -m venv --clear --without-pip "$VIRTUAL_ENV" 2>&1
+  /usr/bin/python3 -I -m venv --clear --without-pip "$VIRTUAL_ENV" 2>&1
   wheels="$bundled $wheels"
-  pip="$VIRTUAL_ENV/bin/python $bundled_pip/pip"
+  pip="$VIRTUAL_ENV/bin/python -I $bundled_pip/pip"
 elif [ -n "${VIRTUAL_ENV:-}" ]; then
-  /usr/bin/python3 -m venv --clear "$VIRTUAL_ENV" 2>&1
-  pip="$VIRTUAL_ENV/bin/python -m pip"
+  /usr/bin/python3 -I -m venv --clear "$VIRTUAL_ENV" 2>&1
+  pip="$VIRTUAL_ENV/bin/python -I -m pip"
 else
-  pip="/usr/bin/python3 -m pip"
+  pip="/usr/bin/python3 -I -m pip"
 fi
-if [ -n "$wheels" ] && ! $pip install --no-index --no-compile --force-reinstall $wheels 2>&1; then
-  for wheel in $wheels; do $pip install --no-index --no-compile --no-deps --force-reinstall "$wheel" 2>&1; done
+if [ -n "$wheels" ] && ! $pip install --no-index $links --no-compile --force-reinstall $wheels 2>&1; then
+  for wheel in $wheels; do $pip install --no-index $links --no-compile --no-deps --force-reinstall "$wheel" 2>&1; done
 fi
 
 step "6 certificates, locales, time zone"

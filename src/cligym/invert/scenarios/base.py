@@ -95,6 +95,9 @@ class Site:
         #: whether a plan may delete one function rather than a module (a degrader whose
         #: narrow plans keep missing turns it off)
         self.narrow = True
+        #: how often earlier tasks of the run broke each path: ``pick`` prefers fresh targets,
+        #: so a run's tasks spread over what the tests touch
+        self.used: dict[str, int] = {}
         self._wheels: dict[tuple[str, str], str | None] = {}
 
     def submodules(self) -> list[Submodule]:
@@ -146,14 +149,30 @@ class Site:
                          package=package, size=size, reinstall=line, wheel=wheel, touching=touching)
 
     def pick(self, rng: random.Random, need_size: int = 0) -> Submodule | None:
-        """A submodule, the narrow ones likelier."""
+        """A submodule, the narrow ones likelier and ones earlier tasks broke much less
+        likely (each earlier task divides the weight by 8: a new symptom before a new
+        blocker over an old one)."""
         pool = [s for s in self.submodules() if s.size >= need_size]
         if not pool:
             return None
-        return rng.choices(pool, weights=[1.0 / len(s.touching) for s in pool])[0]
+        return rng.choices(pool, weights=[1.0 / len(s.touching) / 8 ** self.used.get(s.path, 0) for s in pool])[0]
 
     def exists(self, path: str) -> bool:
         return path in self.probe.files
+
+
+#: The sweeper's habits (``harness/scripts/sweeper.sh``), each a step an admin takes on a
+#: broken Python machine without reading the task; a scenario names those it resists.
+HABITS = {
+    "executables": "make every interpreter and program of the venv executable",
+    "loader": "drop /etc/ld.so.preload, rebuild the loader's cache",
+    "bytecode": "delete all bytecode",
+    "stdlib_names": "delete modules in the working directory named like the standard library's",
+    "clean_environment": "run pip and python isolated: PYTHON*, PIP_* and LD_* unset, python -I",
+    "pip_config_ignored": "reinstall with pip's configuration ignored, from the local wheelhouses only",
+    "venv_recreated": "recreate the venv and reinstall every local wheel",
+    "system_data": "refresh certificates and locales, relink a dangling time zone",
+}
 
 
 class Scenario:
@@ -162,12 +181,20 @@ class Scenario:
     name: ClassVar[str]
     #: the class of real incident it is modelled on (one line; the docstring tells more)
     incident: ClassVar[str]
-    #: whether a task-blind sweeper (venv recreated, wheels reinstalled) is meant to fail on it
-    resists_sweeper: ClassVar[bool] = True
+    #: its mechanism, shared with the scenarios that break or block the same way (a mix
+    #: keeps no family above its share of a run's tasks)
+    family: ClassVar[str]
+    #: the sweeper's habits (``HABITS``) that do not undo it, or leave the state it judges
+    resists: ClassVar[tuple[str, ...]] = tuple(HABITS)
     #: whether its mechanism leaves an injected path where a reader of the failing output or
     #: of ``env`` sees it (a shadow copy in the traceback's frames, a truncated module's
     #: SyntaxError, a folder in an ``ENV`` line); measured per task all the same
     shows_cause: ClassVar[bool] = False
+
+    @property
+    def resists_sweeper(self) -> bool:
+        """Whether the whole task-blind sweeper is meant to fail on it: no habit undoes it."""
+        return set(HABITS) <= set(self.resists)
 
     def plan(self, site: Site, rng: random.Random) -> Plan | None:
         raise NotImplementedError

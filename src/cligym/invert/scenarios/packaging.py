@@ -48,9 +48,10 @@ class HalfFinishedUpgrade(Scenario):
     it works."""
 
     name = "half_finished_upgrade"
+    family = "interrupted_pip"
+    resists = ("executables", "loader", "bytecode", "stdlib_names", "clean_environment", "system_data")
     shows_cause = True  # the truncated module's SyntaxError prints its path
     incident = "an interrupted upgrade: a truncated module, a missing RECORD, a partial wheel in the wheelhouse"
-    resists_sweeper = False
 
     def plan(self, site, rng):
         sub = site.pick(rng, need_size=64)
@@ -80,6 +81,7 @@ class ConstraintPinsMissingRelease(Scenario):
     code of it is missing (a function or a whole module, ``missing_code``)."""
 
     name = "constraint_pins_missing_release"
+    family = "pip_configuration"
     incident = "a constraint file in pip's configuration pinning a release that is not available"
 
     def plan(self, site, rng):
@@ -107,6 +109,7 @@ class _PipInstallSetting(Scenario):
     """A setting in the machine-wide pip configuration's ``[install]`` section that defeats
     every reinstall, over code missing from an installed distribution (``missing_code``)."""
 
+    family = "pip_configuration"
     #: the change's name, the lines of the ``[install]`` section, what the naive repair shows
     change: str
     setting: str
@@ -172,8 +175,9 @@ class InterruptedUninstall(Scenario):
     ("RECORD file not found")."""
 
     name = "interrupted_uninstall"
+    family = "interrupted_pip"
+    resists = ("executables", "loader", "bytecode", "stdlib_names", "clean_environment", "system_data")
     incident = "an interrupted pip uninstall: the package's files gone, its metadata left without a RECORD"
-    resists_sweeper = False
 
     def plan(self, site, rng):
         sub = site.pick(rng)
@@ -199,9 +203,10 @@ class MirrorSwitch(Scenario):
     meanwhile one module of a distribution is cut short."""
 
     name = "mirror_switch"
+    family = "pip_configuration"
+    resists = ("executables", "loader", "bytecode", "stdlib_names", "clean_environment", "pip_config_ignored", "system_data")
     shows_cause = True  # the truncated module's SyntaxError prints its path
     incident = "a venv-level pip.conf pointing at an empty wheelhouse, over a damaged module"
-    resists_sweeper = False
 
     def plan(self, site, rng):
         sub = site.pick(rng, need_size=64)
@@ -231,8 +236,9 @@ class GhostPlugin(Scenario):
     clean-up took a submodule of a real distribution."""
 
     name = "ghost_plugin"
+    family = "interrupted_pip"
+    resists = ("executables", "loader", "bytecode", "stdlib_names", "clean_environment", "system_data")
     incident = "a ghost pytest plugin left by an uninstall, over a module removed by the same clean-up"
-    resists_sweeper = False
 
     def plan(self, site, rng):
         sub = site.pick(rng)

@@ -27,6 +27,7 @@ SHOWS = [r"ModuleNotFoundError", r"No module named", r"cannot import name", r"Sy
 class _Shadowed(Scenario):
     """A shadow copy (``shadow``) over the submodule deleted from the installed package."""
 
+    family = "import_shadow"
     shows_cause = True  # the copy's files are in the traceback's frames when its __init__ runs
 
     def shadow(self, site: Site, sub: Submodule, cut: bool) -> Change | None:
@@ -62,8 +63,8 @@ class LegacyEggAhead(_Shadowed):
     days before wheels; the distribution's real install is missing a submodule too."""
 
     name = "legacy_egg_ahead"
+    resists = ("executables", "loader", "bytecode", "stdlib_names", "clean_environment", "pip_config_ignored", "system_data")
     incident = "a legacy egg put ahead of site-packages by easy-install.pth, over a missing submodule"
-    resists_sweeper = False
 
     def shadow(self, site, sub, cut):
         pth = f"{site.site}/easy-install.pth"

@@ -32,6 +32,7 @@ class SelfUndoingFix(Scenario):
     itself until the hook is found."""
 
     name = "self_undoing_fix"
+    family = "startup_hook"
     incident = "a fix that undoes itself: a start-up hook deletes the repaired file at every start"
 
     def plan(self, site, rng):
@@ -72,6 +73,7 @@ class LibrarySearchOrder(Scenario):
     reveals the moved link; ``ldconfig`` alone changes nothing the loader searches first."""
 
     name = "library_search_order"
+    family = "library_loading"
     shows_cause = True  # LD_LIBRARY_PATH names the stray file's folder
     incident = "a library search-order chain: an LD_LIBRARY_PATH stray file and a moved soname link"
 

@@ -65,9 +65,9 @@ def validate(
     for r in results:  # on stderr, with --json too
         if r.oracle.reward != 1 or r.nop.reward != 0:
             err.print(f"{r.task}: oracle {r.oracle.reward} ({r.oracle.detail}) nop {r.nop.reward} ({r.nop.detail})",
-                      markup=False)
-        for probe in r.failed_probes:
-            err.print(f"{r.task}: {probe.line()}", markup=False)
+                      markup=False, soft_wrap=True)
+        for probe in r.failed_probes:  # one line each, whatever the terminal's width
+            err.print(f"{r.task}: {probe.line()}", markup=False, soft_wrap=True)
     if not report.all_ok:
         raise typer.Exit(1)
 

@@ -105,3 +105,31 @@ def test_a_link_where_the_harness_writes_the_verifiers_output_empties_no_file(ru
     shutil.copytree(task_dir.path, guarded.path)
     reward, detail, shipped, judge, output = judge_after(runtime, tag, guarded, attack)
     assert judge == shipped and output and reward == 0.0 and detail.startswith("cligym verifier: reward 0: "), detail
+
+
+#: Processes a sweep must not spare: one whose name makes its stat line read as a zombie's
+#: (a newline and ") Z" in the name, which the kernel prints unescaped), one in a session of
+#: its own; then the sweep, and what is left.
+HIDING = r"""
+mkfifo /tmp/f
+bash -c 'printf "x) Z\n" > /proc/$$/comm; read x < /tmp/f' &
+setsid bash -c 'read y < /tmp/f' &
+sleep 0.5
+. /tmp/sweep.sh
+sweep
+echo "swept=$?"
+for d in /proc/[0-9]*; do echo "left ${d#/proc/} $(tr '\n' ' ' < $d/comm)"; done
+"""
+
+
+def test_no_process_hides_from_the_sweep_by_its_name(runtime, base_image):
+    from cligym.harness.bundle import busybox_bytes, script
+
+    with runtime.session(base_image, keepalive=("sh", "-c", "sleep infinity")) as session:
+        session.put_files({"/tmp/busybox": (busybox_bytes(), 0o755), "/tmp/sweep.sh": (script("sweep.sh"), 0o644),
+                           "/tmp/hide.sh": (HIDING, 0o644)})
+        out = session.exec(["/tmp/busybox", "sh", "/tmp/hide.sh"], timeout=120, timer=None).output
+    assert "swept=0" in out, out
+    left = [line.split(" ", 2)[2] for line in out.splitlines() if line.startswith("left ")]
+    assert not any(name.startswith("x) Z") or name.startswith("bash") for name in left), out
+    assert any(name.startswith("sleep") for name in left), out  # the container's keep-alive stays

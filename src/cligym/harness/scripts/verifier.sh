@@ -40,6 +40,7 @@ write_reward() {  # the verdict's last act: each file renamed into place
 }
 
 verdict() {  # every path here comes after a sweep and starts nothing that outlives it
+  sweep  # and once more, so that nothing is left to act between the verdict and its reading
   if ! pid1_ok "$KEEPALIVE"; then
     set -- 0 "PID 1 is no longer the container's keep-alive"
   fi

@@ -80,6 +80,35 @@ class DifficultyFigures(BaseModel):
     paper_dockerfile_lines: float  # the CLI-Gym paper's mean
 
 
+class ProjectMix(BaseModel):
+    """How one project's tasks spread over what its tests fail."""
+
+    project: str
+    tasks: int
+    failing_sets: int  # distinct F2P sets among its tasks
+    top_failing_share: float | None  # the share of its tasks that fail its commonest F2P set
+    #: why one F2P set holds more than ``MIX_SHARE`` of its tasks ("" when none does)
+    over: str = ""
+
+
+class MixFigures(BaseModel):
+    """How broad the dataset's mix is: tasks by scenario family (one mechanism; operator
+    composites by their first change's category), by category and by F2P set per project,
+    and the near-duplicates (one project, one F2P set, the same broken paths)."""
+
+    families: dict[str, int]
+    top_family_share: float | None
+    #: per family, the share of its measured tasks the sweeper (every habit) solves
+    sweeper_solves: dict[str, float | None]
+    categories: dict[str, int]
+    projects: list[ProjectMix]
+    near_duplicates: list[list[str]]  # groups of instance ids
+
+
+#: The share above which one family, or one F2P set of a project, is flagged.
+MIX_SHARE = 0.25
+
+
 class Report(BaseModel):
     inputs: list[str]
     table: list[PaperRow]
@@ -95,6 +124,7 @@ class Report(BaseModel):
     discard_reasons: dict[str, int]
     agent_stop_reasons: dict[str, int]
     difficulty: DifficultyFigures
+    mix: MixFigures | None = None  # None in reports written before it was computed
     rollouts: RolloutFigures | None = None
     tokens: dict[str, float | None]
     storage: dict[str, float | None]

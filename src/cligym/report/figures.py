@@ -12,6 +12,7 @@ from statistics import mean
 from cligym.layout import TaskDir
 from cligym.models.gold import GoldEnv
 from cligym.models.report import DifficultyFigures, PaperRow, PassRates, ProjectRow, Report, RolloutFigures, TaskRow
+from cligym.report.mix import mix_figures
 from cligym.models.rollout import RolloutResult
 from cligym.models.task import LABELS, TaskInstance
 from cligym.report.sources import ExportedTask, Run, Sources
@@ -57,6 +58,7 @@ def compute(sources: Sources, out: Path) -> Report:
         discard_reasons=dict(Counter(c.discard_kind or "other" for c in candidates if c.status == "discarded")),
         agent_stop_reasons=dict(Counter(c.agent.stop_reason for c in candidates if c.agent)),
         difficulty=_difficulty(tasks),
+        mix=mix_figures(tasks),
         rollouts=_rollouts(sources, rollouts, tasks, exported) if rollouts else None,
         tokens=tokens,
         storage=storage,

@@ -1,0 +1,54 @@
+"""How broad a dataset's mix is (``MixFigures``): a dataset is only as broad as its mix, and
+near-duplicates inflate any pass rate measured on it."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from cligym.models.report import MIX_SHARE, MixFigures, ProjectMix
+from cligym.models.task import TaskInstance
+
+
+def family_of(task: TaskInstance) -> str:
+    """The task's mechanism: its scenario's family; a composite's first change's category."""
+    if task.family:
+        return task.family
+    return f"{task.origin}: {task.category}" if task.origin == "operators" else task.origin
+
+
+def _broken(task: TaskInstance) -> frozenset[str]:
+    """The paths the task's faults broke (its blockers aside)."""
+    return frozenset(p for a in task.applied if a.role == "fault" for p in (a.places or [a.target]))
+
+
+def _project(name: str, tasks: list[TaskInstance]) -> ProjectMix:
+    sets = Counter(frozenset(t.FAIL_TO_PASS) for t in tasks)
+    top = sets.most_common(1)[0][1] if sets else 0
+    share = round(top / len(tasks), 4) if tasks else None
+    over = ""
+    if share is not None and share > MIX_SHARE and len(tasks) * MIX_SHARE >= 1:  # a share a spread could meet
+        over = (f"{top} of {len(tasks)} tasks fail the same {len(sets.most_common(1)[0][0])} test(s); "
+                f"{len(sets)} distinct failing set(s) in all")
+    return ProjectMix(project=name, tasks=len(tasks), failing_sets=len(sets), top_failing_share=share, over=over)
+
+
+def mix_figures(tasks: list[TaskInstance]) -> MixFigures:
+    families = Counter(family_of(t) for t in tasks)
+    by_project: dict[str, list[TaskInstance]] = defaultdict(list)
+    for task in tasks:
+        by_project[task.repo].append(task)
+    groups: dict[tuple, list[str]] = defaultdict(list)
+    for task in tasks:
+        groups[(task.repo, frozenset(task.FAIL_TO_PASS), _broken(task))].append(task.instance_id)
+    solved: dict[str, list[bool]] = defaultdict(list)
+    for task in tasks:
+        if task.difficulty is not None:
+            solved[family_of(task)].append(task.difficulty.sweeper_solves)
+    return MixFigures(
+        families=dict(families.most_common()),
+        sweeper_solves={f: round(sum(solved[f]) / len(solved[f]), 4) if solved[f] else None for f in families},
+        top_family_share=round(families.most_common(1)[0][1] / len(tasks), 4) if tasks else None,
+        categories=dict(Counter(t.category for t in tasks).most_common()),
+        projects=[_project(name, by_project[name]) for name in sorted(by_project)],
+        near_duplicates=[sorted(ids) for ids in groups.values() if len(ids) > 1],
+    )

@@ -1,0 +1,42 @@
+"""The report's mix figures, from task records alone: families (a composite by its first
+change's category), each project's F2P sets with the one over a quarter flagged and why,
+and near-duplicates (one project, one F2P set, the same broken paths)."""
+
+from __future__ import annotations
+
+from cligym.models.task import AppliedOperator, Difficulty, TaskInstance
+from cligym.report.mix import mix_figures
+
+
+def task(n: int, repo: str, family: str, failing: list[str], broken: str, blocker: str = "",
+         solved: bool = False) -> TaskInstance:
+    applied = [AppliedOperator(name="fault", category="package_files", target=broken, symptom="s", hint="h",
+                               places=[broken])]
+    if blocker:
+        applied.append(AppliedOperator(name=blocker, category="package_metadata", target="/etc/pip.conf",
+                                       symptom="s", hint="h", role="blocker", places=["/etc/pip.conf"]))
+    return TaskInstance(
+        instance_id=f"{repo}.x.{n:010d}", repo=repo, image_name="img", gold_image_id="sha256:0", workdir="/w",
+        test_command="pytest", categories=["package_files"], targets=[broken], symptoms=["s"], hints=["h"],
+        fail_fraction=0.5, suite_size=10, seed=0, attempt=n,
+        dockerfile=["RUN true"], FAIL_TO_PASS=failing, PASS_TO_PASS=[], solution="true", category="package_files",
+        operators=[a.name for a in applied], family=family,
+        applied=applied, difficulty=Difficulty(k=2, reveal_depth=3, culprit_named=False, sweeper_solves=solved,
+                                               breadth=2, subsystems=2, label="hard"))
+
+
+def test_families_failing_sets_and_near_duplicates():
+    tasks = [task(0, "p", "pip_configuration", ["t1"], "/m.py", "pip_user_install"),
+             task(1, "p", "pip_configuration", ["t1"], "/m.py", "pip_install_target", solved=True),
+             task(2, "p", "import_shadow", ["t2"], "/n.py"),
+             task(3, "p", "", ["t3"], "/o.py"),
+             task(4, "q", "startup_hook", ["u1"], "/a.py")]
+    mix = mix_figures(tasks)
+    assert mix.families == {"pip_configuration": 2, "import_shadow": 1, "operators: package_files": 1,
+                            "startup_hook": 1}
+    assert mix.top_family_share == 0.4 and mix.sweeper_solves["pip_configuration"] == 0.5
+    p, q = mix.projects
+    assert (p.project, p.tasks, p.failing_sets, p.top_failing_share) == ("p", 4, 3, 0.5)
+    assert "2 of 4 tasks fail the same 1 test(s)" in p.over
+    assert q.over == "" and q.top_failing_share == 1.0  # too few tasks to say
+    assert mix.near_duplicates == [["p.x.0000000000", "p.x.0000000001"]]

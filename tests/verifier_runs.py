@@ -6,6 +6,7 @@ bash), which is what an exported task meets in Harbor's CLI."""
 
 from __future__ import annotations
 
+import shutil
 import tomllib
 
 import yaml
@@ -61,6 +62,17 @@ def compose_main(task: TaskDir) -> tuple[dict[str, str], dict[str, str]]:
         assert mode == "ro", volume
         mounts[str((task.environment / src).resolve())] = dest
     return {k: v.replace("$$", "$") for k, v in main.get("environment", {}).items()}, mounts
+
+
+def naive_tests(task: TaskDir, test_sh: str) -> None:
+    """Make ``task`` a naive one: its tests/ only ``test_sh``, and no guard (a naive task
+    ships none, and the guard's sums would refuse the naive tests)."""
+    shutil.rmtree(task.tests)
+    task.tests.mkdir()
+    task.test_sh.write_text(test_sh)
+    task.test_sh.chmod(0o755)
+    shutil.rmtree(task.guard, ignore_errors=True)
+    task.harbor_compose.unlink(missing_ok=True)
 
 
 def harbor_container(runtime, tag: str, task: TaskDir):

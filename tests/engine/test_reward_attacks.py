@@ -28,7 +28,7 @@ from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load
 from cligym.models.task import TaskInstance
 from tests.engine.test_verifier_cheats import naive_verifier
-from tests.verifier_runs import solve_then_judge
+from tests.verifier_runs import naive_tests, solve_then_judge
 
 DATA = Path(__file__).parents[1] / "data"
 ATTACKS = sorted(p.stem for p in (DATA / "attacks").glob("*.sh"))
@@ -86,12 +86,7 @@ def variant(task_dir: TaskDir, dest: Path, solve: str, naive: TaskInstance | Non
     for payload in (DATA / "attacks").glob("*.py"):  # what the attack scripts run
         shutil.copy(payload, copy.solution / payload.name)
     if naive is not None:  # without the guard too: a naive task has none
-        shutil.rmtree(copy.guard, ignore_errors=True)
-        copy.harbor_compose.unlink(missing_ok=True)
-        shutil.rmtree(copy.tests)
-        copy.tests.mkdir()
-        copy.test_sh.write_text(naive_verifier(naive))
-        copy.test_sh.chmod(0o755)
+        naive_tests(copy, naive_verifier(naive))
     return copy
 
 

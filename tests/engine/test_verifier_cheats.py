@@ -26,7 +26,7 @@ from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load
 from cligym.models.task import TaskInstance, run_order
 from cligym.verify.checks import verifier_check
-from tests.verifier_runs import solve_then_judge
+from tests.verifier_runs import naive_tests, solve_then_judge
 
 CODE_OPERATORS = ["code_comparison_flipped", "code_return_flipped", "code_boundary_shifted"]
 
@@ -106,11 +106,8 @@ def variant(task_dir: TaskDir, dest: Path, solve: str | None, naive: TaskInstanc
     if solve is not None:
         copy.solve_sh.write_text("#!/bin/bash\n" + solve)
     if naive is not None:
-        shutil.rmtree(copy.tests)
-        copy.tests.mkdir()
-        copy.test_sh.write_text(naive_verifier(naive))
+        naive_tests(copy, naive_verifier(naive))
     copy.solve_sh.chmod(0o755)
-    copy.test_sh.chmod(0o755)
     return copy
 
 

@@ -4,6 +4,7 @@ opens, not how it gets there, run here under the same static busybox on a scratc
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -131,15 +132,37 @@ def test_pyvenv_cfg_is_read_as_the_interpreter_reads_it(tmp_path):
     assert listing(tmp_path, "C", cfg) != before
 
 
+def test_the_guard_lets_through_exactly_the_harness_commands():
+    """The guard's launcher sends to its verifier phase the commands Harbor runs after the
+    agent (as cligym's runner writes them too), and nothing an agent types that resembles
+    them: its patterns (POSIX ERE, which Python's re reads alike here) decide."""
+    from cligym.harness.trial import REWARD_FILE, REWARD_JSON, TEST_COMMAND, TESTS_DIR
+
+    source = (SCRIPTS / "guard-launcher.c").read_text()
+    patterns = re.findall(r'^    "(\^.*\$)",$', source, re.M)
+    assert len(patterns) == 4
+    patterns = [re.compile(p.encode().decode("unicode_escape")) for p in patterns]
+
+    def phase(command: str) -> bool:
+        return ".." not in command and any(p.fullmatch(command) for p in patterns)
+
+    for command in (f"rm -f -- {REWARD_FILE} {REWARD_JSON}", f"chmod +x {TESTS_DIR}/test.sh", TEST_COMMAND,
+                    f"{TESTS_DIR}/test.sh > /logs/verifier/test-stdout.txt 2>&1"):
+        assert phase(command), command
+    for command in ("ls /logs/verifier", f"rm -rf -- {REWARD_FILE}", f"chmod +x {TESTS_DIR}/test.sh; id",
+                    f"({TESTS_DIR}/../bin/x) > /logs/verifier/o 2>&1", f"cat {TESTS_DIR}/test.sh",
+                    f"({TESTS_DIR}/test.sh) > /tmp/o 2>&1", f"tmux send-keys '{TEST_COMMAND}' Enter"):
+        assert not phase(command), command
+
+
 def test_the_entry_scripts_name_the_harness_places_the_code_uses():
-    """test.sh, run-tests.sh and the bash launcher are files with the harness's fixed places
+    """test.sh and run-tests.sh are files with the harness's fixed places
     written out: they must be the places ``harness.trial`` uses."""
     from cligym.harness.reference import harbor_test_sh, tb_run_tests
     from cligym.harness.trial import TESTS_DIR, VERIFIER_LOGS
 
     assert harbor_test_sh().splitlines()[0] == f"#!{TESTS_DIR}/bin/busybox sh"
     assert harbor_test_sh().splitlines()[-1].endswith(f"{TESTS_DIR}/reference/verifier.sh harbor {TESTS_DIR} {VERIFIER_LOGS}")
-    assert (SCRIPTS / "launcher.sh").read_text().splitlines()[0] == f"#!{TESTS_DIR}/bin/busybox sh"
     line = tb_run_tests("/agent logs").splitlines()[-1]
     assert line.startswith(f'exec "${{TEST_DIR:-{TESTS_DIR}}}"/bin/busybox sh') and line.endswith(" '/agent logs'")
 

@@ -21,11 +21,8 @@ class _Fixed:
 
     seed_prefix = "fixed"
 
-    def __init__(self, name: str, changes: int = 0, discard: bool = False, full: bool = False) -> None:
-        self.name, self.changes, self.discard, self.calls, self.full = name, changes, discard, 0, full
-
-    def saturated(self, proposal):
-        return self.full
+    def __init__(self, name: str, changes: int = 0, discard: bool = False) -> None:
+        self.name, self.changes, self.discard, self.calls = name, changes, discard, 0
 
     def propose(self, ctx, attempt, rng):
         self.calls += 1
@@ -124,18 +121,13 @@ def test_a_family_that_made_its_share_waits_behind_every_other():
         assert {s.family for s in order[-len(pip):]} == {"pip_configuration"}
 
 
-def test_a_worn_failing_set_goes_last_and_saturates_the_proposal():
+def test_a_worn_failing_set_is_known():
     degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=8)
     assert degrader.f2p_cap == 2
     for n in range(2):
         degrader.seen(_verified("ghost_plugin", ["a::t1"], ["/site/pkg/mod.py"], n))
     assert degrader.worn(["a::t1"]) and not degrader.worn(["a::t1", "a::t2"])
-    assert degrader.saturated(Proposal(sample=[], name="zip_overlay", screen=["a::t1"]))
     assert degrader.broken["/site/pkg/mod.py"] == 2
-    mix = MixedDegrader(_Fixed("scenario", 2, full=True), _Fixed("composite", 2), seed=0)
-    assert mix.propose(None, _attempts(mix, mix.scenarios)[0], random.Random(0)).name == "composite"
-    lone = MixedDegrader(_Fixed("scenario", 2, full=True), _Fixed("single", 1), seed=0)
-    assert lone.propose(None, _attempts(lone, lone.scenarios)[0], random.Random(0)).name == "scenario"
 
 
 def test_pick_prefers_a_path_no_earlier_task_broke():

@@ -18,9 +18,10 @@ that hides a deleted module, say) is a miss too.
 ``MixedDegrader`` is the default: each attempt is a scenario (``SCENARIO_SHARE`` of them,
 decided by the run's seed and the attempt number alone, so a resumed run decides alike)
 or a chained composite of 2–3 built-in operators (a composite turn whose search can only
-offer a single operator goes to a scenario; a scenario turn whose family or failing set
-has made its share goes to a composite; a project no scenario fits gets composites, and
-single faults, or a saturated scenario, only when nothing else is left).
+offer a single operator goes to a scenario; a project no scenario fits gets composites,
+and single faults only when nothing else is left). A family or failing set that has made
+its share only waits behind the others in the scenarios' own draw: handing its turn to a
+composite would trade a blocker for a change minimality often drops, an easier task.
 """
 
 from __future__ import annotations
@@ -141,12 +142,6 @@ class ScenarioDegrader(BaseDegrader):
             return proposal_of_plan(sample, worn)
         return Proposal(sample=sample, discard=("no_target", "no scenario has a target in the sample"))
 
-    def saturated(self, proposal: Proposal) -> bool:
-        """Whether the proposal's scenario family, or its predicted failing set, has made
-        its share of the run's tasks (a composite may then serve the attempt better)."""
-        family = next((s.family for s in self.scenarios if s.name == proposal.name), None)
-        return (family is not None and self.families[family] >= self.family_cap) or self.worn(proposal.screen)
-
 
 class MixedDegrader(BaseDegrader):
     """Scenarios for most attempts, chained operator composites for the rest; the policy of
@@ -170,20 +165,17 @@ class MixedDegrader(BaseDegrader):
         goes to a composite; when neither has one, the operator search's own proposal
         (a single fault) is taken rather than none."""
         first = self.of(attempt)
-        fallback: tuple[Degrader, Proposal] | None = None
+        fallback: Proposal | None = None
         for degrader in (first, self.composites if first is self.scenarios else self.scenarios):
             self._current = degrader
             proposal = degrader.propose(ctx, attempt, rng)
-            if proposal.discard is not None:
-                continue
-            if degrader is self.scenarios and not self.scenarios.saturated(proposal):
+            if proposal.discard is None and (degrader is self.scenarios or len(proposal.applied) >= 2):
                 return proposal
-            if degrader is self.composites and len(proposal.applied) >= 2:
-                return proposal
-            fallback = fallback or (degrader, proposal)  # a saturated scenario, or a single fault
+            if degrader is self.composites and proposal.discard is None:
+                fallback = proposal
         if fallback is not None:
-            self._current = fallback[0]
-            return fallback[1]
+            self._current = self.composites
+            return fallback
         return proposal
 
     def seen(self, candidate: Candidate) -> None:

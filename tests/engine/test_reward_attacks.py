@@ -90,10 +90,17 @@ def variant(task_dir: TaskDir, dest: Path, solve: str, naive: TaskInstance | Non
     return copy
 
 
+#: The runner an attack's naive baseline runs in, where Harbor's way is not the one it beats:
+#: Harbor (0.25 and 0.26) removes stale reward files itself before it runs tests/, so a
+#: reward file planted once only fools a naive verifier run by a harness that does not.
+NAIVE_RUNNER = {"reward_json": "cligym"}
+
+
 def attack_scores_zero(attack: str, task, runtime, tmp_path, runner: str) -> None:
     task_dir, instance, tag = task
     script = (DATA / "attacks" / f"{attack}.sh").read_text()
-    naive = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "naive", script, naive=instance), "harbor")
+    naive = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "naive", script, naive=instance),
+                             NAIVE_RUNNER.get(attack, "harbor"))
     assert naive.reward == 1.0, f"{attack} does not even fool the naive verifier: {naive}"
     result = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "bundled", script), runner)
     assert result.reward == 0.0, f"{attack} fooled the exported verifier run the {runner} way: {result}"

@@ -12,11 +12,13 @@
 #  3. removes an interrupted pip's "~" folders from the site directories, then compares the
 #     environment with gold's listing (fingerprint.sh): interpreter, standard library,
 #     every site directory, every folder on PATH, the mapped shared objects and their
-#     library folders, and how the loader resolves each extension module; the project's
-#     own files must be gold's, and no folder on sys.path may hold a new importable entry,
-#     in it or below it, nor a new distribution's metadata (entry points load plugins);
+#     library folders; the project's own files must be gold's, and no folder on sys.path
+#     may hold a new importable entry, in it or below it, nor a new distribution's metadata
+#     (entry points load plugins); only then does a program of the image run: gold's
+#     loader, shown to be gold's, says how it resolves each extension module's libraries;
 #  4. runs the listed tests with gold's test command, plugin autoloading off, gold's
 #     plugins, rootdir and configuration pinned, bytecode only in a fresh cache of its own;
+#     nothing before it runs a program that is not busybox's applet, the loader aside;
 #  5. stops every process again and writes the verdict, reward 1 only if every listed
 #     test is reported passed and the judge says "N of N passed" (N the task's count), to
 #     reward.txt and reward.json (each renamed into place).
@@ -94,24 +96,21 @@ for kinds in PI L TSHCF; do
 done
 grep '^S ' "$V/spec.txt" | cut -c3- > "$LOGS/sites.txt"
 m_workdir "$WORKDIR" "$LOGS/sites.txt" > "$LOGS/workdir-found.txt" &
-if [ -s "$V/elf.txt" ]; then
-  (
-    set --
-    while IFS= read -r f; do set -- "$@" "$f"; done < "$V/elf.txt"
-    m_resolved "$LOADER" "$@" > "$LOGS/resolved-found.txt"
-  ) &
-fi
 wait
 LC_ALL=C sort -u "$LOGS/fingerprint-PI.txt" "$LOGS/fingerprint-L.txt" "$LOGS/fingerprint-TSHCF.txt" > "$LOGS/fingerprint-found.txt"
+# the first difference, "-" gold's line or "+" this one's (diff prints gold's side first)
+first_difference() { diff "$1" "$2" > "$3"; grep '^[-+][^-+]' "$3" | head -n 1; }
 if ! cmp -s "$V/fingerprint.txt" "$LOGS/fingerprint-found.txt"; then
-  diff "$V/fingerprint.txt" "$LOGS/fingerprint-found.txt" > "$LOGS/fingerprint-diff.txt"
-  refuse "the environment differs from gold: $(grep '^[-+][^-+]' "$LOGS/fingerprint-diff.txt" | head -n 1)"
+  refuse "the environment differs from gold: $(first_difference "$V/fingerprint.txt" "$LOGS/fingerprint-found.txt" "$LOGS/fingerprint-diff.txt")"
 fi
-comm -23 "$V/workdir.txt" "$LOGS/workdir-found.txt" > "$LOGS/workdir-missing.txt"
+lines_not_in() {  # the lines of the file $2 that the file $1 does not hold, in $2's order
+  awk 'FILENAME == ARGV[1] { seen[$0] = 1; next } !($0 in seen)' "$1" "$2"
+}
+lines_not_in "$LOGS/workdir-found.txt" "$V/workdir.txt" > "$LOGS/workdir-missing.txt"
 if [ -s "$LOGS/workdir-missing.txt" ]; then
   refuse "a file of the project differs from gold: $(head -n 1 "$LOGS/workdir-missing.txt")"
 fi
-comm -13 "$V/workdir.txt" "$LOGS/workdir-found.txt" | cut -d' ' -f2 > "$LOGS/workdir-new.txt"
+lines_not_in "$V/workdir.txt" "$LOGS/workdir-found.txt" | cut -d' ' -f2 > "$LOGS/workdir-new.txt"
 while IFS= read -r p; do
   case "${p##*/}" in *.py|*.pyc|*.pyo|*.so|*.pth|*.zip|*.egg|__pycache__) ;; *) continue ;; esac
   grep -qxF "${p%/*}" "$V/package-dirs.txt" && refuse "$p is a new module inside the project's packages"
@@ -189,10 +188,14 @@ done
 IFS=$old_ifs
 found=$(cd "$WORKDIR" && command -v "$FIRST")
 [ "$found" = "$COMMAND_PATH" ] || refuse "the test command's $FIRST is '$found', not gold's $COMMAND_PATH"
+# how the loader resolves the interpreter's and every extension module's libraries: the
+# first program of the image to run, and only now that the listing showed it to be gold's
 if [ -s "$V/elf.txt" ]; then
+  set --
+  while IFS= read -r f; do set -- "$@" "$f"; done < "$V/elf.txt"
+  m_resolved "$LOADER" "$@" > "$LOGS/resolved-found.txt"
   if ! cmp -s "$V/resolved.txt" "$LOGS/resolved-found.txt"; then
-    diff "$V/resolved.txt" "$LOGS/resolved-found.txt" > "$LOGS/resolved-diff.txt"
-    refuse "shared libraries resolve differently from gold: $(grep '^[-+][^-+]' "$LOGS/resolved-diff.txt" | head -n 1)"
+    refuse "shared libraries resolve differently from gold: $(first_difference "$V/resolved.txt" "$LOGS/resolved-found.txt" "$LOGS/resolved-diff.txt")"
   fi
 fi
 

@@ -54,6 +54,7 @@ SCRIPTS = ("verifier.sh", "fingerprint.sh", "sweep.sh", "judge.awk")
 _BB, _FUNCS, _READER, _ARGS = "/tmp/busybox", "/tmp/cligym-fingerprint.sh", "/tmp/cligym-read-reference.py", "/tmp/cligym-args.json"
 _SPEC, _OUT, _LIST, _TAR = "/tmp/cligym-spec.txt", "/tmp/cligym-out.txt", "/tmp/cligym-list.txt", "/tmp/cligym-pristine.tar"
 _READER_OUT, _SITES = "/tmp/cligym-reference.json", "/tmp/cligym-sites.txt"
+_LOADER_READER, _LOADER_OUT = "/tmp/cligym-read-loader.py", "/tmp/cligym-loader.json"
 
 
 def _sh(session: Session, command: str, *args: str, timeout: float = 300):
@@ -132,7 +133,17 @@ def _site_dirs(session: Session, interpreter: str) -> list[str]:
         raise CligymError(f"could not read gold's site directories: {run.output.strip()[-200:]}") from None
 
 
+def _loader_places(session: Session, interpreter: str) -> dict:
+    """What the kernel and the dynamic loader load besides the mapped objects, as spec paths
+    (``scripts/read_loader.py``, with gold's interpreter)."""
+    run = session.exec([interpreter, "-I", _LOADER_READER, interpreter, _LOADER_OUT], timeout=300)
+    if not run.ok:
+        raise CligymError(f"could not read where gold's loader looks: {run.output.strip()[-200:]}")
+    return _read_json(session, _LOADER_OUT, "where the loader looks")
+
+
 def _read_reference(session: Session, interpreter: str, args: dict) -> dict:
+    args = {**args, "loader_places": _loader_places(session, interpreter)}
     session.put_files({_ARGS: json.dumps({**args, "out": _READER_OUT})})
     run = session.exec(["sh", "-c", f'cd "$1" && {interpreter} -I {_READER} {_ARGS}', "cligym", args["workdir"]],
                        timeout=900)
@@ -160,7 +171,8 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
                order: tuple[str, ...]) -> tuple[GoldReference, bytes]:
     busybox = busybox_bytes()
     with runtime.session(image) as session:
-        session.put_files({_BB: (busybox, 0o755), _FUNCS: script("fingerprint.sh"), _READER: script("read_reference.py")})
+        session.put_files({_BB: (busybox, 0o755), _FUNCS: script("fingerprint.sh"), _READER: script("read_reference.py"),
+                           _LOADER_READER: script("read_loader.py")})
         command_path, interpreter = _interpreter(session, workdir, test_command)
         # the project's files as the image has them, before any collection writes beside them
         # (less a site directory inside it: the fingerprint lists that whole)

@@ -110,12 +110,15 @@ m_venv() {  # the keys as the interpreter reads them (trimmed, lower-case), less
 }
 
 m_libs() {  # every *.so* in the folder but its real subfolders, as m_entry says it: the files
-  # (links followed) hashed in one batch, the rest one by one
+  # (links followed) hashed in one batch, the rest one by one; and its glibc-hwcaps folder
+  # whole, which the loader searches first (x86-64-v3/, x86-64-v2/...)
   [ -d "$1" ] || { m_entry "$1"; return; }
   find -L "$1" -maxdepth 1 -name '*.so*' -type f -print0 | m_hash ""
   find -L "$1" -maxdepth 1 -name '*.so*' ! -type f | while IFS= read -r p; do
     if [ -L "$p" ] || [ ! -d "$p" ]; then m_entry "$p"; fi
   done
+  m_entry "$1/glibc-hwcaps"
+  if [ -d "$1/glibc-hwcaps" ] && [ ! -L "$1/glibc-hwcaps" ]; then m_walk "$1/glibc-hwcaps" keep; fi
 }
 
 m_listing() {
@@ -155,7 +158,8 @@ m_workdir() {
 # m_resolved LOADER FILE...: how the dynamic loader resolves each shared object's
 # dependencies now (the loader only maps them: no code of theirs runs), addresses dropped,
 # each resolved file with its sha256 (a path the listing reaches another way may not be the
-# one the loader opens).
+# one the loader opens); a program's own loader line ("/lib64/ld-linux-x86-64.so.2 => ...",
+# its PT_INTERP) with the sha256 of what that path opens too: the kernel starts that one.
 m_resolved() {
   loader=$1 tmp=$(mktemp -d /tmp/cligym-resolved.XXXXXXXX)
   shift
@@ -163,13 +167,18 @@ m_resolved() {
     echo "== $f"
     "$loader" --list "$f" 2>&1 | sed 's/ *(0x[0-9a-f]*)$//'
   done > "$tmp/lines"
-  # the path a line names: after its last "=> /", or from the "/" after its first blank
-  awk '{ p = "" } index($0, "=> /") { p = $0; while ((i = index(p, "=> ")) > 0) p = substr(p, i + 3) }
-       p == "" && /^[[:space:]]\// { p = substr($0, 2) } { print p }' "$tmp/lines" > "$tmp/paths"
+  # two lines a line: the path it names (after its last "=> /", or from the "/" after its
+  # first blank), and the path before its "=> " when that is absolute (a PT_INTERP)
+  awk '{ p = ""; q = "" }
+       index($0, "=> /") { p = $0; while ((i = index(p, "=> ")) > 0) p = substr(p, i + 3)
+                           if ($0 ~ /^[[:space:]]\//) { q = substr($0, 2); q = substr(q, 1, index(q, " => ") - 1) } }
+       p == "" && /^[[:space:]]\// { p = substr($0, 2) } { print p; print q }' "$tmp/lines" > "$tmp/paths"
   grep -v '^$' "$tmp/paths" | sort -u | tr '\n' '\0' | xargs -0 -r sha256sum 2>/dev/null > "$tmp/sums"
   awk -v sums="$tmp/sums" -v paths="$tmp/paths" '
     BEGIN { while ((getline l < sums) > 0) hash[substr(l, 67)] = substr(l, 1, 64)
             while ((getline l < paths) > 0) path[++n] = l }
-    { p = path[NR]; if (p == "") print; else print $0 " " hash[p] }' "$tmp/lines"
+    { p = path[2 * NR - 1]; q = path[2 * NR]
+      if (p == "") print; else if (q == "") print $0 " " hash[p]; else print $0 " " hash[p] " " hash[q] }' "$tmp/lines"
   rm -rf "$tmp"
 }
+

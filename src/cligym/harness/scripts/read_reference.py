@@ -157,6 +157,13 @@ for path in mapped():
         libdirs.add(os.path.dirname(path))
 if os.path.isdir("/usr/local/lib"):
     libdirs.add("/usr/local/lib")
+# what the kernel and the dynamic loader load besides (read_loader.py: the program loader
+# every PT_INTERP names and the links on its way, where the loader searches, what decides it)
+places = args.get("loader_places") or {}
+files.update(places.get("files", []))
+trees.update(places.get("trees", []))
+libdirs.update(places.get("libdirs", []))
+bins.add(pybin)
 for folder in [stdlib, *sorted(sites)]:
     skip = ("__pycache__",) if folder in sites else ("__pycache__", "site-packages", "dist-packages")
     for here, dirs, names in os.walk(folder):
@@ -165,7 +172,6 @@ for folder in [stdlib, *sorted(sites)]:
                    if re.search(r"\.so(\.|$)", n) and not os.path.islink(os.path.join(here, n)))
 elf = [os.path.realpath(sys.executable), *sorted(elf)]
 
-bins.add(pybin)
 bin_folders = {os.path.realpath(b) for b in bins}
 for dist in md.distributions():
     base = norm(str(dist.locate_file("")))
@@ -196,7 +202,7 @@ def once(folders):
     """One folder per real folder (a linked /bin and /usr/bin hold the same files; the F
     entry of each says whether it is still the link)."""
     seen = {}
-    for folder in sorted(folders, key=lambda f: (os.path.islink(f), f)):
+    for folder in sorted(folders, key=lambda f: (os.path.islink(f), os.path.realpath(f) != f, f)):
         seen.setdefault(os.path.realpath(folder), folder)
     return set(seen.values())
 

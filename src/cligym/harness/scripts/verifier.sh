@@ -11,11 +11,14 @@
 #     configuration; deletes conftests and configuration files gold did not have;
 #  3. removes an interrupted pip's "~" folders from the site directories, then compares the
 #     environment with gold's listing (fingerprint.sh): interpreter, standard library,
-#     every site directory, every folder on PATH, the mapped shared objects and their
-#     library folders; the project's own files must be gold's, and no folder on sys.path
-#     may hold a new importable entry, in it or below it, nor a new distribution's metadata
-#     (entry points load plugins); only then does a program of the image run: gold's
-#     loader, shown to be gold's, says how it resolves each extension module's libraries;
+#     every site directory, every folder on PATH, the program loader every program's
+#     PT_INTERP names (and the links on its way), the mapped shared objects and every
+#     folder the loader searches (glibc-hwcaps and hwcap subfolders too), its
+#     configuration and cache, nsswitch.conf; the project's own files must be gold's, and
+#     no folder on sys.path may hold a new importable entry, in it or below it, nor a new
+#     distribution's metadata (entry points load plugins); only then does a program of the
+#     image run: gold's loader, shown to be gold's, says how it resolves the interpreter's
+#     and each extension module's libraries;
 #  4. runs the listed tests with gold's test command, plugin autoloading off, gold's
 #     plugins, rootdir and configuration pinned, bytecode only in a fresh cache of its own;
 #     nothing before it runs a program that is not busybox's applet, the loader aside;
@@ -189,7 +192,8 @@ IFS=$old_ifs
 found=$(cd "$WORKDIR" && command -v "$FIRST")
 [ "$found" = "$COMMAND_PATH" ] || refuse "the test command's $FIRST is '$found', not gold's $COMMAND_PATH"
 # how the loader resolves the interpreter's and every extension module's libraries: the
-# first program of the image to run, and only now that the listing showed it to be gold's
+# first program of the image to run, and only now that the listing showed it (and every
+# program's PT_INTERP, the loader cache, its configuration) to be gold's
 if [ -s "$V/elf.txt" ]; then
   set --
   while IFS= read -r f; do set -- "$@" "$f"; done < "$V/elf.txt"

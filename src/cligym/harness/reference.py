@@ -17,7 +17,9 @@ of the gold image, with network none, what decides how the tests run:
 - the project's own files (the workdir), which must be gold's, its package folders (no new
   module may appear there), and each folder on ``sys.path`` as gold had it (no new
   importable entry may appear there);
-- how the dynamic loader resolves every extension module's libraries;
+- how the dynamic loader resolves every extension module's libraries, and the program
+  loader and where it looks (``scripts/read_loader.py``);
+- pip's configuration as pip reads it (``m_pipconf``), which a repair must leave as gold's;
 - gold's pytest plugins, and how gold's pytest names each node id in its JUnit report.
 
 The verifier (``scripts/verifier.sh``) runs under a static busybox shipped with the task
@@ -109,16 +111,41 @@ def _read_json(session: Session, path: str, what: str) -> dict:
 _LISTINGS: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
 
 
-def _listing(session: Session, image: str, what: str, inputs: list[str], command: str) -> list[str]:
-    """The lines ``command`` (fingerprint.sh's functions loaded) prints in the gold container."""
+def _listing(session: Session, image: str, what: str, inputs: list[str], command: str,
+             empty: bool = False) -> list[str]:
+    """The lines ``command`` (fingerprint.sh's functions loaded) prints in the gold container
+    (none only when ``empty`` allows it)."""
     key = (image, what, tuple(inputs))
     if key not in _LISTINGS:
         run = _sh(session, f". {_FUNCS}; {command} > {_OUT}", timeout=900)
         lines = (session.get_file(_OUT) or b"").decode("utf-8", "replace").splitlines()
-        if not run.ok or not lines:
+        if not run.ok or not (lines or empty):
             raise CligymError(f"could not list the gold {what}: {run.output.strip()[-200:]}")
         _LISTINGS[key] = lines
     return list(_LISTINGS[key])
+
+
+def pip_config(session: Session, prefix: str) -> list[str]:
+    """pip's configuration in ``session``'s container as the verifier sees it (fingerprint.sh's
+    ``m_pipconf``, run under the host's static busybox copied in): the lines a repaired
+    container must share with gold's."""
+    session.put_files({_BB: (busybox_bytes(), 0o755), _FUNCS: script("fingerprint.sh")})
+    run = _sh(session, f'. {_FUNCS}; m_pipconf "$1" > {_OUT}', prefix, timeout=300)
+    if not run.ok:
+        raise CligymError(f"could not read pip's configuration: {run.output.strip()[-200:]}")
+    return (session.get_file(_OUT) or b"").decode("utf-8", "replace").splitlines()
+
+
+@functools.lru_cache(maxsize=8)
+def gold_pip_config(runtime: Runtime, image: str, python: str) -> tuple[str, tuple[str, ...]]:
+    """(gold's sys.prefix, pip's configuration in gold) read once per gold image (whose tag
+    names its content) from a container of it."""
+    with runtime.session(image) as session:
+        run = session.exec([python, "-I", "-c", "import sys; print(sys.prefix)"], timeout=120)
+        lines = run.output.strip().splitlines()
+        if not run.ok or not lines or not lines[-1].startswith("/"):
+            raise CligymError(f"could not read gold's prefix: {run.output.strip()[-200:]}")
+        return lines[-1], tuple(pip_config(session, lines[-1]))
 
 
 def _site_dirs(session: Session, interpreter: str) -> list[str]:
@@ -188,6 +215,8 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
         pybin = shlex.quote(data["pybin"])
         fingerprint = _listing(session, image, "fingerprint", [data["pybin"], *data["spec"]],
                             f"PYBIN={pybin} m_listing {_SPEC}")
+        prefix = data.get("prefix", "")
+        pip = _listing(session, image, "pip configuration", [prefix], f"m_pipconf {shlex.quote(prefix)}", empty=True)
         resolved = _listing(session, image, "library resolution", [data["loader"], *data["elf"]],
                             f"m_resolved {shlex.quote(data['loader'])} {' '.join(map(shlex.quote, data['elf']))}"
                             ) if data["loader"] else []
@@ -205,7 +234,7 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
         protected_modules=data["protected_modules"], spec=data["spec"], fingerprint=fingerprint,
         pybin=data["pybin"], project_files=project, package_dirs=data["package_dirs"],
         loader=data["loader"], elf=data["elf"] if resolved else [], resolved=resolved, path_env=data["path_env"],
-        keepalive=data["keepalive"],
+        keepalive=data["keepalive"], prefix=prefix, pip_config=pip,
     )
     return reference, tar
 
@@ -219,7 +248,7 @@ def task_env(reference: GoldReference) -> str:
     first = shlex.split(reference.test_command)[0]
     values = {"WORKDIR": reference.workdir, "COMMAND": reference.test_command, "FIRST": first,
               "COMMAND_PATH": reference.command_path, "ROOTDIR": reference.rootdir, "COUNT": str(len(reference.order)),
-              "LOADER": reference.loader, "PYBIN": reference.pybin}
+              "LOADER": reference.loader, "PYBIN": reference.pybin, "PREFIX": reference.prefix}
     return "# cligym task values, sourced by verifier.sh\n" + "".join(
         f"{k}={shlex.quote(v)}\n" for k, v in values.items())
 
@@ -256,6 +285,7 @@ def write_reference(reference: GoldReference, tar: bytes, task: TaskDir) -> None
         "resolved.txt": _lines(reference.resolved),
         "protected.txt": _lines(reference.protected_modules),
         "keepalive.txt": _lines(reference.keepalive),
+        "pip-config.txt": _lines(reference.pip_config),
         "shadow-dirs.txt": _lines(shadow),
         **{name: script(name) for name in SCRIPTS},
         **{f"shadow-{i}.txt": _lines(reference.shadow_dirs[d]) for i, d in enumerate(shadow, 1)},

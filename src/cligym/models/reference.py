@@ -25,7 +25,8 @@ class GoldReference(BaseModel):
 
     ``spec`` lists what the fingerprint covers, one ``KIND PATH`` a line (the kinds
     are described in ``cligym/harness/scripts/fingerprint.sh``); ``fingerprint`` is that listing
-    as gold gave it (sorted lines), made by the same shell code the verifier runs.
+    as gold gave it (sorted lines), made by the same shell code the verifier runs;
+    ``pip_config`` is pip's configuration as that code's ``m_pipconf`` prints it in gold.
     """
 
     instance_id: str
@@ -56,4 +57,6 @@ class GoldReference(BaseModel):
     elf: list[str] = Field(default_factory=list)  # shared objects whose resolution is checked
     resolved: list[str] = Field(default_factory=list)  # how the loader resolved them in gold
     path_env: str = ""  # gold's PATH
+    prefix: str = ""  # gold's sys.prefix (a venv's own pip.conf is there)
+    pip_config: list[str] = Field(default_factory=list)  # pip's configuration as m_pipconf prints it
     keepalive: list[str] = Field(default_factory=list)  # sha256 of the programs PID 1 may run

@@ -11,7 +11,10 @@ Every measure runs in containers of the broken image, with the task's own F2P te
 - culprit named: the first failing output, or the image's environment (ΔD's ``ENV``
   lines), names an injected path verbatim;
 - the sweeper (``harness/scripts/sweeper.sh``): a fixed, task-blind battery of generic
-  repairs, then the F2P tests. A state it solves teaches little;
+  repairs, then the F2P tests. It solves a state when what the reward needs holds after
+  it: every F2P test passes, and pip's configuration is gold's (the verifier's
+  ``m_pipconf``; a reinstall that ignored a blocker left in it has not repaired the
+  machine). A state it solves teaches little;
 - breadth: distinct paths the oracle repair touches, and distinct subsystems (categories).
 
 ``Difficulty.grade`` turns them into the easy / medium / hard label.
@@ -22,8 +25,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from cligym.harness.images import repair_and_test, run_script, side_by_side
+from cligym.harness.images import repair_and_test_in_session, run_script, side_by_side
 from cligym.harness.bundle import script
+from cligym.harness.reference import gold_pip_config, pip_config
 from cligym.harness.repair import repair_script
 from cligym.harness.testrun import hang_timeout, run_tests_in_session
 from cligym.models.gold import GoldEnv
@@ -71,10 +75,21 @@ def reveal_depth(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[
     return len(changes) + 1
 
 
+def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], solution: str) -> bool:
+    """Does ``solution`` (a repair script) leave the state in ``image`` as the reward needs
+    it: every F2P test passing and pip's configuration gold's? Gold's configuration is
+    read once per gold image; the repaired container's after its tests pass."""
+    prefix, want = gold_pip_config(runtime, gold.image, gold.python)
+    with runtime.session(image) as session:
+        _, run = repair_and_test_in_session(session, gold, solution, f2p, timeout=hang_timeout(gold.test_seconds))
+        if not (run.report_found and set(f2p) <= run.passed()):
+            return False
+        return tuple(pip_config(session, prefix)) == want
+
+
 def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str]) -> bool:
-    """Does the task-blind battery make every F2P test pass?"""
-    _, _, run = repair_and_test(runtime, image, gold, script("sweeper.sh"), f2p, timeout=hang_timeout(gold.test_seconds))
-    return run.report_found and set(f2p) <= run.passed()
+    """Does the task-blind battery solve the state (``repair_solves``)?"""
+    return repair_solves(runtime, gold, image, f2p, script("sweeper.sh"))
 
 
 def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedOperator],

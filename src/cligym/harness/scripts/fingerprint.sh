@@ -182,3 +182,51 @@ m_resolved() {
   rm -rf "$tmp"
 }
 
+# m_pipconf PREFIX: pip's configuration as pip reads it, whatever the bytes: every file pip
+# reads (global: each $XDG_CONFIG_DIRS/pip/pip.conf, default /etc/xdg, and /etc/pip.conf;
+# user: $XDG_CONFIG_HOME/pip/pip.conf, default ~/.config, and ~/.pip/pip.conf; site:
+# PREFIX/pip.conf; $PIP_CONFIG_FILE) as "FILE [section] key = value" lines, sections and
+# keys lowercased (a key as pip names it: "_" is "-", no leading "--"), values trimmed, a
+# value's continuation lines joined to it, comments and blank lines dropped; a line that
+# is no setting as "FILE [section] ? LINE" (pip refuses such a file); what each file a
+# constraint, requirement or find-links value names is (m_entry: a file by its sha256);
+# and the PIP_* variables. Sorted, not merged: a key given twice is an error to pip.
+m_pipconf() {
+  prefix=$1 tmp=$(mktemp -d /tmp/cligym-pipconf.XXXXXXXX)
+  home=${HOME:-/root}
+  old_ifs=$IFS
+  IFS=:
+  set --
+  for d in ${XDG_CONFIG_DIRS:-/etc/xdg}; do set -- "$@" "$d/pip/pip.conf"; done
+  IFS=$old_ifs
+  set -- "$@" /etc/pip.conf "${XDG_CONFIG_HOME:-$home/.config}/pip/pip.conf" "$home/.pip/pip.conf" "$prefix/pip.conf"
+  [ -n "${PIP_CONFIG_FILE+set}" ] && set -- "$@" "$PIP_CONFIG_FILE"
+  for f in "$@"; do
+    [ -f "$f" ] || continue
+    awk -v file="$f" '
+      function key(k) { k = tolower(k); gsub(/_/, "-", k); sub(/^--/, "", k); return k }
+      function flush() { if (name != "") print file " [" sec "] " name " = " value; name = "" }
+      { sub(/\r$/, "") }
+      /^[ \t]*([#;]|$)/ { next }
+      /^[ \t]/ && name != "" { v = $0; gsub(/^[ \t]+|[ \t]+$/, "", v); value = value " " v; next }
+      { flush(); line = $0; gsub(/^[ \t]+|[ \t]+$/, "", line) }
+      line ~ /^\[.*\]/ { sec = substr(line, 2); sec = tolower(substr(sec, 1, match(sec, /\][^]]*$/) - 1)); next }
+      { e = index(line, "="); c = index(line, ":"); if (e == 0 || (c > 0 && c < e)) e = c
+        if (e == 0) { print file " [" sec "] ? " line; next }
+        name = substr(line, 1, e - 1); value = substr(line, e + 1)
+        gsub(/^[ \t]+|[ \t]+$/, "", name); gsub(/^[ \t]+|[ \t]+$/, "", value); name = key(name) }
+      END { flush() }' "$f"
+  done > "$tmp/lines"
+  env | grep '^PIP_' | sed 's/^/env /' >> "$tmp/lines"
+  # the files and folders the settings name (a constraint file pins what may be installed)
+  awk '/^env PIP_(CONSTRAINT|REQUIREMENT|FIND_LINKS)=/ { v = substr($0, index($0, "=") + 1) }
+       !/^env / { v = ""; i = index($0, "] "); k = substr($0, i + 2); e = index(k, " = ")
+                  if (e > 0 && substr(k, 1, e - 1) ~ /^(constraint|requirement|find-links)$/) v = substr(k, e + 3) }
+       v != "" { n = split(v, a, /[ \t]+/); for (j = 1; j <= n; j++) { p = a[j]; sub(/^file:\/\//, "", p); if (p ~ /^\//) print p } }' \
+    "$tmp/lines" | sort -u > "$tmp/named"
+  {
+    cat "$tmp/lines"
+    while IFS= read -r p; do echo "named $(m_entry "$p")"; done < "$tmp/named"
+  } | LC_ALL=C sort
+  rm -rf "$tmp"
+}

@@ -295,6 +295,6 @@ json.dump({
     "spec": sorted(spec), "pristine": sorted(pristine), "foreign": sorted(foreign - pristine),
     "conftests": sorted(conftests), "shadow_dirs": shadow, "package_dirs": sorted(package_dirs),
     "protected_modules": sorted(protected), "keys": keys, "loader": loader, "elf": elf,
-    "pybin": pybin, "path_env": os.environ.get("PATH", ""),
+    "pybin": pybin, "prefix": sys.prefix, "path_env": os.environ.get("PATH", ""),
     "keepalive": sorted(keepalive),
 }, open(args["out"], "w"))

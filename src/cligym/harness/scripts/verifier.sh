@@ -14,11 +14,11 @@
 #     every site directory, every folder on PATH, the program loader every program's
 #     PT_INTERP names (and the links on its way), the mapped shared objects and every
 #     folder the loader searches (glibc-hwcaps and hwcap subfolders too), its
-#     configuration and cache, nsswitch.conf; the project's own files must be gold's, and
-#     no folder on sys.path may hold a new importable entry, in it or below it, nor a new
-#     distribution's metadata (entry points load plugins); only then does a program of the
-#     image run: gold's loader, shown to be gold's, says how it resolves the interpreter's
-#     and each extension module's libraries;
+#     configuration and cache, nsswitch.conf; and pip's configuration (m_pipconf); the
+#     project's own files must be gold's, and no folder on sys.path may hold a new
+#     importable entry, in it or below it, nor a new distribution's metadata (entry points
+#     load plugins); only then does a program of the image run: gold's loader, shown to be
+#     gold's, says how it resolves the interpreter's and each extension module's libraries;
 #  4. runs the listed tests with gold's test command, plugin autoloading off, gold's
 #     plugins, rootdir and configuration pinned, bytecode only in a fresh cache of its own;
 #     nothing before it runs a program that is not busybox's applet, the loader aside;
@@ -99,12 +99,17 @@ for kinds in PI L TSHCF; do
 done
 grep '^S ' "$V/spec.txt" | cut -c3- > "$LOGS/sites.txt"
 m_workdir "$WORKDIR" "$LOGS/sites.txt" > "$LOGS/workdir-found.txt" &
+m_pipconf "$PREFIX" > "$LOGS/pip-config-found.txt" &
 wait
 LC_ALL=C sort -u "$LOGS/fingerprint-PI.txt" "$LOGS/fingerprint-L.txt" "$LOGS/fingerprint-TSHCF.txt" > "$LOGS/fingerprint-found.txt"
 # the first difference, "-" gold's line or "+" this one's (diff prints gold's side first)
 first_difference() { diff "$1" "$2" > "$3"; grep '^[-+][^-+]' "$3" | head -n 1; }
 if ! cmp -s "$V/fingerprint.txt" "$LOGS/fingerprint-found.txt"; then
   refuse "the environment differs from gold: $(first_difference "$V/fingerprint.txt" "$LOGS/fingerprint-found.txt" "$LOGS/fingerprint-diff.txt")"
+fi
+# pip's configuration is part of the state: a blocker left in it sends the next install astray
+if ! cmp -s "$V/pip-config.txt" "$LOGS/pip-config-found.txt"; then
+  refuse "pip's configuration differs from gold: $(first_difference "$V/pip-config.txt" "$LOGS/pip-config-found.txt" "$LOGS/pip-config-diff.txt")"
 fi
 lines_not_in() {  # the lines of the file $2 that the file $1 does not hold, in $2's order
   awk 'FILENAME == ARGV[1] { seen[$0] = 1; next } !($0 in seen)' "$1" "$2"

@@ -6,10 +6,11 @@ fingerprint's spec; never imported by cligym).
 Usage: read_loader.py INTERPRETER OUT. Writes to OUT one JSON object of paths: ``files``
 (F entries: what every program's PT_INTERP path opens, the interpreter's and those of the
 programs on PATH, and every link on its way; the loader's configuration, its cache when it
-is what ldconfig makes of gold, the name service's configuration), ``trees`` (T entries:
-the loader's configuration folder) and ``libdirs`` (L entries: every folder the loader
-searches, with the legacy hwcap subfolders it searches first; fingerprint.sh's m_libs lists
-each one's glibc-hwcaps folder whole).
+is what ldconfig makes of gold, the name service's configuration, OpenSSL's configuration,
+which names the provider and engine modules libcrypto loads), ``trees`` (T entries: the
+loader's configuration folder) and ``libdirs`` (L entries: every folder the loader
+searches, with the legacy hwcap subfolders it searches first, and OpenSSL's module folders;
+fingerprint.sh's m_libs lists each one's glibc-hwcaps folder whole).
 """
 
 import glob
@@ -170,6 +171,44 @@ def cache_is_ldconfigs():
         return made is not None and made == read("/etc/ld.so.cache")
 
 
+def openssl_places():
+    """(OpenSSL's configuration files, its module folders): libcrypto reads the first when a
+    process first uses it (hashlib, ssl), and a provider or engine it names, by path or by
+    name in those folders, is loaded into that process and runs."""
+    try:
+        import _ssl
+
+        home = os.path.dirname(_ssl.get_default_verify_paths()[1])  # OPENSSLDIR
+    except (ImportError, OSError, IndexError, TypeError):
+        return [], []
+    configs, folders, todo = [], [], [os.environ.get("OPENSSL_CONF") or os.path.join(home, "openssl.cnf")]
+    while todo and len(configs) < 100:
+        path = norm(todo.pop(0))
+        if path in configs:
+            continue
+        configs.append(path)
+        names = [os.path.join(path, n) for n in entries(path)] if os.path.isdir(path) else [path]
+        for name in names:
+            try:
+                with open(name, encoding="utf-8", errors="replace") as f:
+                    lines = f.read().splitlines()
+            except OSError:
+                continue
+            if name != path:
+                configs.append(name)
+            for line in lines:
+                words = line.strip().replace("=", " ").split()
+                if words[:1] == [".include"] and len(words) > 1:
+                    todo.append(words[1] if words[1].startswith("/") else os.path.join(home, words[1]))
+    with open("/proc/self/maps") as maps:
+        crypto = {line.split()[-1] for line in maps if "/libcrypto" in line.split()[-1]}
+    for lib in crypto:
+        here = os.path.dirname(os.path.realpath(lib))
+        folders += [os.path.join(here, "ossl-modules"), *glob.glob(os.path.join(here, "engines-*"))]
+    folders += [os.environ[v] for v in ("OPENSSL_MODULES", "OPENSSL_ENGINES") if os.environ.get(v, "").startswith("/")]
+    return configs, folders
+
+
 def mapped_loader():
     """The dynamic loader this process maps (its path in /proc/self/maps), or ""."""
     with open("/proc/self/maps") as maps:
@@ -209,6 +248,9 @@ def main(interpreter, out):
         libdirs.update(os.path.join(folder, sub) for sub in subdirs if not sub.startswith("glibc-hwcaps/"))
     files.update({"/etc/ld.so.conf", "/etc/nsswitch.conf", "/etc/ld.so.preload", *conf_files})
     trees.add("/etc/ld.so.conf.d")
+    configs, modules = openssl_places()
+    files.update(configs)
+    libdirs.update(modules)
     if cache_is_ldconfigs():
         files.add("/etc/ld.so.cache")
     with open(out, "w") as f:

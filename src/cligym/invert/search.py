@@ -353,7 +353,9 @@ def invert(
         f"inverting {ctx.gold.source.spec}", total=attempts
     ):
         ctx.gold_session = session
-        return run_attempts(ctx, degrader(mix, ops, plans, max_operators, attempts, ctx.seed), attempts,
+        # the degraders' shares are of the tasks the run makes: at most max_tasks of them
+        tasks = min(attempts, max_tasks) if max_tasks else attempts
+        return run_attempts(ctx, degrader(mix, ops, plans, max_operators, tasks, ctx.seed), attempts,
                             max_tasks=max_tasks, deadline=deadline)
 
 

@@ -220,7 +220,7 @@ def test_cli_saves_every_stage_report(run_dir, runtime, tmp_path):
     proc = _cli("validate", str(tmp_path / "h"), "--json", "-o", str(tmp_path / "v.json"))
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
-    assert [r["ok"] for r in rows] == [True] and set(rows[0]) == {"task", "format", "oracle", "nop", "seconds", "ok"}
+    assert [r["ok"] for r in rows] == [True] and set(rows[0]) == {"task", "format", "oracle", "nop", "seconds", "ok", "digest", "probes", "probe_seconds"}
     saved = load(ValidationReport, tmp_path / "v.json")
     assert (saved.validated, saved.ok) == (1, 1) and saved.results[0].model_dump() == rows[0]
     assert not (tmp_path / "h.validate.json").exists()

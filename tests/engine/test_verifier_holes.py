@@ -72,8 +72,9 @@ def python_named_gold(runtime, gold_envs):
     runtime.remove_image(tag)
 
 
-@pytest.mark.parametrize("repair", ["wheelhouse_python", "wheelhouse_python3", "wheelhouse_python_version",
-                                    "wheelhouse_pip"])
+@pytest.mark.parametrize("repair", [  # one in the default run (the issue's own command), all with -m slow
+    "wheelhouse_python", *(pytest.param(r, marks=pytest.mark.slow)
+                           for r in ("wheelhouse_python3", "wheelhouse_python_version", "wheelhouse_pip"))])
 def test_a_console_script_named_python_is_judged_by_what_it_runs(repair, python_named_gold, runtime):
     gold, tag, tests = python_named_gold
     reference, pristine = gather(runtime, tag, instance_id="python-named", workdir=gold.workdir,

@@ -11,6 +11,7 @@ import tomllib
 
 import yaml
 
+from cligym.harness.guard import compose_env
 from cligym.harness.trial import (
     REWARD_FILE,
     REWARD_JSON,
@@ -61,7 +62,7 @@ def compose_main(task: TaskDir) -> tuple[dict[str, str], dict[str, str]]:
         src, dest, mode = volume.split(":")
         assert mode == "ro", volume
         mounts[str((task.environment / src).resolve())] = dest
-    return {k: v.replace("$$", "$") for k, v in main.get("environment", {}).items()}, mounts
+    return compose_env(task), mounts
 
 
 def naive_tests(task: TaskDir, test_sh: str) -> None:

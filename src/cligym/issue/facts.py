@@ -105,14 +105,17 @@ def error_sentence(task: TaskInstance) -> str:
     total = len(task.FAIL_TO_PASS)
     if line.startswith(DID_NOT_RUN):
         why = line[len(DID_NOT_RUN):].strip()
-        who = "None of them ran" if count == total else f"{count} of the {total} failing tests did not run"
+        if count == total:
+            who = "None of them ran" if total > 1 else "It did not run"
+        else:
+            who = f"{count} of the {total} failing tests did not run"
         return f"{who}{' ' + why if why else ''}."
     if count == total:
         who = "All of them report" if total > 1 else "It reports"
     elif count * 2 > total:
         who = "Most of them report"
     else:
-        who = f"{count} of the {total} failing tests report"
+        who = f"{count} of the {total} failing tests {'reports' if count == 1 else 'report'}"
     return f"{who} `{line}`."
 
 

@@ -3,9 +3,9 @@ style per task, chosen by seed, with a hint that says where to look and never wh
 
 The model sees what a user reporting the failure would see — the project, failing test
 ids, cleaned error lines (redacted like a template's text), the area the breakage lies in —
-never the delta, the solution or the changed paths. Its text must pass the same checks as a template's (``check_text``: no
-ΔD or solution line, no changed path, no symptom the errors do not show, no harness
-wording); a refused text is sent back once with the problems named, and a second refusal
+never the delta, the solution or the changed paths. Its text must pass the same checks as
+a template's (``check_text``: no ΔD or solution line, no changed path, no symptom the
+errors do not show, no harness wording); a refused text is sent back once with the problems named, and a second refusal
 leaves the template's text. The other two styles stay the template's.
 """
 
@@ -37,9 +37,9 @@ not shown. Answer with one JSON object: {"issue": "...", "hint": "..."}. The hin
 sentence naming the area to look into (for example the dynamic loader, the import path, a
 package's installed files); it must not say what to change, which file, or which command."""
 PROMPT = """Project: {project}
-Failing tests ({n}):
+Failing {tests_word} ({n}):
 {tests}
-Error lines they show:
+Error lines {they_show}:
 {errors}
 Area of the breakage: {area}
 
@@ -55,7 +55,9 @@ def _prompt(task: TaskInstance, style: str) -> str:
     f2p = sorted(task.FAIL_TO_PASS)
     # redacted as a template's text is: a path the delta changed would point at the fix
     errors = list(dict.fromkeys(redact(key_error(task.errors[t]), task) for t in f2p if task.errors.get(t)))[:6]
-    return PROMPT.format(project=task.repo, n=len(f2p), tests="\n".join(f"  {t}" for t in f2p[:10]),
+    one = len(f2p) == 1
+    return PROMPT.format(project=task.repo, n=len(f2p), tests_word="test" if one else "tests",
+                         they_show="it shows" if one else "they show", tests="\n".join(f"  {t}" for t in f2p[:10]),
                          errors="\n".join(f"  {e}" for e in errors) or "  (none recorded)",
                          area="; ".join(dict.fromkeys(h for h in task.hints if h)) or "the environment",
                          guide=GUIDES[style])

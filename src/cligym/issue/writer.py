@@ -23,33 +23,59 @@ from cligym.models.task import TaskInstance
 
 __all__ = ["changed_paths", "leaks", "redact", "strip_hint", "write_issues"]
 
-#: Openings that claim the project's code is as it was: only for a delta that leaves it so.
-CLAIMING_OPENINGS = ["Tests in {project} started failing and nobody touched the code."]
+#: Openings, as (several failing tests, one failing test) like the asks below. Those that
+#: claim the project's code is as it was: only for a delta that leaves it so.
+CLAIMING_OPENINGS = [("Tests in {project} started failing and nobody touched the code.",
+                      "A test in {project} started failing and nobody touched the code.")]
 OPENINGS = [
-    "Our {project} test run has gone red.",
-    "Something in the environment broke part of the {project} test suite.",
-    "The {project} checkout no longer passes its own tests.",
-    "After the last change to this machine, {project}'s tests fail.",
+    ("Our {project} test run has gone red.", "Our {project} test run has gone red."),
+    ("Something in the environment broke part of the {project} test suite.",
+     "Something in the environment broke part of the {project} test suite."),
+    ("The {project} checkout no longer passes its own tests.",
+     "The {project} checkout no longer passes its own tests."),
+    ("After the last change to this machine, {project}'s tests fail.",
+     "After the last change to this machine, a {project} test fails."),
 ]
+#: Each ask as (several failing tests, one failing test): one pick, in number with the text.
 ASKS_STRONG = [
-    ("Please find the root cause in the environment and repair it so these tests pass again. "
-     "Do not edit the tests or skip them."),
-    ("Track down what in the environment causes this and fix it; the tests themselves are correct "
-     "and must not be changed."),
-    ("Find out why the environment produces these errors and restore it so the suite passes "
-     "again, without touching the tests."),
+    (("Please find the root cause in the environment and repair it so these tests pass again. "
+      "Do not edit the tests or skip them."),
+     ("Please find the root cause in the environment and repair it so this test passes again. "
+      "Do not edit the test or skip it.")),
+    (("Track down what in the environment causes this and fix it; the tests themselves are correct "
+      "and must not be changed."),
+     ("Track down what in the environment causes this and fix it; the test itself is correct "
+      "and must not be changed.")),
+    (("Find out why the environment produces these errors and restore it so the suite passes "
+      "again, without touching the tests."),
+     ("Find out why the environment produces this error and restore it so the suite passes "
+      "again, without touching the test.")),
 ]
 ASKS_BALANCED = [
-    "Please investigate and get them passing again without changing the tests.",
-    "Figure out what is wrong and fix it; the tests should not be modified.",
-    "Get the suite green again (leave the tests as they are).",
+    ("Please investigate and get them passing again without changing the tests.",
+     "Please investigate and get it passing again without changing the test."),
+    ("Figure out what is wrong and fix it; the tests should not be modified.",
+     "Figure out what is wrong and fix it; the test should not be modified."),
+    ("Get the suite green again (leave the tests as they are).",
+     "Get the suite green again (leave the test as it is)."),
 ]
 ASKS_WEAK = [
-    "They used to pass. Please make them pass again.",
-    "These passed before. Fix whatever is needed so they pass.",
-    "This worked until recently; please restore it.",
+    ("They used to pass. Please make them pass again.", "It used to pass. Please make it pass again."),
+    ("These passed before. Fix whatever is needed so they pass.",
+     "It passed before. Fix whatever is needed so it passes."),
+    ("This worked until recently; please restore it.", "This worked until recently; please restore it."),
 ]
 HINT_LEADS = ["Look at", "The problem is related to", "It may help to check", "Consider"]
+
+
+def _number(n: int, several: str, one: str) -> str:
+    """``one`` when a text speaks of one failing test, else ``several``."""
+    return one if n == 1 else several
+
+
+def _pick(rng: random.Random, asks: list[tuple[str, str]], n: int) -> str:
+    """One phrasing, picked as from a list of single strings (the same pick for the same seed)."""
+    return _number(n, *rng.choice(asks))
 
 
 def _project(task: TaskInstance) -> str:
@@ -98,23 +124,26 @@ def _strong(rng: random.Random, task: TaskInstance, opening: str, f2p: list[str]
     excerpts = [f"{test}:\n{error_lines(task.errors.get(test, ''), 12)}" for test in _examples(task, f2p)]
     symptom = _symptom(task)
     n = len(f2p)
+    failed = _number(n, f"{n} tests that passed before now fail", "1 test that passed before now fails")
     return (
-        f"{opening}{claim} {n} test{'s' if n != 1 else ''} that passed before now fail"
+        f"{opening}{claim} {failed}"
         f" when run from `{task.workdir}` with `{task.test_command}`:\n\n{_test_list(f2p, 12)}\n\n"
-        + (f"The errors they report:\n\n```\n{chr(10).join(excerpts)}\n```\n\n" if excerpts else "")
+        + (f"{_number(n, 'The errors they report', 'The error it reports')}:\n\n```\n{chr(10).join(excerpts)}\n```\n\n"
+           if excerpts else "")
         + (f"{symptom}\n\n" if symptom else "")
-        + f"{rng.choice(ASKS_STRONG)}\n\n{_hint(rng, task)}\n"
+        + f"{_pick(rng, ASKS_STRONG, n)}\n\n{_hint(rng, task)}\n"
     )
 
 
 def _balanced(rng: random.Random, task: TaskInstance, opening: str, f2p: list[str]) -> str:
     n = len(f2p)
     example = next(((t, key_error(task.errors.get(t, ""))) for t in f2p if key_error(task.errors.get(t, ""))), None)
+    failed = _number(n, f"{n} tests fail, for example", "1 test fails:")
     if example:
-        said = f", for example `{example[0]}`, with:\n\n    {example[1]}\n\n"
+        said = f" {failed} `{example[0]}`, with:\n\n    {example[1]}\n\n"
     else:
-        said = f", for example `{f2p[0]}`.\n\n"
-    return f"{opening} {n} test{'s' if n != 1 else ''} fail{said}{rng.choice(ASKS_BALANCED)}\n\n{_hint(rng, task)}\n"
+        said = f" {failed} `{f2p[0]}`.\n\n"
+    return f"{opening}{said}{_pick(rng, ASKS_BALANCED, n)}\n\n{_hint(rng, task)}\n"
 
 
 def write_issues(task: TaskInstance) -> TaskIssues:
@@ -124,14 +153,14 @@ def write_issues(task: TaskInstance) -> TaskIssues:
     f2p = sorted(task.FAIL_TO_PASS)
     n = len(f2p)
     openings = OPENINGS if source_changed(task) else CLAIMING_OPENINGS + OPENINGS
-    opening = rng.choice(openings).format(project=project)
+    opening = _pick(rng, openings, n).format(project=project)
     strong = _strong(rng, task, opening, f2p)
     balanced = _balanced(rng, task, opening, f2p)
     files = sorted({t.split("::")[0] for t in f2p})
-    weak = (
-        f"Some tests of {project} fail ({n} of them, in {', '.join(f'`{f}`' for f in files[:4])}"
-        f"{' and more' if len(files) > 4 else ''}). {rng.choice(ASKS_WEAK)}\n\n{_hint(rng, task)}\n"
-    )
+    where = f"in {', '.join(f'`{f}`' for f in files[:4])}{' and more' if len(files) > 4 else ''}"
+    failing = _number(n, f"Some tests of {project} fail ({n} of them, {where})",
+                      f"One test of {project} fails ({where})")
+    weak = f"{failing}. {_pick(rng, ASKS_WEAK, n)}\n\n{_hint(rng, task)}\n"
     texts = {}
     for style, text in zip(STYLES, (strong, balanced, weak), strict=True):
         text = redact(text, task)

@@ -25,15 +25,19 @@ NOISE_LINES = re.compile(
     re.IGNORECASE,
 )
 #: The harness's options, as a usage error of pytest echoes them.
-HARNESS_OPTIONS = re.compile(r"\s*(-p no:cacheprovider|--continue-on-collection-errors|-o junit_family=xunit1|--junitxml=\S*cligym\S*)")
+HARNESS_OPTIONS = re.compile(r"\s*(-p no:cacheprovider|--continue-on-collection-errors|-o junit_family=xunit1"
+                             r"|--junitxml=\S*cligym\S*)")
 #: Harness wording and harness file names (what ``check_issues`` refuses in a text).
 HARNESS_WORDING = [
     r"not in the test report", r"not collected under this id", r"produced no report",
     r"its output ended with", r"^\s*collection failure\s*$", r"junit_family=", r"--junitxml",
-    r"no:cacheprovider", r"\.?cligym[-_](report|tests|probe|solve|manifest|fingerprint|read-reference|reference|args|spec|out|list|pristine|agent)",
+    r"no:cacheprovider",
+    r"\.?cligym[-_](report|tests|probe|solve|manifest|fingerprint|read-reference|reference|args|spec|out|list"
+    r"|pristine|agent)",
 ]
 DID_NOT_RUN = "this test did not run"
-EXCEPTION = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))\b:?\s*(.*)$")
+EXCEPTION = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning))"
+                       r"\b:?\s*(.*)$")
 ERRORISH = re.compile(r"(Error|Exception)\b|\berror:|\bnot found\b|cannot open|did not run|timed out", re.IGNORECASE)
 
 

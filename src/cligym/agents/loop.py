@@ -3,7 +3,6 @@ limit (steps, wall time, tokens) stops it. Every step is recorded for ATIF."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from typing import Any, Literal
@@ -231,10 +230,3 @@ def _flags(reply) -> dict[str, Any] | None:
     if reply.finish_reason == "length":
         flags["finish_reason"] = "length"
     return flags or None
-
-
-def describe_call(name: str, arguments: dict[str, Any]) -> str:
-    """A one-line rendering of a tool call (for logs and curation)."""
-    if name == "execute_bash":
-        return str(arguments.get("command", ""))
-    return f"{name} {json.dumps(arguments, sort_keys=True)[:200]}"

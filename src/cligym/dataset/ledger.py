@@ -18,8 +18,6 @@ from pathlib import Path
 
 from cligym.errors import BadInput
 
-STATES = ("pending", "running", "done", "failed", "skipped")
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS units (
     key TEXT PRIMARY KEY,
@@ -68,10 +66,6 @@ class Ledger:
         row = self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         return row["value"] if row else None
 
-    def set_meta(self, name: str, value: str) -> None:
-        self._write("INSERT INTO meta(name, value) VALUES (?, ?) "
-                    "ON CONFLICT(name) DO UPDATE SET value = excluded.value", (name, value))
-
     def add_wall(self, seconds: float) -> None:
         """Count ``seconds`` more of building (called every few seconds: a killed build
         loses at most the last few)."""
@@ -111,9 +105,6 @@ class Ledger:
                     "detail = excluded.detail, seconds = excluded.seconds",
                     (key, project, kind, state, detail[:500], time.time(), seconds))
 
-    def skip(self, key: str, detail: str) -> None:
-        self._write("UPDATE units SET state = 'skipped', detail = ? WHERE key = ?", (detail[:500], key))
-
     def reset_running(self) -> int:
         """Units a dead head left ``running`` become pending again; returns how many."""
         count = self.db.execute("SELECT COUNT(*) FROM units WHERE state = 'running'").fetchone()[0]
@@ -143,6 +134,7 @@ class Ledger:
     def counts(self) -> dict[str, Counter[str]]:
         """Per project: how many units of each ``kind:state``."""
         found: dict[str, Counter[str]] = {}
-        for row in self.db.execute("SELECT project, kind, state, COUNT(*) AS n FROM units GROUP BY project, kind, state"):
+        query = "SELECT project, kind, state, COUNT(*) AS n FROM units GROUP BY project, kind, state"
+        for row in self.db.execute(query):
             found.setdefault(row["project"], Counter())[f"{row['kind']}:{row['state']}"] += row["n"]
         return found

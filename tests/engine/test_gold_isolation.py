@@ -14,7 +14,8 @@ import pytest
 from cligym.errors import BadInput, GoldFailed
 from cligym.gold import make_gold
 from cligym.gold.index import pip_settings
-from cligym.gold.source import build_requirements, fetch_sdist
+from cligym.gold.metadata import SourceTree
+from cligym.gold.source import fetch_sdist
 from cligym.gold.wheel_build import build_error
 from tests.engine.test_gold_errors import assert_one_line_error, make_project, run_cli
 
@@ -93,11 +94,11 @@ def test_build_requirements_are_read_statically(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["hatchling>=1.20", "hatch-vcs"]\nbuild-backend = "hatchling.build"\n'
     )
-    assert build_requirements(tmp_path) == ["hatchling>=1.20", "hatch-vcs"]
+    assert SourceTree(tmp_path).build_requirements() == ["hatchling>=1.20", "hatch-vcs"]
     (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools>=61"]\n')
-    assert build_requirements(tmp_path) == ["setuptools>=61", "wheel"]
+    assert SourceTree(tmp_path).build_requirements() == ["setuptools>=61", "wheel"]
     (tmp_path / "pyproject.toml").unlink()
-    assert build_requirements(tmp_path) == ["setuptools>=40.8.0", "wheel"]
+    assert SourceTree(tmp_path).build_requirements() == ["setuptools>=40.8.0", "wheel"]
 
 
 def test_build_error_picks_the_real_cause():

@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from cligym.gold import make_gold
+from cligym.gold.metadata import SourceTree
 from cligym.gold.profiles import load_profile
 from cligym.gold.requirements import find_test_requirements
 from cligym.gold.source import default_test_paths, extract_sdist, fetch_sdist, has_tests
@@ -89,7 +90,7 @@ def test_filterwarnings_error_under_the_newest_pytest_gets_the_pytest_of_its_era
     the pytest that was current when click 8.1.3 came out."""
     tree = extract_sdist(fetch_sdist("click", "8.1.3"), tmp_path / "click")
     assert "error" in (tree / "setup.cfg").read_text().split("filterwarnings", 1)[1].split("\n")[1]
-    assert "pytest==7.1.2" in find_test_requirements(tree, "click")[0]  # the pin, not tests.in's newest
+    assert "pytest==7.1.2" in find_test_requirements(SourceTree(tree), "click")[0]  # the pin, not tests.in's newest
     profile = tmp_path / "click.toml"
     profile.write_text('requirements = ["pytest"]\n')
     gold = make_gold("click==8.1.3", tmp_path / "gold", runtime=runtime, profile_path=profile, runs=1)
@@ -124,7 +125,7 @@ def test_a_real_suite_that_forces_colour_leaves_no_ansi_in_what_gold_records(tmp
 def test_causes_that_used_to_stop_gold_on_real_sdists(tmp_path):
     # munch declares its "testing" extra in pbr's setup.cfg [extras] section
     tree = extract_sdist(fetch_sdist("munch", "4.0.0"), tmp_path / "munch")
-    reqs, sources = find_test_requirements(tree, "munch")
+    reqs, sources = find_test_requirements(SourceTree(tree), "munch")
     assert "extra 'testing'" in sources and "pytest" in reqs
     # decorator keeps its tests in tests/test.py, texttable in tests.py: pytest collects
     # them when they are named

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cligym.errors import BadInput
+from cligym.gold.metadata import SourceTree
 from cligym.gold.profiles import Profile, load_profile, shipped_profiles
 from cligym.gold.requirements import find_test_requirements
 from cligym.gold.source import parse_spec
@@ -24,16 +25,16 @@ test = ["coverage", {include-group = "lint"}]
 lint = ["ruff"]
 """
     )
-    assert find_test_requirements(tmp_path, "demo_pkg")[0] == ["pytest>=7", "pyyaml", "coverage", "ruff"]
+    assert find_test_requirements(SourceTree(tmp_path), "demo_pkg")[0] == ["pytest>=7", "pyyaml", "coverage", "ruff"]
 
 
 def test_requirements_from_setup_cfg_and_requirement_files(tmp_path):
     (tmp_path / "setup.cfg").write_text("[options.extras_require]\ntesting =\n    mock\n    pytest\n")
-    assert find_test_requirements(tmp_path, "x")[0] == ["mock", "pytest"]
+    assert find_test_requirements(SourceTree(tmp_path), "x")[0] == ["mock", "pytest"]
     other = tmp_path / "other"
     (other / "requirements").mkdir(parents=True)
     (other / "requirements" / "tests.in").write_text("# tests\npytest\n-r base.in\nhypothesis  # fuzz\n")
-    assert find_test_requirements(other, "x")[0] == ["pytest", "hypothesis"]
+    assert find_test_requirements(SourceTree(other), "x")[0] == ["pytest", "hypothesis"]
 
 
 def test_profile_ignores_fold_into_command():

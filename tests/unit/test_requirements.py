@@ -18,12 +18,8 @@ from cligym.gold.diagnose import (
     why_left_out,
 )
 from cligym.gold.imports import distribution_for, imported_distributions
-from cligym.gold.requirements import (
-    declared_extras,
-    find_test_requirements,
-    merge,
-    setup_literals,
-)
+from cligym.gold.metadata import SourceTree
+from cligym.gold.requirements import find_test_requirements, merge
 from cligym.gold.source import extract_sdist, fetch_sdist
 from cligym.models.testrun import TestResult, TestRun
 
@@ -48,8 +44,8 @@ Requires-Dist: sphinx; extra == "docs"
 
 def test_extras_that_only_pkg_info_declares_are_read(tmp_path):
     _write(tmp_path, {"PKG-INFO": PKG_INFO, "setup.py": "from setuptools import setup\nsetup(**config())\n"})
-    assert declared_extras(tmp_path)["testing"] == ["pytest>=6"]  # mock's marker is false here
-    reqs, sources = find_test_requirements(tmp_path, "demo")
+    assert SourceTree(tmp_path).extras["testing"] == ["pytest>=6"]  # mock's marker is false here
+    reqs, sources = find_test_requirements(SourceTree(tmp_path), "demo")
     assert reqs == ["pytest>=6"] and sources == ["extra 'testing'"]
 
 
@@ -60,17 +56,17 @@ def test_extras_only_the_sdists_egg_info_lists_are_read(tmp_path):
     archive = tmp_path / "demo-1.0.tar.gz"
     with tarfile.open(archive, "w:gz") as tf:
         tf.add(tree, arcname="demo-1.0")
-    reqs, sources = find_test_requirements(tree, "demo", archive)
+    reqs, sources = find_test_requirements(SourceTree(tree, archive), "demo")
     assert reqs == ["pytest", "uvloop; sys_platform == 'linux'"] and sources == ["extra 'test'"]
-    assert find_test_requirements(tree, "demo")[0] == []  # the unpacked tree alone does not say
+    assert find_test_requirements(SourceTree(tree), "demo")[0] == []  # the unpacked tree alone does not say
 
 
 def test_literal_setup_py_extras_and_tests_require_are_read(tmp_path):
     _write(tmp_path, {"setup.py": (
         "from setuptools import setup\nEXTRAS = {'test': ['pytest', 'hypothesis>=6']}\n"
         "setup(name='demo', version='2.1', extras_require=EXTRAS, tests_require=['mock'])\n")})
-    assert setup_literals(tmp_path)["version"] == "2.1"
-    reqs, sources = find_test_requirements(tmp_path, "demo")
+    assert SourceTree(tmp_path).setup_literals["version"] == "2.1"
+    reqs, sources = find_test_requirements(SourceTree(tmp_path), "demo")
     assert reqs == ["pytest", "hypothesis>=6", "mock"]
     assert sources == ["extra 'test'", "setup.py tests_require"]
 
@@ -82,14 +78,14 @@ def test_tox_deps_with_files_extras_and_factors(tmp_path):
                     "    py27: mock\n    -rrequirements/extra.txt\n    {[base]deps}\ncommands = pytest\n"),
         "requirements/extra.txt": "# for the tests\nfreezegun==1.4.0 \\\n    --hash=sha256:abc\n-c constraints.txt\n",
     })
-    reqs, sources = find_test_requirements(tmp_path, "demo")
+    reqs, sources = find_test_requirements(SourceTree(tmp_path), "demo")
     assert reqs == ["pytest>=7,<9", "freezegun==1.4.0", "pyyaml"] and sources == ["tox.ini [testenv]"]
 
 
 def test_a_pinned_requirements_file_wins_over_the_file_it_was_compiled_from(tmp_path):
     _write(tmp_path, {"requirements/tests.in": "pytest\n", "requirements/tests.txt": "pytest==8.1.1\npluggy==1.4.0\n",
                       "pyproject.toml": "[dependency-groups]\ntests = ['pytest>=7']\n"})
-    reqs, sources = find_test_requirements(tmp_path, "demo")
+    reqs, sources = find_test_requirements(SourceTree(tmp_path), "demo")
     assert reqs == ["pytest==8.1.1", "pluggy==1.4.0"]  # the project's pin beats the looser group entry
     assert sources == ["dependency group 'tests'", "requirements/tests.txt"]
     assert merge(["a>=1", "a", "a==2", "b; python_version<'3'"]) == ["a==2", "b; python_version<'3'"]
@@ -105,7 +101,7 @@ def test_noxfile_hatch_and_poetry(tmp_path):
                            "[tool.hatch.envs.test]\ndependencies=['coverage']\n"
                            "[tool.poetry.group.test.dependencies]\npython='^3.9'\nrequests='^2.0'\nidna='3.4'\n"),
     })
-    reqs, sources = find_test_requirements(tmp_path, "demo")
+    reqs, sources = find_test_requirements(SourceTree(tmp_path), "demo")
     assert reqs == ["coverage", "requests", "idna==3.4", "pytest", "pytest-cov", "ujson"]
     assert sources == ["hatch env 'test'", "poetry group 'test'", "noxfile.py"]
 
@@ -115,7 +111,7 @@ def test_imports_of_the_test_files_are_the_last_resort(tmp_path):
                       "tests/test_a.py": ("import os\nimport yaml\nimport demo\nfrom tests import helpers\n"
                                           "from dateutil import tz\ntry:\n    import numpy\nexcept ImportError:\n    pass\n")})
     assert imported_distributions(tmp_path, "demo") == ["PyYAML", "python-dateutil"]
-    reqs, sources = find_test_requirements(tmp_path, "demo")
+    reqs, sources = find_test_requirements(SourceTree(tmp_path), "demo")
     assert reqs == ["PyYAML", "python-dateutil"] and sources == ["imports of the test files"]
     assert distribution_for("json") is None and distribution_for("google.protobuf.message") == "protobuf"
 
@@ -205,22 +201,22 @@ def test_modules_that_failed_to_import_are_named_with_their_reason():
 def test_real_sdists(tmp_path, spec, expected, source):
     name, version = spec.split("==")
     tree = extract_sdist(fetch_sdist(name, version), tmp_path / "tree")
-    reqs, sources = find_test_requirements(tree, name)
+    reqs, sources = find_test_requirements(SourceTree(tree), name)
     assert expected <= set(reqs) and source in sources
 
 
 def test_extras_that_only_a_real_sdists_metadata_declares(tmp_path):
     # psutil computes extras_require in setup.py: only the PKG-INFO setuptools wrote names them
     psutil = extract_sdist(fetch_sdist("psutil", "7.1.0"), tmp_path / "psutil")
-    assert not setup_literals(psutil).get("extras_require")
+    assert not SourceTree(psutil).setup_literals.get("extras_require")
     assert "optional-dependencies" not in (psutil / "pyproject.toml").read_text()
-    reqs, sources = find_test_requirements(psutil, "psutil")
+    reqs, sources = find_test_requirements(SourceTree(psutil), "psutil")
     assert {"pytest", "pytest-xdist"} <= set(reqs) and sources == ["extra 'test'"]
     # attrs 21.4.0 builds "tests" from other extras in setup.py, and the setuptools of its
     # day wrote the requirements only into egg-info's requires.txt inside the archive
     archive = fetch_sdist("attrs", "21.4.0")
     attrs = extract_sdist(archive, tmp_path / "attrs")
-    assert "tests" not in (setup_literals(attrs).get("extras_require") or {})
-    reqs, sources = find_test_requirements(attrs, "attrs", archive)
+    assert "tests" not in (SourceTree(attrs).setup_literals.get("extras_require") or {})
+    reqs, sources = find_test_requirements(SourceTree(attrs, archive), "attrs")
     assert "extra 'tests'" in sources and {"zope.interface", "hypothesis"} <= set(reqs)
-    assert "extra 'tests'" not in find_test_requirements(attrs, "attrs")[1]  # the tree alone does not say
+    assert "extra 'tests'" not in find_test_requirements(SourceTree(attrs), "attrs")[1]  # the tree alone does not say

@@ -23,18 +23,13 @@ the modules the test files import are mapped to distributions (``imports``).
 from __future__ import annotations
 
 import ast
-import configparser
 import re
-import tomllib
-from email.parser import HeaderParser
 from pathlib import Path
 
-from packaging.markers import InvalidMarker
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from cligym.gold.imports import imported_distributions
-from cligym.gold.source import archive_text
+from cligym.gold.metadata import SourceTree, ini_lines, parse_ini, requirement, table
 
 TEST_KEYS = ("test", "tests", "testing")
 DEV_KEYS = ("dev", "develop", "development")
@@ -50,8 +45,8 @@ _FACTOR = re.compile(r"^[\w.,!{}-]+:\s")  # a tox line that holds only for some 
 class Found:
     """Requirements with where each source said them (in the order read)."""
 
-    def __init__(self, project: str, extras: dict[str, list[str]], root: Path) -> None:
-        self.project, self.extras, self.root = project, extras, root
+    def __init__(self, project: str, extras: dict[str, list[str]]) -> None:
+        self.project, self.extras = project, extras
         self.requirements: list[str] = []
         self.sources: list[str] = []
 
@@ -69,7 +64,7 @@ class Found:
         while todo:
             raw = todo.pop(0).strip()
             own = re.fullmatch(r"(?:-e\s*)?\.?\[([\w,\s-]+)\]", raw)
-            req = _requirement(raw) if own is None else None
+            req = requirement(raw) if own is None else None
             if own is None and req is None:
                 continue
             if own is not None or canonicalize_name(req.name) == canonicalize_name(self.project):
@@ -82,22 +77,21 @@ class Found:
         return out
 
 
-def find_test_requirements(path: Path, project: str, archive: Path | None = None) -> tuple[list[str], list[str]]:
-    """(requirements, where they were declared) for the tests of the project in ``path``
-    (unpacked from the sdist ``archive``, whose egg-info metadata is read too)."""
-    extras = declared_extras(path, archive)
-    found = Found(project, extras, path)
+def find_test_requirements(tree: SourceTree, project: str) -> tuple[list[str], list[str]]:
+    """(requirements, where they were declared) for the tests of the project in ``tree``."""
+    path, extras = tree.path, tree.extras
+    found = Found(project, extras)
     for key in TEST_KEYS:
         found.add(f"extra {key!r}", extras.get(key, []))
-    _from_pyproject(found, path, TEST_KEYS)
-    found.add("setup.py tests_require", setup_literals(path).get("tests_require", []))
-    _from_tox(found, path)
+    _from_pyproject(found, tree.pyproject, TEST_KEYS)
+    found.add("setup.py tests_require", tree.setup_literals.get("tests_require", []))
+    _from_tox(found, tree)
     found.add("noxfile.py", _noxfile(path))
     _from_files(found, path, REQUIREMENT_FILES)
     if not found.requirements:
         for key in DEV_KEYS:
             found.add(f"extra {key!r}", extras.get(key, []))
-        _from_pyproject(found, path, DEV_KEYS)
+        _from_pyproject(found, tree.pyproject, DEV_KEYS)
         _from_files(found, path, DEV_FILES)
     if not found.requirements:
         found.add("imports of the test files", imported_distributions(path, project))
@@ -109,7 +103,7 @@ def merge(reqs: list[str]) -> list[str]:
     over a range, a range over a bare name."""
     chosen: dict[tuple[str, str], str] = {}
     for raw in reqs:
-        req = _requirement(raw)
+        req = requirement(raw)
         if req is None:
             continue
         key = (canonicalize_name(req.name), str(req.marker or ""))
@@ -119,7 +113,7 @@ def merge(reqs: list[str]) -> list[str]:
 
 
 def _rank(raw: str) -> int:
-    req = _requirement(raw)
+    req = requirement(raw)
     specs = list(req.specifier) if req else []
     return 2 if any(s.operator in ("==", "===") for s in specs) else 1 if specs else 0
 
@@ -127,142 +121,37 @@ def _rank(raw: str) -> int:
 def requirement_name(raw: str) -> str:
     """The canonical distribution name of a requirement line (its first word when it does
     not parse)."""
-    req = _requirement(raw)
+    req = requirement(raw)
     return canonicalize_name(req.name if req else re.split(r"[\s\[;<>=!~]", raw.strip(), maxsplit=1)[0])
-
-
-def _requirement(raw: str) -> Requirement | None:
-    try:
-        return Requirement(raw)
-    except (InvalidRequirement, InvalidMarker):
-        return None
-
-
-# ---- core metadata extras --------------------------------------------------------------
-
-
-def declared_extras(path: Path, archive: Path | None = None) -> dict[str, list[str]]:
-    """Every extra the project declares: pyproject, setup.cfg (setuptools' and pbr's
-    sections), setup.py's literal ``extras_require``, and the metadata a build backend
-    wrote into the sdist (PKG-INFO, egg-info's requires.txt)."""
-    extras: dict[str, list[str]] = {}
-    data = _pyproject(path)
-    for key, value in (data.get("project", {}).get("optional-dependencies", {}) or {}).items():
-        extras.setdefault(key, list(value))
-    cfg = _ini(path / "setup.cfg")
-    for section in ("options.extras_require", "extras"):  # setuptools, pbr
-        if cfg is not None and cfg.has_section(section):
-            for key, value in cfg.items(section):
-                extras.setdefault(key.split(":")[0], _lines(value))
-    for key, value in (setup_literals(path).get("extras_require") or {}).items():
-        extras.setdefault(str(key).split(":")[0], [str(v) for v in value] if isinstance(value, list | tuple) else [])
-    for key, value in [*_pkg_info_extras(path).items(), *_requires_txt(archive).items()]:
-        if value:
-            extras.setdefault(key, value)
-    return extras
-
-
-def _requires_txt(archive: Path | None) -> dict[str, list[str]]:
-    """The extras of the egg-info ``requires.txt`` setuptools wrote into an sdist:
-    ``[name]`` or ``[name:marker]`` sections of requirement lines."""
-    text = archive_text(archive, re.compile(r"^[^/]+/(src/)?[^/]+\.egg-info/requires\.txt$")) if archive else None
-    extras: dict[str, list[str]] = {}
-    current = None
-    for line in (text or "").splitlines():
-        line = line.strip()
-        section = re.fullmatch(r"\[([^\]:]*)(?::(.*))?\]", line)
-        if section:
-            current, marker = section.group(1), section.group(2)
-            extras.setdefault(current, [])
-        elif line and current:
-            extras[current].append(f"{line}; {marker}" if marker else line)
-    return extras
-
-
-def _pkg_info_extras(path: Path) -> dict[str, list[str]]:
-    info = path / "PKG-INFO"
-    if not info.is_file():
-        return {}
-    headers = HeaderParser().parsestr(info.read_text(encoding="utf-8", errors="replace"))
-    extras: dict[str, list[str]] = {name: [] for name in headers.get_all("Provides-Extra") or []}
-    for raw in headers.get_all("Requires-Dist") or []:
-        req = _requirement(raw)
-        if req is None or req.marker is None:
-            continue
-        for extra in extras:
-            if _in_extra(req, extra):
-                extras[extra].append(_without_extra_marker(req))
-    return extras
-
-
-def _in_extra(req: Requirement, extra: str) -> bool:
-    try:
-        return req.marker.evaluate({"extra": extra}) and not req.marker.evaluate({"extra": "\0none"})
-    except Exception:
-        return False
-
-
-def _without_extra_marker(req: Requirement) -> str:
-    return f"{req.name}{'[' + ','.join(sorted(req.extras)) + ']' if req.extras else ''}{req.specifier}"
-
-
-def setup_literals(path: Path) -> dict:
-    """The keyword arguments of setup.py's ``setup()`` call that are literals (names bound
-    at module level to literals are followed; anything computed is left out)."""
-    setup = path / "setup.py"
-    if not setup.is_file():
-        return {}
-    try:
-        tree = ast.parse(setup.read_text(encoding="utf-8", errors="replace"))
-    except SyntaxError:
-        return {}
-    bound = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
-             for t in node.targets if isinstance(t, ast.Name)}
-    out: dict = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
-            for kw in node.keywords:
-                if kw.arg:
-                    value = bound.get(kw.value.id, kw.value) if isinstance(kw.value, ast.Name) else kw.value
-                    try:
-                        out[kw.arg] = ast.literal_eval(value)
-                    except (ValueError, TypeError, SyntaxError, RecursionError):
-                        pass
-    return out
 
 
 # ---- tool configuration ----------------------------------------------------------------
 
 
-def _from_pyproject(found: Found, path: Path, keys: tuple[str, ...]) -> None:
-    data = _pyproject(path)
-    groups = data.get("dependency-groups", {}) or {}
-    tool = data.get("tool", {}) or {}
+def _from_pyproject(found: Found, data: dict, keys: tuple[str, ...]) -> None:
+    groups, tool = table(data, "dependency-groups"), table(data, "tool")
     for key in keys:
         found.add(f"dependency group {key!r}", _group(groups, key, {key}))
-    envs = tool.get("hatch", {}).get("envs", {}) or {}
     for key in ("default", "hatch-test", *keys):
-        env = envs.get(key) or {}
+        env = table(tool, "hatch", "envs", key)
         found.add(f"hatch env {key!r}", [*env.get("dependencies", []), *env.get("extra-dependencies", []),
                                          *(f".[{e}]" for e in env.get("features", []))])
-    pdm = (tool.get("pdm", {}) or {}).get("dev-dependencies", {}) or {}
+    pdm = table(tool, "pdm", "dev-dependencies")
     for key in keys:
         found.add(f"pdm dev group {key!r}", [r for r in pdm.get(key, []) if isinstance(r, str)])
-    poetry = tool.get("poetry", {}) or {}
     for key in keys:
-        found.add(f"poetry group {key!r}", _poetry(poetry.get("group", {}).get(key, {}).get("dependencies", {})))
+        found.add(f"poetry group {key!r}", _poetry(table(tool, "poetry", "group", key, "dependencies")))
     if "dev" in keys:
-        found.add("poetry dev-dependencies", _poetry(poetry.get("dev-dependencies", {})))
-    tox = tool.get("tox", {}) or {}
-    base = tox.get("env_run_base", {}) or {}
+        found.add("poetry dev-dependencies", _poetry(table(tool, "poetry", "dev-dependencies")))
+    base = table(tool, "tox", "env_run_base")
     found.add("pyproject tox env_run_base", [*base.get("deps", []), *(f".[{e}]" for e in base.get("extras", []))])
 
 
-def _poetry(table: dict) -> list[str]:
+def _poetry(deps: dict) -> list[str]:
     """Poetry's ``name = "^1.2"`` tables as plain names (its caret ranges are not PEP 440;
     an exact version stays pinned)."""
     out = []
-    for name, spec in (table or {}).items():
+    for name, spec in deps.items():
         if name.lower() == "python":
             continue
         version = spec if isinstance(spec, str) else (spec or {}).get("version", "") if isinstance(spec, dict) else ""
@@ -270,19 +159,19 @@ def _poetry(table: dict) -> list[str]:
     return out
 
 
-def _from_tox(found: Found, path: Path) -> None:
-    sources = [("tox.ini", _ini(path / "tox.ini")), ("setup.cfg", _ini(path / "setup.cfg"))]
-    legacy = (_pyproject(path).get("tool", {}).get("tox", {}) or {}).get("legacy_tox_ini")
+def _from_tox(found: Found, tree: SourceTree) -> None:
+    sources = [("tox.ini", tree.ini("tox.ini")), ("setup.cfg", tree.ini("setup.cfg"))]
+    legacy = table(tree.pyproject, "tool", "tox").get("legacy_tox_ini")
     if isinstance(legacy, str):
-        sources.append(("pyproject legacy_tox_ini", _ini_text(legacy)))
+        sources.append(("pyproject legacy_tox_ini", parse_ini(legacy, "pyproject.toml's legacy_tox_ini")))
     for name, cfg in sources:
         if cfg is None or not cfg.has_section("testenv"):
             continue
-        deps, extras = [], _lines(cfg.get("testenv", "extras", fallback=""), commas=True)
-        for line in _lines(cfg.get("testenv", "deps", fallback="")):
+        deps, extras = [], ini_lines(cfg.get("testenv", "extras", fallback=""), commas=True)
+        for line in ini_lines(cfg.get("testenv", "deps", fallback="")):
             if _FACTOR.match(line) or "{" in line:
                 continue  # only some environments, or a substitution
-            deps += _requirement_lines(path, line, path)
+            deps += _requirement_lines(tree.path, line, tree.path)
         found.add(f"{name} [testenv]", [*deps, *(f".[{e}]" for e in extras)])
 
 
@@ -348,38 +237,6 @@ def _requirement_lines(folder: Path, line: str, root: Path, depth: int = 0) -> l
     if line.startswith("-e") and "[" in line:
         return [line]
     return [] if line.startswith("-") else [line]
-
-
-# ---- reading files ---------------------------------------------------------------------
-
-
-def _pyproject(path: Path) -> dict:
-    file = path / "pyproject.toml"
-    if not file.is_file():
-        return {}
-    try:
-        return tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return {}
-
-
-def _ini(file: Path) -> configparser.ConfigParser | None:
-    return _ini_text(file.read_text(encoding="utf-8", errors="replace")) if file.is_file() else None
-
-
-def _ini_text(text: str) -> configparser.ConfigParser | None:
-    cfg = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        cfg.read_string(text)
-    except configparser.Error:
-        return None
-    return cfg
-
-
-def _lines(value: str, commas: bool = False) -> list[str]:
-    """The items of a multi-line ini value (also comma-separated ones when ``commas``)."""
-    text = value.replace(",", "\n") if commas else value
-    return [ln.split(" #")[0].strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
 
 
 def _group(groups: dict, key: str, seen: set[str]) -> list[str]:

@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import tomllib
 import zipfile
 from pathlib import Path
 
@@ -123,32 +122,6 @@ def _download(link: Link, cache: Path) -> Path:
         raise GoldFailed(f"cannot download {link.filename} from the package index: {exc}") from exc
 
 
-def build_requirements(path: Path) -> list[str]:
-    """What building the project needs, from the static ``[build-system] requires`` of its
-    pyproject.toml (setuptools and wheel when it has none, as pip assumes). Setuptools
-    builds also get ``wheel``, which older setuptools asks for while building."""
-    system: dict = {}
-    pyproject = path / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            system = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("build-system", {}) or {}
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise BadInput(f"{pyproject.name} of the project does not parse: {exc}") from exc
-    requires = [str(r) for r in system.get("requires", ["setuptools>=40.8.0"])]
-    backend = system.get("build-backend", "setuptools.build_meta:__legacy__")
-    named = {canonicalize_name(_requirement_name(r)) for r in requires}
-    if backend.startswith("setuptools.") and "wheel" not in named:
-        requires.append("wheel")
-    return requires
-
-
-def _requirement_name(raw: str) -> str:
-    try:
-        return Requirement(raw).name
-    except InvalidRequirement:
-        return raw
-
-
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -215,18 +188,3 @@ def default_test_paths(path: Path) -> list[str]:
     if any(PYTEST_DEFAULT.match(f.name) for f in files):
         return []
     return [str(f.relative_to(path)) for f in files]
-
-
-def archive_text(archive: Path, pattern: re.Pattern) -> str | None:
-    """The text of the first member of a tar or zip sdist whose name matches ``pattern``."""
-    try:
-        if archive.name.endswith(".zip"):
-            with zipfile.ZipFile(archive) as zf:
-                name = next((n for n in zf.namelist() if pattern.match(n)), None)
-                return zf.read(name).decode("utf-8", "replace") if name else None
-        with tarfile.open(archive) as tf:
-            member = next((m for m in tf.getmembers() if m.isfile() and pattern.match(m.name)), None)
-            handle = tf.extractfile(member) if member else None
-            return handle.read().decode("utf-8", "replace") if handle else None
-    except (OSError, tarfile.TarError, zipfile.BadZipFile):
-        return None

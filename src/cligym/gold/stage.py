@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import configparser
 import os
 import re
 import tempfile
 import time
-import tomllib
 from dataclasses import dataclass
-from email.parser import HeaderParser
 from pathlib import Path
 
 from packaging.version import Version
@@ -20,13 +17,9 @@ from cligym.gold.diagnose import of_era, repairs
 from cligym.gold.image import PYTHON, WORKDIR, build_gold_image, context_digest
 from cligym.gold.imports import local_names
 from cligym.gold.index import upload_times
+from cligym.gold.metadata import SourceTree
 from cligym.gold.profiles import Profile, load_profile
-from cligym.gold.requirements import (
-    declared_extras,
-    find_test_requirements,
-    requirement_name,
-    setup_literals,
-)
+from cligym.gold.requirements import find_test_requirements, requirement_name
 from cligym.gold.source import (
     check_project_dir,
     copy_tree,
@@ -47,29 +40,6 @@ from cligym.models.io import save
 from cligym.runtime import Runtime, ensure_base_image
 from cligym.runtime.holds import made_tags
 from cligym.ui import Reporter
-
-
-def local_name_version(path: Path) -> tuple[str, str]:
-    pyproject = path / "pyproject.toml"
-    if pyproject.is_file():
-        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
-        if project.get("name"):
-            return project["name"], str(project.get("version") or "0")
-    setup_cfg = path / "setup.cfg"
-    if setup_cfg.is_file():
-        cfg = configparser.ConfigParser()
-        cfg.read(setup_cfg, encoding="utf-8")
-        if cfg.has_option("metadata", "name"):
-            return cfg.get("metadata", "name"), cfg.get("metadata", "version", fallback="0")
-    literals = setup_literals(path)
-    if isinstance(literals.get("name"), str):
-        return literals["name"], str(literals.get("version") or "0")
-    info = path / "PKG-INFO"
-    if info.is_file():
-        headers = HeaderParser().parsestr(info.read_text(encoding="utf-8", errors="replace"))
-        if headers.get("Name"):
-            return headers["Name"], headers.get("Version") or "0"
-    return path.resolve().name, "0"
 
 
 def python_version(runtime: Runtime, image: str, python: str) -> str:
@@ -207,7 +177,7 @@ def _get_source(spec: str, tree: Path, options: _Options, reporter: Reporter) ->
     path = Path(spec).expanduser()
     if path.exists() or "/" in spec or spec.startswith("."):
         check_project_dir(path)
-        name, version = local_name_version(path)
+        name, version = SourceTree(path).name_version()
         profile = load_profile(name, options.profile_path, options.shipped_profile)
         with reporter.task(f"copying {path}"):
             copy_tree(path, tree)
@@ -368,12 +338,12 @@ def _with_fixes(requirements: list[str], fixes: dict[str, str]) -> list[str]:
 
 def _requirements(profile: Profile, tree: Path, name: str, source: Path) -> tuple[list[str], list[str]]:
     """(requirements, where they were declared): the profile's, else the project's own."""
-    archive = source if source.is_file() else None
+    project = SourceTree(tree, source if source.is_file() else None)
     if profile.requirements is not None:
         reqs, sources = list(profile.requirements), ["profile"]
     else:
-        reqs, sources = find_test_requirements(tree, name, archive)
-    declared = declared_extras(tree, archive)
+        reqs, sources = find_test_requirements(project, name)
+    declared = project.extras
     for extra in profile.extras:
         if extra not in declared:
             raise BadInput(f"the profile asks for extra {extra!r}, which {name} does not declare")

@@ -30,12 +30,8 @@ from packaging.utils import canonicalize_name
 
 from cligym.config import home
 from cligym.errors import GoldFailed
-from cligym.gold.source import (
-    build_requirements,
-    extract_sdist,
-    fetch_matching_sdist,
-    pip,
-)
+from cligym.gold.metadata import SourceTree
+from cligym.gold.source import extract_sdist, fetch_matching_sdist, pip
 from cligym.gold.wheel_build import Builder, MissingBuildRequirement
 from cligym.runtime import Runtime
 
@@ -111,7 +107,7 @@ def _build(builder: Builder, source: Path, tree: Path, house: Path, what: str, p
     """Download the build requirements of ``tree`` (and pip, which runs the build), then
     build its wheel in the container. A requirement the backend asks for only while
     building (``setup_requires``, say) is downloaded too, and the build redone."""
-    wanted = build_requirements(tree)
+    wanted = SourceTree(tree).build_requirements()
     for _ in range(MAX_LATE_REQUIREMENTS + 1):
         proc = download_wheels(house / TOOLS, ["pip", *wanted], python)
         if proc.returncode != 0:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cligym.errors import BadInput
+from cligym.gold import index
 from cligym.gold.metadata import SourceTree
 from cligym.gold.requirements import find_test_requirements
 
@@ -78,3 +79,20 @@ def test_legacy_tox_ini_in_pyproject_is_read_by_the_same_rules(tmp_path):
 def test_setup_py_that_does_not_parse_says_nothing(tmp_path):
     tree = _tree(tmp_path, {"setup.py": "print 'python 2'\nsetup(name='demo')\n"})
     assert tree.setup_literals == {} and tree.name_version() == (tmp_path.resolve().name, "0")
+
+
+def test_the_default_index_is_pips_own_when_none_is_configured(monkeypatch):
+    said = {"config list": ""}
+    monkeypatch.setattr(index, "_pip_output", lambda *args: said[" ".join(args)])
+    index.pip_settings.cache_clear()
+    try:
+        assert index.pip_settings().indexes == ("https://pypi.org/simple",)
+        said["config list"] = ":env:.extra-index-url='https://a.example/simple https://b.example/simple'\n"
+        index.pip_settings.cache_clear()
+        assert index.pip_settings().indexes == ("https://pypi.org/simple", "https://a.example/simple",
+                                                "https://b.example/simple")
+        said["config list"] = "global.no-index='true'\nglobal.index-url='https://c.example/simple'\n"
+        index.pip_settings.cache_clear()
+        assert index.pip_settings().indexes == ()
+    finally:
+        index.pip_settings.cache_clear()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import ssl
 import subprocess
 import sys
@@ -40,6 +39,8 @@ SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2")
 #: pip's configuration keys, most specific first: the environment, then ``pip download``'s
 #: own section, then the global one.
 SECTIONS = (":env:", "download", "global")
+#: pip's own index when none is configured (its documented ``--index-url`` default)
+PIP_DEFAULT_INDEX = "https://pypi.org/simple"
 
 
 @dataclass(frozen=True)
@@ -94,10 +95,7 @@ def pip_settings() -> PipSettings:
 
     indexes: list[str] = []
     if (get("no-index") or "").lower() not in ("1", "true", "yes", "on"):
-        help_text = " ".join(_pip_output("download", "--help").split())
-        default = re.search(r"--index-url <url> .*?\(default (\S+?)\)", help_text)
-        main = get("index-url") or (default.group(1) if default else None)
-        indexes = [u for u in [main, *(get("extra-index-url") or "").split()] if u]
+        indexes = [get("index-url") or PIP_DEFAULT_INDEX, *(get("extra-index-url") or "").split()]
     try:
         timeout = float(get("timeout") or get("default-timeout") or 60)
     except ValueError:

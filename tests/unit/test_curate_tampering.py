@@ -12,7 +12,7 @@ import pytest
 from cligym.agents.trajectory import TrajectoryRecorder
 from cligym.curate import filters, tampering
 from cligym.curate.filters import CHEAT_RULES, check_text, find_cheating
-from cligym.curate.shell import simple_commands
+from cligym.curate.shell import operands, simple_commands
 from cligym.curate.stage import curate
 from cligym.curate.tampering import TAMPER_RULES, check_editor
 from cligym.curate.writes import shell_writes
@@ -145,7 +145,7 @@ def test_curate_drops_every_scripted_cheat(tampered, tmp_path):
 
     decisions = {v.task_id: v for v in summary.decisions}
     assert decisions["markupsafe-env-100"].decision == "kept" and decisions["markupsafe-env-100"].cheating == []
-    for task, steps, rules in CHEATS:
+    for task, _steps, rules in CHEATS:
         decision = decisions[task]
         assert decision.decision == "cheating", task
         assert {h.rule for h in decision.cheating} == rules, (task, decision.cheating)
@@ -321,3 +321,17 @@ def test_curation_drops_the_launcher_attack_that_only_the_harness_could_stop():
     script = (Path(__file__).parents[1] / "data" / "attacks" / "bash_wrapper.sh").read_text()
     hits = {rule for rule, _ in check_text(script, shell=True)}
     assert {"reward"} <= hits and "solution" not in hits, hits
+
+
+def test_one_reading_of_a_commands_options_and_operands():
+    """The argv reading the copy, write and pip rules share: an option in ``valued`` takes the
+    next word, ``--opt=value`` carries its own, ``-`` is an operand and so is all after ``--``."""
+    words, values = operands(["-S", ".orig", "-v", "--target-directory=/t", "a", "-", "--", "-b", "-S"], {"-S"})
+    assert words == ["a", "-", "-b", "-S"]
+    assert values == [("-S", ".orig"), ("--target-directory", "/t")]
+    assert operands(["x", "-S"], {"-S"}) == (["x"], [])  # a valued option with nothing after it
+    assert filters._restore_hits(simple_commands("cp -S .new -t /testbed/pkg backup/mod.py")[0]) == [
+        "cp backup/mod.py -> /testbed/pkg"]
+    assert [w.path for w in shell_writes("cp -S .old a.py b.py /testbed/")] == ["/testbed/a.py", "/testbed/b.py"]
+    assert tampering._pip_plugins(simple_commands("pip install -r pytest-a.txt -i u pytest-b pytest_c==1")[0]) == [
+        "pytest-b", "pytest_c==1"]

@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from cligym.curate.shell import ShellCommand, simple_commands
+from cligym.curate.shell import ShellCommand, operands, simple_commands
 from cligym.curate.tampering import TAMPER_RULES, check_editor, check_shell
 from cligym.models.curate import CheatHit, LoopHit
 from cligym.models.trajectory import Trajectory
@@ -192,6 +192,7 @@ _BACKUP_SUFFIX = re.compile(
 _BACKUP_DIR = re.compile(r"^\.?(?:backups?|bak|bkp|orig|original|old|saved?)$", re.IGNORECASE)
 _COPIERS = frozenset({"cp", "mv", "rsync", "install", "ln", "scp"})
 _GIT_HARMLESS = frozenset({"--version", "version", "help", "--help", "config", "init"})
+_TARGET = frozenset({"-t", "--target-directory"})
 _OPTION_WITH_VALUE = {
     "install": {"-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix", "-t", "--target-directory"},
     "cp": {"-t", "--target-directory", "-S", "--suffix"},
@@ -225,36 +226,12 @@ def _same_place(original: str, dest: str) -> bool:
     return longer[-len(shorter):] == shorter
 
 
-def _positional(cmd: ShellCommand) -> tuple[list[str], str | None]:
-    """The positional arguments of a copy command and its explicit target directory."""
-    with_value = _OPTION_WITH_VALUE.get(cmd.program, set())
-    words, target, skip, options_done = [], None, False, False
-    for index, arg in enumerate(cmd.args):
-        if skip:
-            skip = False
-            continue
-        if not options_done and arg == "--":
-            options_done = True
-        elif not options_done and arg.startswith("-") and arg != "-":
-            name = arg.split("=", 1)[0]
-            if name in ("-t", "--target-directory"):
-                if "=" in arg:
-                    target = arg.split("=", 1)[1]
-                elif index + 1 < len(cmd.args):
-                    target = cmd.args[index + 1]
-                    skip = True
-            elif name in with_value and "=" not in arg:
-                skip = True
-        else:
-            words.append(arg)
-    return words, target
-
-
 def _restore_hits(cmd: ShellCommand) -> list[str]:
     """Why this simple command copies a leftover copy back onto its original (or nothing)."""
     pairs: list[tuple[str, str, bool]] = []  # source, destination, destination is a directory
     if cmd.program in _COPIERS:
-        words, target = _positional(cmd)
+        words, values = operands(cmd.args, _OPTION_WITH_VALUE.get(cmd.program, set()) | _TARGET)
+        target = next((value for option, value in reversed(values) if option in _TARGET), None)
         if target is not None:
             pairs = [(source, target, True) for source in words]
         elif len(words) >= 2:

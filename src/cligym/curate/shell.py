@@ -8,6 +8,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Collection
 
 from pydantic import BaseModel
 
@@ -28,6 +29,30 @@ class ShellCommand(BaseModel):
     heredoc: str = ""
     #: started with ``&``, ``nohup`` or ``setsid``, or followed by ``disown`` on its line
     background: bool = False
+
+
+def operands(args: list[str], valued: Collection[str] = ()) -> tuple[list[str], list[tuple[str, str]]]:
+    """The positional words of a command's arguments (``-`` and every word after ``--`` among
+    them), and the (option, value) pairs of the options given one: ``--opt=value``, or an
+    option in ``valued`` followed by its value."""
+    words: list[str] = []
+    values: list[tuple[str, str]] = []
+    index, done = 0, False
+    while index < len(args):
+        arg = args[index]
+        if not done and arg == "--":
+            done = True
+        elif not done and arg.startswith("-") and arg != "-":
+            name, equals, value = arg.partition("=")
+            if equals:
+                values.append((name, value))
+            elif name in valued and index + 1 < len(args):
+                index += 1
+                values.append((name, args[index]))
+        else:
+            words.append(arg)
+        index += 1
+    return words, values
 
 
 def _tokens(line: str) -> list[str]:

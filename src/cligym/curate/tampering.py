@@ -55,7 +55,7 @@ import posixpath
 import re
 from typing import Any
 
-from cligym.curate.shell import ShellCommand
+from cligym.curate.shell import ShellCommand, operands
 from cligym.curate.writes import Write, editor_writes, expand, shell_writes
 
 TAMPER_RULES = ("test_edit", "pytest_plugin", "interpreter", "reward", "harness_dirs", "trace")
@@ -217,15 +217,7 @@ def _pip_plugins(cmd: ShellCommand) -> list[str]:
         return []
     if args[0] == "install" and "--no-index" in args:
         return []
-    found, skip = [], False
-    for arg in args[1:]:
-        if skip:
-            skip = False
-        elif arg.startswith("-"):
-            skip = arg in _PIP_VALUED
-        elif _PLUGIN_NAME.match(_name(arg)):
-            found.append(arg)
-    return found
+    return [arg for arg in operands(args[1:], _PIP_VALUED)[0] if _PLUGIN_NAME.match(_name(arg))]
 
 
 def _env_hits(command: str, commands: list[ShellCommand]) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from cligym.curate.shell import ShellCommand, simple_commands
+from cligym.curate.shell import ShellCommand, operands, simple_commands
 
 Op = Literal["write", "edit", "delete", "move_from", "link", "chmod", "mkdir"]
 
@@ -53,27 +53,6 @@ class Write(BaseModel):
     inline: bool = False
 
 
-def _positional(cmd: ShellCommand) -> tuple[list[str], list[str]]:
-    """The positional words of a command, and the values of its options that take one."""
-    valued = _VALUED.get(cmd.program, set())
-    words, values, skip, done = [], [], False, False
-    for index, arg in enumerate(cmd.args):
-        if skip:
-            skip = False
-            values.append(arg)
-            continue
-        if not done and arg == "--":
-            done = True
-        elif not done and arg.startswith("-") and arg != "-":
-            if arg.split("=", 1)[0] in valued and "=" not in arg and index + 1 < len(cmd.args):
-                skip = True
-            elif "=" in arg:
-                values.append(arg.split("=", 1)[1])
-        else:
-            words.append(arg)
-    return words, values
-
-
 def _target_dir(cmd: ShellCommand) -> str | None:
     for index, arg in enumerate(cmd.args):
         if arg in ("-t", "--target-directory") and index + 1 < len(cmd.args):
@@ -92,7 +71,7 @@ def _destinations(sources: list[str], dest: str, is_dir: bool) -> list[str]:
 
 
 def _copy_writes(cmd: ShellCommand) -> list[Write]:
-    words, _ = _positional(cmd)
+    words, _ = operands(cmd.args, _VALUED.get(cmd.program, set()))
     target = _target_dir(cmd)
     sources, dest = (words, target) if target else (words[:-1], words[-1] if len(words) > 1 else None)
     if dest is None:
@@ -111,7 +90,8 @@ def _sed_writes(cmd: ShellCommand) -> list[Write]:
     in_place = any(re.match(r"^-[A-Za-z]*i", a) or a.startswith("--in-place") for a in cmd.args)
     if not in_place:
         return []
-    words, values = _positional(cmd)
+    words, pairs = operands(cmd.args, _VALUED.get(cmd.program, set()))
+    values = [value for _, value in pairs]
     scripted = bool(values) or any(a.startswith(("-e", "--expression")) for a in cmd.args)
     scripts, files = (values, words) if scripted else (words[:1], words[1:])
     script = "\n".join(scripts)
@@ -143,7 +123,7 @@ def _redirect_content(cmd: ShellCommand) -> str | None:
 def _command_writes(cmd: ShellCommand) -> list[Write]:
     """The writes of one simple command (paths as written, before ``cd`` is applied)."""
     found = [Write(path=p, op="write", content=_redirect_content(cmd)) for p in cmd.redirect_out]
-    words, _ = _positional(cmd)
+    words, _ = operands(cmd.args, _VALUED.get(cmd.program, set()))
     program = cmd.program
     if program in _COPIERS or program in ("mv", "ln"):
         found += _copy_writes(cmd)

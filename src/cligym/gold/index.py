@@ -73,11 +73,14 @@ class _Anchors(HTMLParser):
                 self.found.append((names["href"] or "", "data-yanked" in names))
 
 
+def pip(*args: str, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
+    """The host's own pip (of the interpreter cligym runs in), with its configuration."""
+    return subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def _pip_output(*args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
-        capture_output=True, text=True, timeout=120,
-    )
+    proc = pip(*args, timeout=120)
     return proc.stdout if proc.returncode == 0 else ""
 
 

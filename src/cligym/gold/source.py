@@ -2,7 +2,7 @@
 
 The host only downloads files and reads metadata; nothing here runs a project's code.
 The sdist is fetched from the indexes the host's pip is configured with
-(``cligym.gold.index``); wheels are downloaded by the host's own pip (``pip`` below) with
+(``cligym.gold.index``); wheels are downloaded by the host's own pip (``index.pip``) with
 ``--only-binary :all:``, so the host's pip configuration (index, certificates) applies.
 """
 
@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import subprocess
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -39,15 +37,6 @@ JUNK = {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "
         ".mypy_cache", ".ruff_cache", "build", "dist", "node_modules", ".eggs"}
 TEST_FILE = re.compile(r"(^test_.*|.*_test|^tests?)\.py$")
 PYTEST_DEFAULT = re.compile(r"(^test_.*|.*_test)\.py$")
-
-
-def pip(*args: str, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:

@@ -30,8 +30,9 @@ from packaging.utils import canonicalize_name
 
 from cligym.config import home
 from cligym.errors import GoldFailed
+from cligym.gold.index import pip
 from cligym.gold.metadata import SourceTree
-from cligym.gold.source import extract_sdist, fetch_matching_sdist, pip
+from cligym.gold.source import extract_sdist, fetch_matching_sdist
 from cligym.gold.wheel_build import Builder, MissingBuildRequirement
 from cligym.runtime import Runtime
 

@@ -68,11 +68,6 @@ def load_profile(name: str, path: Path | None = None, shipped: bool = True) -> P
         raise BadInput(f"{where} is not a valid profile: {str(exc).splitlines()[0]}") from exc
 
 
-def shipped_profiles() -> list[str]:
-    folder = resources.files("cligym.gold") / "profiles"
-    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
-
-
 def profile_text(name: str, version: str, requirements: list[str], declared_in: list[str],
                  inferred: dict[str, str]) -> str:
     """A profile pinning what a gold build used (``cligym gold --write-profile``): the

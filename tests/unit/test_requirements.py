@@ -52,7 +52,8 @@ def test_extras_that_only_pkg_info_declares_are_read(tmp_path):
 def test_extras_only_the_sdists_egg_info_lists_are_read(tmp_path):
     """setup.py computes its extras; setuptools wrote them into the sdist's requires.txt."""
     tree = _write(tmp_path / "demo-1.0", {"setup.py": "from setuptools import setup\nsetup(**config())\n",
-                                          "demo.egg-info/requires.txt": "six\n[test]\npytest\n[test:sys_platform == 'linux']\nuvloop\n"})
+                                          "demo.egg-info/requires.txt": ("six\n[test]\npytest\n"
+                                                                         "[test:sys_platform == 'linux']\nuvloop\n")})
     archive = tmp_path / "demo-1.0.tar.gz"
     with tarfile.open(archive, "w:gz") as tf:
         tf.add(tree, arcname="demo-1.0")
@@ -109,7 +110,8 @@ def test_noxfile_hatch_and_poetry(tmp_path):
 def test_imports_of_the_test_files_are_the_last_resort(tmp_path):
     _write(tmp_path, {"demo/__init__.py": "", "tests/helpers.py": "",
                       "tests/test_a.py": ("import os\nimport yaml\nimport demo\nfrom tests import helpers\n"
-                                          "from dateutil import tz\ntry:\n    import numpy\nexcept ImportError:\n    pass\n")})
+                                          "from dateutil import tz\ntry:\n    import numpy\n"
+                                          "except ImportError:\n    pass\n")})
     assert imported_distributions(tmp_path, "demo") == ["PyYAML", "python-dateutil"]
     reqs, sources = find_test_requirements(SourceTree(tmp_path), "demo")
     assert reqs == ["PyYAML", "python-dateutil"] and sources == ["imports of the test files"]
@@ -147,7 +149,8 @@ def test_a_pytest_deprecation_raised_as_an_error_pins_an_older_pytest():
 def test_the_pytest_of_a_projects_era():
     day = lambda text: datetime.fromisoformat(text + "T00:00:00+00:00")  # noqa: E731
     times = {Version("6.2.5"): day("2021-08-29"), Version("7.4.4"): day("2023-12-31"),
-             Version("8.0.0rc1"): day("2024-01-05"), Version("8.0.0"): day("2024-01-27"), Version("9.0.0"): day("2025-11-01")}
+             Version("8.0.0rc1"): day("2024-01-05"), Version("8.0.0"): day("2024-01-27"),
+             Version("9.0.0"): day("2025-11-01")}
     assert of_era("pytest", day("2024-01-10"), times, 999) == "pytest==7.4.4"  # a release candidate is not taken
     assert of_era("pytest", day("2025-12-01"), times, 9) == "pytest==8.0.0"  # before the major that removes it
     assert of_era("pytest", day("2021-09-01"), times, 999) is None  # older than any pytest that runs on 3.11

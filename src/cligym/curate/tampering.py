@@ -72,8 +72,8 @@ _PLUGIN_CODE = re.compile(r"\bpytest11\b|\bhookimpl\b|\bpytest_plugins\s*=|\bdef
 _PYTEST_PACKAGE = re.compile(r"/(?:site|dist)-packages/(?:_pytest|pytest|pluggy)(?:/|\.py$|$)")
 _PLUGIN_NAME = re.compile(r"^pytest[-_.][A-Za-z0-9]")
 _PLUGIN_ARCHIVE = re.compile(r"(?:^|[/=])pytest[-_][\w.\-]*\.(?:whl|tar\.gz|zip)\b")
-_GUARDED = re.compile(r"(?:^|/)s?bin/(?:python[\d.]*|pytest|py\.test|sh|bash|dash|ash|zsh|ksh|mksh|busybox|env|cat|mkdir"
-                      r"|chmod)$")
+_GUARDED = re.compile(r"(?:^|/)s?bin/(?:python[\d.]*|pytest|py\.test|sh|bash|dash|ash|zsh|ksh|mksh|busybox|env"
+                      r"|cat|mkdir|chmod)$")
 _TMP = re.compile(r"^(?:/tmp|/var/tmp|/dev/shm)(?:/|$)")
 _SCRATCH = re.compile(r"^(?:/tmp|/var/tmp|/dev/shm|/root|/home|/run)(?:/|$)|^~")
 _REWARD = re.compile(r"(?:^|/)reward\.(?:txt|json)$")

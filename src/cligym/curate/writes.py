@@ -171,7 +171,8 @@ def expand(command: str, depth: int = 0) -> list[ShellCommand]:
 
 
 #: an inline interpreter script anywhere on the line (``python -c``, ``python - <<EOF``, ``perl -e``)
-_INLINE_TEXT = re.compile(r"\b(?:python[\d.]*|pypy[\d.]*|perl|ruby|node)\b[^\n|;&]*?(?:\s-[cEe]\s|\s-\s|\s-$|<<)", re.MULTILINE)
+_INLINE_TEXT = re.compile(r"\b(?:python[\d.]*|pypy[\d.]*|perl|ruby|node)\b[^\n|;&]*?(?:\s-[cEe]\s|\s-\s|\s-$|<<)",
+                          re.MULTILINE)
 
 
 def _text_writes(command: str) -> list[Write]:

@@ -114,7 +114,8 @@ def of_era(name: str, released: datetime | None, times: dict[Version, datetime],
     if released is None:
         return None
     floor = PYTEST_FLOOR if canonicalize_name(name) == "pytest" else Version("0")
-    fit = [v for v, when in times.items() if when <= released and not v.is_prerelease and floor <= v and v.major < below]
+    fit = [v for v, when in times.items()
+           if when <= released and not v.is_prerelease and floor <= v and v.major < below]
     return f"{name}=={max(fit)}" if fit else None
 
 

@@ -25,7 +25,8 @@ DISTRIBUTIONS = {
     "pytest_benchmark": "pytest-benchmark", "pytest_asyncio": "pytest-asyncio", "pytest_mock": "pytest-mock",
     "dns": "dnspython", "nacl": "PyNaCl", "zmq": "pyzmq", "usb": "pyusb", "Levenshtein": "python-Levenshtein",
     "markdown": "Markdown", "jinja2": "Jinja2", "ruamel": "ruamel.yaml", "socks": "PySocks",
-    "tomli_w": "tomli-w", "railroad": "railroad-diagrams", "sklearn_crfsuite": "sklearn-crfsuite", "typing_extensions": "typing-extensions", "pydantic_core": "pydantic-core",
+    "tomli_w": "tomli-w", "railroad": "railroad-diagrams", "sklearn_crfsuite": "sklearn-crfsuite",
+    "typing_extensions": "typing-extensions", "pydantic_core": "pydantic-core",
 }
 #: What is never a distribution to install: the interpreter's own, or Windows-only.
 NOT_DISTRIBUTIONS = {"__future__", "win32api", "winreg", "msvcrt", "_winapi", "nt"}

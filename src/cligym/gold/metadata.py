@@ -157,7 +157,8 @@ class SourceTree:
                 for key, value in cfg.items(section):
                     extras.setdefault(key.split(":")[0], ini_lines(value))
         for key, value in (self.setup_literals.get("extras_require") or {}).items():
-            extras.setdefault(str(key).split(":")[0], [str(v) for v in value] if isinstance(value, list | tuple) else [])
+            listed = [str(v) for v in value] if isinstance(value, list | tuple) else []
+            extras.setdefault(str(key).split(":")[0], listed)
         for key, value in [*self._pkg_info_extras().items(), *self._requires_txt().items()]:
             if value:
                 extras.setdefault(key, value)

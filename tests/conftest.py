@@ -9,17 +9,6 @@ and ``tests/engine`` (the real Docker engine and real PyPI projects; its fixture
 pytest_plugins = ["tests.llm_fixtures"]
 
 
-def pytest_sessionfinish(session, exitstatus):
-    """In the controller of pytest-xdist workers, once all have ended: remove the shared
-    images they made (``tests/engine/shared.py``)."""
-    config = session.config
-    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
-        return
-    from tests.engine.shared import finish
-
-    finish(config._tmp_path_factory.getbasetemp())
-
-
 #: Engine modules that take a minute or more here, in the order pytest-xdist starts them
 #: (``--no-loadscope-reorder`` keeps it): the longest first, so that the many short modules
 #: fill the workers at the end. The first makes the shared markupsafe run; its other readers
@@ -27,7 +16,7 @@ def pytest_sessionfinish(session, exitstatus):
 LONG_FIRST = tuple(f"tests/engine/{name}.py" for name in (
     "test_export", "operators/test_table", "test_dataset_build", "test_probes", "test_reward_attacks", "test_registry",
     "test_scenarios", "test_verifier_holes", "test_invert_agent", "test_demo", "test_verifier_loader",
-    "test_verifier_cheats", "test_invert", "test_rollout", "test_invert_quality", "test_guard",
+    "test_verifier_cheats", "test_invert", "test_rollout", "test_invert_quality", "test_guard", "test_sharing",
     "test_invert_parallel", "test_signals", "test_gold_repair", "operators/test_package_files",
 ))
 

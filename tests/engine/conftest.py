@@ -2,8 +2,8 @@
 
 Gold environments, the markupsafe operator run and its Harbor export are made once per
 test run from real PyPI sdists, whether one process runs the tests or several pytest-xdist
-workers do (``tests/engine/shared.py``). Images the run creates (other than the shared
-base image) are removed at the end, and every test checks that no cligym-labelled
+workers do (``tests/engine/shared.py``). Gold images stay as a cache; the scratch images
+the run left are removed at the end, and every test checks that no cligym-labelled
 container outlives it.
 """
 
@@ -22,8 +22,7 @@ from cligym.layout import GoldDir
 from cligym.models.gold import GoldEnv
 from cligym.models.io import load, save
 from cligym.runtime import Runtime
-from cligym.runtime.holds import made_tags, shared
-from tests.engine.shared import left_file, once, run_root, worker
+from tests.engine.shared import once, run_root
 
 
 @pytest.fixture(scope="session")
@@ -41,25 +40,13 @@ def base_image(runtime: Runtime, tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _remove_session_images(request, tmp_path_factory):
-    """Remove, at the end, the labelled images this session created (the base stays).
-    A worker of several leaves the shared (gold) images it made to the controller, which
-    removes them once no worker may still need them (``shared.finish``)."""
-    if os.environ.get("CLIGYM_KEEP_TEST_IMAGES"):
-        yield
-        return
-    rt = Runtime()
+def _remove_session_images():
+    """Remove, at the end, the scratch images this session made and left (a test that
+    failed half-way). Gold images stay: a cache that other runs use, and the next test run
+    finds (``cligym.runtime.names``); ``cligym clean --images --cache DAYS`` prunes them."""
     yield
-    rt.forget_kept()  # the session's gold records go with it: a gold image another session
-    # made and gave up meanwhile is removed when this process lets go of it
-    keep = {DEFAULT_BASE_IMAGE}
-    if worker() != "main":
-        left = [tag for tag in made_tags() if shared(tag)]
-        left_file(run_root(tmp_path_factory)).write_text("".join(f"{tag}\n" for tag in left))
-        keep.update(left)
-    # the tags this process made (their build steps go with them), never by id: a gold image
-    # it built stays while another process holds it, and what others build FROM stays
-    rt.remove_made(keep=frozenset(keep))
+    if not os.environ.get("CLIGYM_KEEP_TEST_IMAGES"):
+        Runtime().remove_scratch_images()
 
 
 @pytest.fixture(autouse=True)
@@ -93,14 +80,12 @@ def gold_dirs(tmp_path_factory, runtime, base_image):
 
 @pytest.fixture(scope="session")
 def gold_envs(gold_dirs, runtime):
-    """spec -> the GoldEnv of ``gold_dirs(spec)``; the process holds each image it reads
-    from the moment it reads it."""
+    """spec -> the GoldEnv of ``gold_dirs(spec)``."""
     made: dict[str, GoldEnv] = {}
 
     def get(spec: str) -> GoldEnv:
         if spec not in made:
             made[spec] = load(GoldEnv, GoldDir(gold_dirs(spec)).gold)
-            runtime.hold(made[spec].image)
         return made[spec]
 
     return get

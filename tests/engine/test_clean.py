@@ -24,6 +24,7 @@ from cligym.errors import EngineError
 from cligym.runtime.owner import (
     BOOT,
     HOST,
+    PIDNS,
     RUN,
     STARTED,
     boot_id,
@@ -60,6 +61,7 @@ def test_owner_labels_tell_a_live_run_from_a_dead_one():
     assert not owner_alive({**mine, "cligym.pid": str(_dead_pid())})
     assert not owner_alive({**mine, BOOT: "another-boot"})  # made before a reboot
     assert owner_alive({**mine, "cligym.pid": str(_dead_pid()), HOST: "another-host"})  # cannot tell: kept
+    assert owner_alive({**mine, "cligym.pid": str(_dead_pid()), PIDNS: "pid:[1]"})  # another pid namespace: kept
     assert owner_alive({"cligym": "1"})  # no owner (the base image): never a dead run's
     assert owner_alive({**mine, STARTED: ""})  # an owner without a start time: the pid decides
 
@@ -112,7 +114,7 @@ def test_clean_images_removes_dead_runs_scratch_images_only(runtime, base_image)
         assert ids["dead gold"] in runtime.dead_images() and ids["live scratch"] not in runtime.dead_images()
         report = _clean("--images")
         assert not runtime.image_exists(tags["dead scratch"][0])
-        assert runtime.image_exists(tags["dead gold"][0]), "a gold image went without --all"
+        assert runtime.image_exists(tags["dead gold"][0]), "a gold image went without --cache"
         assert runtime.image_exists(tags["live scratch"][0]), "a live run's image went"
         assert isinstance(report["images"], int)
     finally:
@@ -146,3 +148,57 @@ def test_clean_usage_errors_exit_2(spec, needle):
     proc = subprocess.run([sys.executable, "-m", "cligym", "clean", spec], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _aged(runtime, image: str, tag: str, folder: Path) -> str:
+    """A copy of ``image`` tagged ``tag`` whose configuration says it was built in 2020 (a
+    ``docker save`` with its creation date changed, loaded back): a cache entry of old."""
+    import hashlib
+    import tarfile
+
+    runtime.save_images([image], folder / "image.tar")
+    with tarfile.open(folder / "image.tar") as tar:
+        tar.extractall(folder / "x", filter="tar")
+    root = folder / "x"
+    manifest = json.loads((root / "manifest.json").read_text())
+    config = json.loads((root / manifest[0]["Config"]).read_text())
+    config["created"] = "2020-01-01T00:00:00Z"
+    data = json.dumps(config).encode()
+    name = hashlib.sha256(data).hexdigest() + ".json"
+    (root / name).write_bytes(data)
+    manifest[0].update(Config=name, RepoTags=[tag])
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    (root / "repositories").unlink(missing_ok=True)
+    with tarfile.open(folder / "aged.tar", "w") as tar:
+        for entry in sorted(root.iterdir()):
+            tar.add(entry, arcname=entry.name)
+    runtime.load_images(folder / "aged.tar")
+    return runtime.image_id(tag)
+
+
+def test_clean_images_cache_prunes_old_gold_images_nothing_uses(runtime, base_image, tmp_path):
+    """``--cache DAYS`` removes gold images built more than DAYS days ago (2000 here: none
+    but the ones this test made in 2020), but not one a
+    container uses now; without it, and for new ones, the cache stays."""
+    suffix = uuid.uuid4().hex[:10]
+    fresh = _tiny_image(runtime, base_image, f"cligym/gold-cachetest:{suffix}-fresh")
+    tags = {name: f"cligym/gold-cachetest:{suffix}-{name}" for name in ("unused", "used")}
+    try:
+        for name, tag in tags.items():
+            (tmp_path / name).mkdir()
+            _aged(runtime, fresh, tag, tmp_path / name)
+        _clean("--images")
+        assert all(runtime.image_exists(tag) for tag in tags.values()), "the cache went without --cache"
+        with runtime.session(tags["used"]) as session:
+            _clean("--images", "--cache", "2000")  # older than 2020 + 2000 days: none but the test's
+            assert not runtime.image_exists(tags["unused"])
+            assert runtime.image_exists(tags["used"]) and session.exec("true").ok
+        assert runtime.image_exists(f"cligym/gold-cachetest:{suffix}-fresh") and runtime.image_exists(base_image)
+    finally:
+        for tag in [*tags.values(), f"cligym/gold-cachetest:{suffix}-fresh"]:
+            runtime.remove_image(tag)
+
+
+def test_clean_cache_needs_images():
+    proc = subprocess.run([sys.executable, "-m", "cligym", "clean", "--cache", "3"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "give --images" in proc.stderr

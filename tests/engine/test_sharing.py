@@ -1,192 +1,104 @@
-"""Two cligym processes on one engine: a shared (gold) image another live process holds is
-not removed by its maker's clean-up; a killed holder's hold is reaped; clean-ups remove
-tags, so images built FROM another process's image survive it."""
+"""Several cligym processes on one engine. Gold images are a cache no run removes; a run
+removes only the scratch images it named and the containers it made, and a reaper only
+what a run of this host and pid namespace that has ended left (``cligym.runtime.names``,
+``cligym.runtime.owner``)."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 import time
 import uuid
+from pathlib import Path
+
+import pytest
 
 from cligym.config import DEFAULT_BASE_IMAGE
+from cligym.layout import GoldDir
+from cligym.models.gold import GoldEnv
+from cligym.models.io import load
+from cligym.runtime import ImageKind
 from cligym.runtime.common import OWNER
-from cligym.runtime.holds import GIVEN_UP_REPOSITORY, HOLD_REPOSITORY, made_tags
-
-HOLDER = textwrap.dedent("""
-    import sys
-    from cligym.runtime import Runtime
-    runtime = Runtime()
-    with runtime.session(sys.argv[1]) as session:
-        if sys.argv[2:] == ["keep"]:
-            runtime.keep(sys.argv[1])  # as a gold record naming the image would
-        print("held", flush=True)
-        sys.stdin.readline()
-""")
 
 BUILDER = "import sys; from cligym.runtime import Runtime; Runtime().build(sys.argv[1], sys.argv[2])"
+SPEC = "markupsafe==3.0.2"
+
+#: A cligym user in its own pid namespace: one long session on the gold image the whole
+#: time, and meanwhile containers of it and scratch builds FROM it, until told to stop.
+NEIGHBOUR = textwrap.dedent("""
+    import json, os, sys, tempfile, time
+    from pathlib import Path
+    from cligym.runtime import ImageKind, Runtime
+    gold, stop = sys.argv[1], Path(sys.argv[2])
+    runtime, failures, rounds = Runtime(), [], 0
+    with runtime.session(gold) as session:
+        print(json.dumps({"pid": os.getpid()}), flush=True)
+        while not stop.exists():
+            rounds += 1
+            try:
+                assert runtime.run(gold, ["true"]).exit_code == 0
+                with tempfile.TemporaryDirectory() as context:
+                    Path(context, "Dockerfile").write_text(f"FROM {gold}\\nRUN echo {rounds} > /round\\n")
+                    tag = ImageKind.BROKEN.tag("neighbour", str(rounds))
+                    runtime.build(Path(context), tag, nocache=True)
+                    assert runtime.run(tag, ["cat", "/round"]).output.strip() == str(rounds)
+                    runtime.remove_image(tag)
+                assert session.exec(["true"]).exit_code == 0
+            except Exception as exc:
+                failures.append(f"round {rounds}: {exc}")
+            time.sleep(0.5)
+        failures += [] if session.exec(["true"]).exit_code == 0 else ["the long session is gone"]
+    print(json.dumps({"rounds": rounds, "failures": failures}), flush=True)
+""")
 
 
-def _shared_image(runtime, context) -> str:
-    """A gold-like image (shared by tag) this process builds in ``context``, with no build
-    cache as gold images are (its steps are its own: none is a step of another image)."""
-    tag = f"cligym/gold-sharing-test:{uuid.uuid4().hex[:12]}"
-    context.mkdir(exist_ok=True)
-    (context / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo {tag} > /marker\n")
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cligym", *args], capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0, reason="needs unshare and root")
+def test_a_run_in_another_pid_namespace_keeps_what_it_uses(runtime, gold_dirs, tmp_path):
+    """While a cligym process in a pid namespace of its own (its pid is small, and some host
+    process has it) uses the gold image, the host runs gold, invert and clean --images on
+    the same project: every container and image the other process uses stays. (Judged by
+    its pid alone, the host's reaper would take the neighbour for a dead run.)"""
+    gold_dir = gold_dirs(SPEC)
+    gold = load(GoldEnv, GoldDir(gold_dir).gold)
+    stop = tmp_path / "stop"
+    neighbour = subprocess.Popen(
+        ["unshare", "--uts", "--pid", "--fork", "--mount-proc", sys.executable, "-c", NEIGHBOUR, gold.image, str(stop)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2],
+    )
+    try:
+        assert json.loads(neighbour.stdout.readline())["pid"] < 100, neighbour.stderr.read()
+        again = _cli("gold", SPEC, "-o", str(tmp_path / "gold"), "-q")
+        assert again.returncode == 0, again.stderr
+        assert load(GoldEnv, GoldDir(tmp_path / "gold").gold).image == gold.image  # the cache
+        inverted = _cli("invert", str(gold_dir), "-n", "1", "--seed", "3", "-o", str(tmp_path / "run"), "-q")
+        assert inverted.returncode == 0, inverted.stderr
+        cleaned = _cli("clean", "--images")
+        assert cleaned.returncode == 0, cleaned.stderr
+    finally:
+        stop.touch()
+        out, err = neighbour.communicate(timeout=300)
+    lines = out.strip().splitlines()
+    assert len(lines) == 2, f"the neighbour did not finish: {err[-2000:]}"
+    report = json.loads(lines[-1])
+    assert report["rounds"] >= 2 and report["failures"] == [], (report, err[-2000:])
+    assert runtime.image_exists(gold.image)
+
+
+def test_an_image_built_from_anothers_scratch_image_survives_its_removal(runtime, base_image, tmp_path):
+    """Process B builds FROM A's scratch image; A removes its image: B's image and its steps stay."""
+    context = tmp_path / "a"
+    context.mkdir()
+    (context / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo a > /a\n")
+    tag = ImageKind.BROKEN.tag("sharing-test", uuid.uuid4().hex[:12])
     runtime.build(context, tag, nocache=True)
-    return tag
-
-
-def _holder(tag: str, *extra: str) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, tag, *extra], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "held"
-    return proc
-
-
-def _holds(runtime, tag: str) -> list[str]:
-    return [t for t in runtime._api.inspect_image(tag).get("RepoTags") or [] if t.startswith(HOLD_REPOSITORY)]
-
-
-def _given_up(runtime, tag: str) -> list[str]:
-    return [t for t in runtime._api.inspect_image(tag).get("RepoTags") or [] if t.startswith(GIVEN_UP_REPOSITORY)]
-
-
-def _finish(holder: subprocess.Popen) -> None:
-    holder.stdin.write("done\n")
-    holder.stdin.flush()
-    assert holder.wait(60) == 0
-
-
-def test_a_held_shared_image_outlives_its_makers_clean_up_and_goes_with_its_last_holder(runtime, base_image,
-                                                                                      tmp_path):
-    """Two runs that fail on the same gold: the maker's clean-up finds the other's hold and
-    hands the removal over; the holder removes the image when it lets go."""
-    before = len(made_tags())
-    tag = _shared_image(runtime, tmp_path)
-    image_id = runtime.image_id(tag)
-    step = runtime._api.inspect_image(image_id)["Parent"]  # its build's RUN step
-    assert made_tags()[before:] == [tag]
-    holder = _holder(tag)
-    try:
-        runtime.remove_made(before)  # the maker's clean-up of what it made here, as a test session's
-        assert runtime.image_exists(tag) and len(_holds(runtime, tag)) == 1 and len(_given_up(runtime, tag)) == 1
-        _finish(holder)
-        # its hold, its tag and the give-up: gone at its exit, and its build step with it
-        assert not runtime.image_exists(image_id) and not runtime.image_exists(step)
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-        runtime.remove_image(tag)
-
-
-def test_a_holder_that_keeps_a_given_up_image_keeps_it(runtime, base_image, tmp_path):
-    """A process whose record names the image (a gold record) takes the give-up back,
-    whether the maker gave up before or after: its exit removes only its hold."""
-    before = len(made_tags())
-    tag = _shared_image(runtime, tmp_path)
-    try:
-        for given_up_first in (True, False):
-            if given_up_first:
-                early = _holder(tag)
-                runtime.remove_made(before)  # given up while another process holds it
-                assert _given_up(runtime, tag)
-            holder = _holder(tag, "keep")
-            assert not _given_up(runtime, tag)
-            if given_up_first:
-                _finish(early)
-            else:
-                runtime.remove_image(tag)
-                assert _given_up(runtime, tag)
-            _finish(holder)
-            assert runtime.image_exists(tag) and not _given_up(runtime, tag) and not _holds(runtime, tag)
-    finally:
-        runtime.remove_image(tag)
-    assert not runtime.image_exists(tag)
-
-
-def test_a_holder_that_lets_go_as_the_maker_gives_up_leaves_nothing_behind(runtime, base_image, tmp_path,
-                                                                           monkeypatch):
-    """The last holder exits between the maker's look at the holds and its give-up: the
-    holder found nothing given up to remove, so the maker removes the image itself."""
-    tag = _shared_image(runtime, tmp_path)
-    image_id = runtime.image_id(tag)
-    holder = _holder(tag)
-    give_up = runtime._give_up
-
-    def late(image: str) -> None:
-        _finish(holder)  # its exit settles what it holds: nothing is given up yet
-        give_up(image)
-
-    monkeypatch.setattr(runtime, "_give_up", late)
-    try:
-        runtime.remove_image(tag)
-        assert not runtime.image_exists(image_id)
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-        for left in _given_up(runtime, image_id) if runtime.image_exists(image_id) else []:
-            runtime._api.remove_image(left)
-        runtime.remove_image(tag)
-
-
-def test_a_given_up_image_whose_last_holder_was_killed_is_reaped(runtime, base_image, tmp_path):
-    tag = _shared_image(runtime, tmp_path)
-    image_id = runtime.image_id(tag)
-    step = runtime._api.inspect_image(image_id)["Parent"]
-    holder = _holder(tag)
-    try:
-        runtime.remove_image(tag)  # held: handed over
-        assert runtime.image_exists(tag)
-        holder.kill()
-        holder.wait(30)
-        runtime.reap_dead_runs()
-        assert not runtime.image_exists(image_id) and not runtime.image_exists(step)
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-        runtime.remove_image(tag)
-
-
-def test_a_killed_holders_hold_is_reaped(runtime, base_image, tmp_path):
-    """A dead process's hold protects nothing, and the next run's reaper removes it: the
-    image is gone once its maker removed its tag."""
-    tag = _shared_image(runtime, tmp_path)
-    image_id = runtime.image_id(tag)
-    holder = _holder(tag)
-    try:
-        holder.kill()
-        holder.wait(30)
-        assert len(_holds(runtime, tag)) == 1
-        runtime.remove_image(tag)
-        assert not runtime.image_exists(tag) and runtime.image_exists(image_id)  # only the dead hold is left
-        runtime.reap_dead_runs()
-        assert not runtime.image_exists(image_id)
-    finally:
-        runtime.remove_image(tag)
-
-
-def test_a_shared_tag_removed_under_a_holder_comes_back(runtime, base_image, tmp_path):
-    """A process that holds an image and finds its tag gone (removed before its hold was
-    seen) puts the tag back when it uses the image again."""
-    tag = _shared_image(runtime, tmp_path)
-    try:
-        with runtime.session(tag):
-            pass
-        runtime._api.remove_image(tag, force=False)  # as a maker that did not see the hold
-        assert not runtime.image_exists(tag)
-        with runtime.session(tag):
-            assert runtime.image_exists(tag)
-    finally:
-        runtime.remove_image(tag)
-
-
-def test_an_image_built_from_anothers_image_survives_its_clean_up(runtime, base_image, tmp_path):
-    """Process B builds FROM A's shared image; A cleans up: B's image and its steps stay."""
-    before = len(made_tags())
-    tag = _shared_image(runtime, tmp_path / "a")
     child = tmp_path / "b"
     child.mkdir()
     (child / "Dockerfile").write_text(f"FROM {tag}\nRUN echo child > /child\n")
@@ -195,11 +107,10 @@ def test_an_image_built_from_anothers_image_survives_its_clean_up(runtime, base_
                            capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     try:
-        runtime.remove_made(before)
+        runtime.remove_image(tag)
         assert runtime.run(child_tag, ["cat", "/child"]).output.strip() == "child"
     finally:
         runtime.remove_image(child_tag)
-        runtime.remove_image(tag)
 
 
 def test_a_build_from_a_dead_runs_image_leaves_no_step_to_a_reaper(runtime, base_image, tmp_path):
@@ -207,7 +118,7 @@ def test_a_build_from_a_dead_runs_image_leaves_no_step_to_a_reaper(runtime, base
     building run, so no reaper takes one for that dead run's leftover (the newest step of a
     live build has no child yet: a reaper removing it fails the build, "failed to get
     digest")."""
-    tag = f"cligym/gold-sharing-test:{uuid.uuid4().hex[:12]}"
+    tag = ImageKind.BROKEN.tag("sharing-dead", uuid.uuid4().hex[:12])
     (tmp_path / "dead").mkdir()
     (tmp_path / "dead" / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo dead > /dead\n")
     made = subprocess.run([sys.executable, "-c", BUILDER, str(tmp_path / "dead"), tag],
@@ -215,16 +126,17 @@ def test_a_build_from_a_dead_runs_image_leaves_no_step_to_a_reaper(runtime, base
     assert made.returncode == 0, made.stderr
     (tmp_path / "live").mkdir()
     (tmp_path / "live" / "Dockerfile").write_text(f"FROM {tag}\nRUN echo a > /a\nRUN echo b > /b\n")
-    live = f"cligym/broken-sharing-test:{uuid.uuid4().hex[:12]}"
+    live = ImageKind.BROKEN.tag("sharing-live", uuid.uuid4().hex[:12])
+    dead_base = runtime.image_id(tag)
     try:
         runtime.build(tmp_path / "live", live)
-        steps = _steps(runtime, live, runtime.image_id(tag))
+        steps = _steps(runtime, live, dead_base)
         assert len(steps) == 3  # the label's step, two RUNs' (the last is the image)
         owners = {runtime._api.inspect_image(step)["Config"]["Labels"].get(OWNER) for step in steps}
         assert owners == {str(os.getpid())}
         assert not set(steps) & set(runtime.dead_images())
-        runtime.reap_dead_runs(image_prefixes=("cligym/broken-",))
-        assert all(runtime.image_exists(step) for step in steps) and runtime.image_exists(tag)
+        runtime.reap_dead_runs()  # the dead run's scratch tag goes; the live image and its steps stay
+        assert all(runtime.image_exists(step) for step in steps)
     finally:
         runtime.remove_image(live)
         runtime.remove_image(tag)
@@ -240,7 +152,7 @@ def _steps(runtime, image: str, base: str) -> list[str]:
 
 def test_the_steps_of_a_build_killed_outright_are_reaped_all_of_them(runtime, base_image, tmp_path):
     (tmp_path / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo 1 > /1\nRUN echo 2 > /2\nRUN sleep 300\n")
-    tag = f"cligym/broken-sharing-test:{uuid.uuid4().hex[:12]}"
+    tag = ImageKind.BROKEN.tag("sharing-killed", uuid.uuid4().hex[:12])
     proc = subprocess.Popen([sys.executable, "-c", BUILDER, str(tmp_path), tag],
                             env={**os.environ, "TMPDIR": str(tmp_path)})  # its Dockerfile copy stays in here
     try:

@@ -1,10 +1,10 @@
-"""A build's step images and the reaper: the owner labels a build adds to a Dockerfile (one
-LABEL right after each FROM, so every step image names the run that is building it), and
-which of a dead run's images a reaper may remove (``runtime.images``)."""
+"""A build's step images: the owner labels a build adds to a Dockerfile (one LABEL right
+after each FROM, so every step image names the run that is building it, and no reaper
+takes a live build's step for a dead run's leftover)."""
 
 from __future__ import annotations
 
-from cligym.runtime.images import labelled, reapable
+from cligym.runtime.images import labelled
 
 LABELS = {"cligym": "1", "cligym.pid": "42"}
 LINE = 'LABEL cligym="1" cligym.pid="42"'
@@ -34,20 +34,3 @@ def test_a_run_that_mentions_from_is_not_a_stage():
 def test_an_escape_directive_is_followed():
     text = "# escape=`\nFROM base `\n  AS one\nRUN echo \\\n"
     assert labelled(text, LABELS).splitlines() == ["# escape=`", "FROM base `", "  AS one", LINE, "RUN echo \\"]
-
-
-def test_a_killed_builds_steps_are_all_reapable():
-    doomed = {"s1": [], "s2": [], "s3": []}
-    assert reapable(doomed, {"s1": ["s2"], "s2": ["s3"]}) == doomed
-
-
-def test_steps_under_a_kept_image_stay_and_steps_under_a_doomed_one_go():
-    # a dead run's gold (kept: not a scratch kind) over s1 <- s2, and its broken image over b1
-    doomed = {"s1": [], "s2": [], "b1": [], "broken": ["cligym/broken-x:1"], "lone": []}
-    children = {"s1": ["s2"], "s2": ["gold"], "b1": ["broken"], "gold": ["other-runs-task"]}
-    assert reapable(doomed, children) == {"b1": [], "broken": ["cligym/broken-x:1"], "lone": []}
-
-
-def test_a_step_with_a_kept_child_beside_a_doomed_one_stays():
-    doomed = {"s1": [], "s2": []}
-    assert reapable(doomed, {"s1": ["s2", "live-step"]}) == {"s2": []}

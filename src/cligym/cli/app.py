@@ -152,13 +152,6 @@ def writable_output(path: Path, *, what: str = "output", directory: bool = True)
 
 # -- leftovers of runs that ended -----------------------------------------------------------
 
-#: The image kinds a run builds for itself and removes when it ends (broken states, task
-#: images of validate and rollout, verify's rebuilds). Of a dead run's images only these,
-#: and untagged ones, are reaped: gold images are shared by later runs, the base image
-#: carries no owner at all.
-SCRATCH_IMAGES = ("cligym/broken-", "cligym/validate-", "cligym/rollout-", "cligym/recheck:")
-
-
 def reap_dead_runs(quiet: bool = False):
     """Remove what runs that ended without cleaning up (killed) left in the engine: their
     containers and scratch images. Live runs are not touched. Returns the runtime's count."""
@@ -166,7 +159,7 @@ def reap_dead_runs(quiet: bool = False):
 
     runtime = Runtime()
     try:
-        reaped = runtime.reap_dead_runs(image_prefixes=SCRATCH_IMAGES)
+        reaped = runtime.reap_dead_runs()
     finally:
         runtime.close()
     containers, images = reaped

@@ -26,7 +26,7 @@ from cligym.models.gold import GoldEnv
 from cligym.models.io import load, save, write_atomic
 from cligym.models.registry import RegistryImage, RegistryIndex
 from cligym.models.task import TaskInstance
-from cligym.runtime import Runtime
+from cligym.runtime import ImageKind, Runtime
 from cligym.runtime.registry import Progress
 
 
@@ -194,7 +194,7 @@ def push_task_images(runtime: Runtime, registry: str, out: ExportDir,
         if task.require_format() != "harbor":
             raise BadInput("--task-images applies to Harbor tasks (task.toml's [environment] docker_image)")
         text = task.dockerfile.read_text(encoding="utf-8")
-        local = f"cligym/task-{task.name.lower()[:100]}:{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        local = ImageKind.PUBLISH.tag(task.name, hashlib.sha256(text.encode()).hexdigest()[:12])
         runtime.build(task.context, local, nocache=True)  # no step shared with another process's build
         try:
             record = runtime.push_image(local, registry, on_progress)

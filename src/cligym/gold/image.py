@@ -21,7 +21,7 @@ from packaging.utils import canonicalize_name
 
 from cligym.config import LABEL, exclusive, home
 from cligym.gold.source import sha256_file
-from cligym.runtime import Runtime
+from cligym.runtime import ImageKind, Runtime
 
 VENV = "/opt/venv"
 WORKDIR = "/testbed"
@@ -77,7 +77,7 @@ def context_digest(context: Path) -> str:
 
 def image_tag(name: str, version: str, digest: str) -> str:
     safe_version = re.sub(r"[^A-Za-z0-9_.-]", "_", version)[:60]
-    return f"cligym/gold-{canonicalize_name(name)}:{safe_version}-{digest[:12]}"
+    return ImageKind.GOLD.tag(canonicalize_name(name), f"{safe_version}-{digest[:12]}")
 
 
 def build_gold_image(

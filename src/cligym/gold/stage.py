@@ -38,7 +38,6 @@ from cligym.layout import GoldDir
 from cligym.models.gold import GoldEnv, Source
 from cligym.models.io import save
 from cligym.runtime import Runtime, ensure_base_image
-from cligym.runtime.holds import made_tags
 from cligym.ui import Reporter
 
 
@@ -80,7 +79,6 @@ def make_gold(
         if created:
             _remove_if_empty(out_dir)
         raise
-    made_before = len(made_tags())
     try:
         if image is not None:
             gold = _gold_from_image(runtime, image, test_command or "", workdir)
@@ -90,13 +88,10 @@ def make_gold(
             gold = _project_gold(runtime, options, reporter)
         out = GoldDir(out_dir)
         save(gold, out.gold)
-        runtime.keep(gold.image)  # a record names it now: a maker's give-up no longer applies
         _probe(runtime, gold, out, reporter)
         return gold
     except BaseException:
-        # a failed or interrupted run leaves no image of its own behind (the base stays);
-        # by tag: another process may already use (and hold) a gold image this one built
-        runtime.remove_made(made_before, keep=frozenset({base_image}))
+        # the images it built stay: a cache another run may use at once (cligym.runtime.names)
         if created:
             _remove_if_empty(out_dir)
         raise

@@ -13,7 +13,7 @@ from cligym.config import LABEL, home
 from cligym.harness.testrun import run_tests_in_session
 from cligym.models.gold import GoldEnv
 from cligym.models.testrun import TestRun
-from cligym.runtime import RunResult, Runtime, Session, run_id
+from cligym.runtime import ImageKind, RunResult, Runtime, Session
 
 SOLUTION_PATH = "/tmp/cligym-solve.sh"
 A = TypeVar("A")
@@ -48,7 +48,7 @@ def broken_tag(gold: GoldEnv, digest: str) -> str:
     """The broken state's scratch tag: its delta's digest and this process's run id (two
     runs at once on one gold, say two dataset builds, may make the same state, and each
     removes its own image)."""
-    return f"cligym/broken-{gold.source.name.lower()}:{digest}-{run_id()[:8]}"
+    return ImageKind.BROKEN.tag(gold.source.name, digest)
 
 
 def extra_bytes(runtime: Runtime, gold: GoldEnv, image: str) -> int | None:

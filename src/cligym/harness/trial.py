@@ -31,7 +31,7 @@ from contextlib import contextmanager
 
 from cligym.layout import TaskDir
 from cligym.models.validate import ModeResult
-from cligym.runtime import RunResult, Runtime, Session, run_id
+from cligym.runtime import ImageKind, RunResult, Runtime, Session
 from cligym.harness.guard import GUARD_BIN, GUARD_MOUNT, compose_env
 from cligym.runtime.sessions import tar_dirs
 
@@ -55,8 +55,7 @@ def task_image_tag(task: TaskDir, purpose: str) -> str:
     """The tag a task's environment is built under: its name, a hash of its Dockerfile and
     this process's run id (another process may build the same task at the same time)."""
     digest = hashlib.sha256(task.dockerfile.read_bytes()).hexdigest()[:12]
-    name = re.sub(r"[^a-z0-9_.-]", "-", task.name.lower())[:80]
-    return f"cligym/{purpose}-{name}:{digest}-{run_id()[:8]}"
+    return ImageKind[purpose.upper()].tag(task.name, digest)
 
 
 @contextmanager

@@ -174,14 +174,14 @@ def _roll_concurrently(runtime: Runtime, dirs: list[TaskDir], runner: RolloutAge
 def _stop_workers(runtime: Runtime, runner: RolloutAgent, threads: list[threading.Thread]) -> None:
     """Stop the running attempts: they end before their next step and the model's waits end
     now. Those still running after ``STOP_WAIT`` (a command or a model answer in progress)
-    lose their containers, and after as long again their images (this process's only); the
-    threads are daemons, so none keeps the process alive."""
+    lose their containers, and after as long again their scratch images (this process's
+    only); the threads are daemons, so none keeps the process alive."""
     runner.stop_now()
     if _joined(threads, STOP_WAIT):
         return
     runtime.remove_labelled_containers(mine=True)
     if not _joined(threads, STOP_WAIT):
-        runtime.remove_made()  # the task images of the attempts still running
+        runtime.remove_scratch_images()  # the task images of the attempts still running
 
 
 def _joined(threads: list[threading.Thread], seconds: float) -> bool:

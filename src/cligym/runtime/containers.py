@@ -10,7 +10,6 @@ the containers of a run that was killed before it could remove them are listed b
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -30,7 +29,8 @@ from cligym.runtime.common import (
     tar_files,
     untar_one,
 )
-from cligym.runtime.owner import NAME, container_name, made_by_cligym, owned, owner_alive, owner_labels
+from cligym.runtime.names import container_name
+from cligym.runtime.owner import NAME, RUN, made_by_cligym, owned, owner_alive, owner_labels, run_id
 from cligym.runtime.sessions import Session
 from cligym.runtime.translate import detail, engine_call, engine_errors, is_timeout
 
@@ -126,8 +126,7 @@ class Containers:
         """Ids of every container (running or not) cligym created; with ``mine``, only
         those this process created, with ``pid`` those process ``pid`` created. Containers
         other tools run from images that inherited cligym's labels are not among them."""
-        owner = os.getpid() if mine else pid
-        label = f"{OWNER}={owner}" if owner is not None else LABEL
+        label = f"{RUN}={run_id()}" if mine else f"{OWNER}={pid}" if pid is not None else LABEL
         with engine_errors("cannot list containers"):
             return [c["Id"] for c in self._api.containers(all=True, filters={"label": label}) if made_by_cligym(c)]
 
@@ -168,9 +167,7 @@ class Containers:
         labels: Mapping[str, str] | None,
         read_only: Mapping[str, str] | None = None,
     ):
-        """A created (not started) container with cligym's limits and labels; a shared image
-        is held first (``cligym.runtime.holds``)."""
-        self.hold(image)
+        """A created (not started) container with cligym's limits and labels."""
         name = container_name()
         try:
             return self._client.containers.create(

@@ -23,14 +23,12 @@ import os
 from typing import NamedTuple
 
 import docker
-import docker.errors
 
 from cligym.config import DEFAULT_MEM_LIMIT, DEFAULT_PIDS_LIMIT
 from cligym.errors import EngineUnavailable
 from cligym.runtime.common import Change, RunResult
 from cligym.runtime.containers import Containers
-from cligym.runtime.holds import Holds
-from cligym.runtime.images import Images
+from cligym.runtime.pruning import Removals
 from cligym.runtime.registry import Registries
 from cligym.runtime.sessions import Session
 from cligym.runtime.translate import ENGINE_HINT, detail, engine_call
@@ -50,7 +48,7 @@ class Reaped(NamedTuple):
     images: int
 
 
-class Runtime(Images, Registries, Containers, Holds):
+class Runtime(Removals, Registries, Containers):
     """Docker Engine access with cligym's safety defaults.
 
     ``base_url`` names the engine (``unix:///path/docker.sock``, ``tcp://host:port``);
@@ -77,30 +75,15 @@ class Runtime(Images, Registries, Containers, Holds):
         """A runtime connected to the engine at ``base_url``: the same as ``Runtime(...)``."""
         return cls(base_url, **options)
 
-    def reap_dead_runs(self, *, image_prefixes: tuple[str, ...] = ()) -> Reaped:
-        """Remove what runs that have ended left behind: their containers, their holds on
-        shared images (and a shared image given up by its maker that nobody holds now), and
-        those of their images that are untagged or whose every tag starts with one of
-        ``image_prefixes`` (the caller names the disposable kinds; anything else a dead run
-        built, say an image other runs build FROM, stays, and so do the build steps under
-        it). Live runs are never touched: their build steps carry their own labels
-        (``labelled``), tags are removed by name, untagged images without force, so the
-        engine keeps one that a container or a child image uses."""
+    def reap_dead_runs(self) -> Reaped:
+        """Remove what runs that have ended left behind: their containers, and those of
+        their images that are untagged or whose every tag names a scratch image
+        (``cligym.runtime.names``). Cache images (base, gold) stay, whoever made them. Live
+        runs are never touched: their build steps carry their own labels (``labelled``),
+        untagged images are removed without force, so the engine keeps one that a
+        container or a child image uses."""
         containers = self.remove_containers(self.dead_containers())
-        held = set()
-        for hold in self.dead_holds():
-            try:
-                held.add(self._api.inspect_image(hold)["Id"])
-            except docker.errors.NotFound:
-                continue  # another reaper removed it
-            self.remove_image(hold)
-        for image_id in held:  # a killed last holder did not remove what its maker gave up
-            self.settle(image_id)
-        # an image whose last tag was a dead hold is gone with it, unless another reaper
-        # removed that tag at the same moment and the engine left the image untagged
-        if held:
-            self.remove_images(held & self.dangling_images())
-        doomed = self.reapable_images(image_prefixes)
+        doomed = self.reapable_images()
         for tags in doomed.values():
             for tag in tags:
                 self.remove_image(tag)

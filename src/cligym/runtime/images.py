@@ -5,12 +5,12 @@ labels of the run that built them (``cligym.pid``, ``cligym.run`` and what tells
 that run is alive, see ``cligym.runtime.owner``), so ``dead_images`` can find what a killed
 run left. Its step images carry them too (``labelled``): an interrupted build removes
 them itself, a killed one's are a dead run's untagged images, a live build's never are.
+Which images a run may remove at all is said by their names (``cligym.runtime.names``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping
@@ -23,8 +23,7 @@ from docker.utils import parse_repository_tag
 from cligym.config import LABEL
 from cligym.errors import BuildFailed, EngineError
 from cligym.runtime.common import OWNER, size_in_bytes
-from cligym.runtime.holds import FROM_LINE, record_made, shared
-from cligym.runtime.owner import owned, owner_alive, owner_labels
+from cligym.runtime.owner import RUN, owner_labels, run_id
 from cligym.runtime.translate import (
     detail,
     engine_call,
@@ -39,6 +38,7 @@ BUILD_LOG_LINES = 15
 _STEP_IMAGE = re.compile(r"^ ---> ([0-9a-f]{12})$")
 #: A parser directive (``# escape=`` and the like): only before the first instruction.
 _DIRECTIVE = re.compile(r"#\s*([A-Za-z]+)\s*=\s*(\S+)\s*$")
+FROM_LINE = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)", re.IGNORECASE | re.MULTILINE)
 
 
 def labelled(dockerfile: str, labels: Mapping[str, str]) -> str:
@@ -119,8 +119,7 @@ class Images:
         """Ids of every image, intermediate ones included, that carries the cligym label;
         with ``mine``, only the images this process built, with ``pid`` those process
         ``pid`` built or committed."""
-        owner = os.getpid() if mine else pid
-        label = f"{OWNER}={owner}" if owner is not None else LABEL
+        label = f"{RUN}={run_id()}" if mine else f"{OWNER}={pid}" if pid is not None else LABEL
         return set(self._api.images(all=True, filters={"label": label}, quiet=True))
 
     # ---- make ------------------------------------------------------------------------
@@ -154,8 +153,6 @@ class Images:
             text = (Path(context) / dockerfile).read_text(encoding="utf-8", errors="replace")
         except OSError:
             text = None  # the build says what is wrong with the context
-        if text is not None:
-            self.hold_bases(text)
         log: list[str] = []
         dangling_before = self.dangling_images()
         build_labels = {**owner_labels(), **(labels or {})}
@@ -175,7 +172,6 @@ class Images:
             self._remove_steps(log, dangling_before)
             tail = "\n".join(log[-BUILD_LOG_LINES:])
             raise BuildFailed(f"image build of {tag} failed: {error}", log=tail)
-        record_made(tag)
         self._remove_steps(log, dangling_before)  # a multi-stage build's earlier stages
         return self.image_id(tag)
 
@@ -246,7 +242,6 @@ class Images:
         error = _stream_error(answer)
         if error:
             raise EngineError(f"docker import of {tarball} as {ref} failed: {error}")
-        record_made(ref)
         return self.image_id(ref)
 
     # ---- save and load ---------------------------------------------------------------
@@ -288,11 +283,8 @@ class Images:
     @engine_call("cannot remove image {ref}")
     def remove_image(self, ref: str) -> None:
         """Remove an image tag (forced: this process's own stopped containers do not keep
-        it); one that is not there is fine. A shared tag (a gold image) is removed only
-        when no other live process holds it (``Holds.remove_shared``)."""
-        if shared(ref):
-            self.remove_shared(ref)
-            return
+        it); one that is not there is fine. Only for the scratch images this process named
+        (``cligym.runtime.names``): a cache image (base, gold) another run may use any time."""
         try:
             self._api.remove_image(ref, force=True, noprune=False)
         except docker.errors.NotFound:
@@ -324,58 +316,6 @@ class Images:
             except docker.errors.APIError:
                 pass
         return removed
-
-    @engine_call("cannot list images")
-    def dead_images(self) -> dict[str, list[str]]:
-        """The images (id -> tags, none for an untagged one) built or committed by a run
-        that has ended; images of live runs, of other hosts, or with no owner (the base
-        image, loaded images) are left out. Which of them to remove is the caller's choice."""
-        return _dead(self._owned_images())
-
-    @engine_call("cannot list images")
-    def reapable_images(self, prefixes: tuple[str, ...]) -> dict[str, list[str]]:
-        """The dead runs' images (``dead_images``) a reaper may remove: untagged ones and
-        those whose every tag starts with one of ``prefixes``, but the build steps under an
-        image it keeps (``reapable``). One listing of the engine's images."""
-        found = self._owned_images()
-        doomed = {image_id: tags for image_id, tags in _dead(found).items()
-                  if all(tag.startswith(prefixes) for tag in tags)}
-        children: dict[str, list[str]] = {}  # a child inherits its parent's owner labels: listed too
-        for image in found:
-            if image.get("ParentId"):
-                children.setdefault(image["ParentId"], []).append(image["Id"])
-        return reapable(doomed, children)
-
-    def _owned_images(self) -> list[dict]:
-        return self._api.images(all=True, filters={"label": OWNER})  # build steps carry the labels too
-
-    @engine_call("cannot remove images")
-    def remove_labelled_images(self) -> int:
-        """Remove every (tagged or top-level) image carrying the cligym label; returns how
-        many there were."""
-        image_ids = self._api.images(filters={"label": LABEL}, quiet=True)
-        for image_id in image_ids:
-            try:
-                self._api.remove_image(image_id, force=True)
-            except docker.errors.APIError:
-                pass
-        return len(image_ids)
-
-
-def _dead(images: list[dict]) -> dict[str, list[str]]:
-    """Of an image listing, those a run that has ended made (id -> tags)."""
-    return {image["Id"]: [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
-            for image in images if owned(image.get("Labels")) and not owner_alive(image.get("Labels"))}
-
-
-def reapable(doomed: dict[str, list[str]], children: Mapping[str, list[str]]) -> dict[str, list[str]]:
-    """Of ``doomed`` (image id -> tags), what a reaper may remove: an untagged image is left
-    out while it is under an image that is not (the build steps of an image someone keeps)."""
-    untagged = {image_id for image_id, tags in doomed.items() if not tags}
-    kept: set[str] = set()
-    while more := {i for i in untagged - kept if any(c not in doomed or c in kept for c in children.get(i, ()))}:
-        kept |= more
-    return {image_id: tags for image_id, tags in doomed.items() if image_id not in kept}
 
 
 def _step_images(log: list[str]) -> set[str]:

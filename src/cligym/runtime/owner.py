@@ -8,12 +8,13 @@ Every container and image the runtime makes carries, besides the ``cligym`` labe
   ticks after boot), so a later process that got the same pid is not taken for the owner;
 - ``cligym.boot``: the kernel's boot id (``/proc/sys/kernel/random/boot_id``), so a
   container that outlived a reboot is known to be orphaned;
-- ``cligym.host``: the host name, because a pid says nothing about another machine's
-  processes (two hosts may share one engine).
+- ``cligym.host`` and ``cligym.pidns``: the host name and the pid namespace, because a
+  pid says nothing about another machine's processes (two hosts may share one engine) nor
+  about another pid namespace's (a cligym in a container with the engine's socket).
 
 ``owner_alive`` reads them back. Whatever it cannot decide counts as alive: things with no
 owner label (the base image, images loaded from a tar) and things another host made are
-never a dead run's leftovers.
+never a dead run's leftovers, and nor is anything another host or pid namespace made.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ RUN = f"{LABEL}.run"
 STARTED = f"{LABEL}.started"
 BOOT = f"{LABEL}.boot"
 HOST = f"{LABEL}.host"
+PIDNS = f"{LABEL}.pidns"
 #: A container's own name, set by cligym when it creates one. An image built FROM a cligym
 #: image (an exported task's, by Harbor) hands every other label on to the containers
 #: others run from it; a name it cannot hand on, so this label tells cligym's own apart.
@@ -74,6 +76,14 @@ def start_time(pid: int) -> str | None:
     return fields[19] if fields else None
 
 
+def pid_namespace() -> str:
+    """This process's pid namespace (``pid:[inode]``), or "" where there is none to read."""
+    try:
+        return os.readlink(_PROC / "self" / "ns" / "pid")
+    except OSError:
+        return ""
+
+
 def owner_labels() -> dict[str, str]:
     """The labels naming this process as the owner of what it creates."""
     pid = os.getpid()
@@ -84,12 +94,8 @@ def owner_labels() -> dict[str, str]:
         STARTED: start_time(pid) or "",
         BOOT: boot_id(),
         HOST: socket.gethostname(),
+        PIDNS: pid_namespace(),
     }
-
-
-def container_name() -> str:
-    """A fresh name for a container this run creates (also its ``NAME`` label)."""
-    return f"cligym-{run_id()}-{uuid.uuid4().hex[:10]}"
 
 
 def made_by_cligym(container: Mapping) -> bool:
@@ -108,8 +114,9 @@ def owned(labels: Mapping[str, str] | None) -> bool:
 def owner_alive(labels: Mapping[str, str] | None) -> bool:
     """Whether the run that made a container or image (its labels) may still be running.
 
-    False only when it surely is not: made on this host, and either before the last boot,
-    or by a process that no longer exists, or by an earlier process with the same pid.
+    False only when it surely is not: made on this host and in this pid namespace, and
+    either before the last boot, or by a process that no longer exists, or by an earlier
+    process with the same pid.
     """
     if not owned(labels):
         return True
@@ -117,6 +124,8 @@ def owner_alive(labels: Mapping[str, str] | None) -> bool:
     host = labels.get(HOST)
     if host and host != socket.gethostname():
         return True  # another machine's process: nothing here can tell
+    if labels.get(PIDNS, "") != pid_namespace():
+        return True  # another pid namespace's process (or unnamed): nothing here can tell
     boot, now = labels.get(BOOT), boot_id()
     if boot and now and boot != now:
         return False

@@ -25,7 +25,6 @@ from docker.utils import parse_repository_tag
 
 from cligym.errors import CligymError
 from cligym.models.registry import RegistryImage, is_digest
-from cligym.runtime.holds import record_made
 from cligym.runtime.translate import detail, engine_errors
 
 #: Attempts of one push or pull, and the longest wait between two (seconds).
@@ -164,7 +163,6 @@ class Registries:
                 raise RegistryError(f"{record.pinned} is image {pulled[:19]}, the record says {record.image_id[:19]}")
             local, tag = parse_repository_tag(record.image)
             self._api.tag(pulled, local, tag)
-        record_made(record.image)
         return True
 
     def _has(self, image: str, image_id: str) -> bool:

@@ -25,8 +25,8 @@ from cligym.runtime.common import (
     tar_files,
     untar_one,
 )
-from cligym.runtime.holds import record_made
-from cligym.runtime.owner import owner_labels, run_id
+from cligym.runtime.names import ImageKind
+from cligym.runtime.owner import owner_labels
 from cligym.runtime.translate import engine_call, is_missing_container
 
 if TYPE_CHECKING:
@@ -141,7 +141,6 @@ class Session:
         carries the labels of this process's run, like every image the runtime makes."""
         owner = " ".join(f"{key}={json.dumps(value)}" for key, value in owner_labels().items())
         image = self._container.commit(repository=repository, tag=tag, changes=[f"LABEL {owner}", *(changes or [])])
-        record_made(f"{repository}:{tag}")
         return image.id
 
     @contextmanager
@@ -149,7 +148,7 @@ class Session:
         """A new container holding this one's filesystem as it is now (committed to a
         scratch image), with none of its processes: ``preload`` (a tar) is unpacked into it
         before it starts with PID 1 running ``keepalive``. Removed with that image on exit."""
-        ref = f"cligym/successor:{run_id()[:8]}-{next(_SUCCESSORS)}"
+        ref = ImageKind.SUCCESSOR.tag("", str(next(_SUCCESSORS)))
         self.commit(*ref.split(":"))
         try:
             with self._runtime.session(ref, keepalive=keepalive, preload=preload) as fresh:

@@ -16,6 +16,7 @@ from cligym.models.gold import GoldEnv
 from cligym.models.task import run_order
 from cligym.models.validate import ModeResult
 from cligym.models.verify import Verification
+from cligym.runtime import ImageKind
 from cligym.runtime import Runtime
 from cligym.verify.leaks import scan
 
@@ -120,7 +121,7 @@ def recheck_task(runtime: Runtime, gold: GoldEnv, gold_listing: Listing, task) -
     failing exactly F2P, a clean leak scan, and a working solution."""
     from cligym.errors import BuildFailed
 
-    tag = f"cligym/recheck:{uuid.uuid4().hex[:12]}"
+    tag = ImageKind.RECHECK.tag("", uuid.uuid4().hex[:12])
     try:
         try:
             build_broken(runtime, gold, task.dockerfile, tag)

@@ -1,0 +1,98 @@
+"""What a run, the reaper and ``cligym clean`` may remove, and finding it.
+
+A run removes the scratch images it named (``remove_image``, ``remove_scratch_images``);
+the reaper removes what runs of this host and pid namespace that have ended left
+(``reapable_images``); ``cligym clean --images`` also removes untagged leftovers older than
+any build, and with ``--cache`` old cache images nothing uses (``stale_images``). Which
+image is scratch and which a cache entry is said by its name (``cligym.runtime.names``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+import docker
+import docker.errors
+
+from cligym.config import LABEL
+from cligym.runtime.common import OWNER
+from cligym.runtime.images import Images
+from cligym.runtime.names import CACHE_PREFIXES, scratch
+from cligym.runtime.owner import RUN, owned, owner_alive, run_id
+from cligym.runtime.translate import engine_call
+
+
+class Removals(Images):
+    """Images, and what of them may go (``Runtime`` joins it to the rest)."""
+
+    @engine_call("cannot list images")
+    def dead_images(self) -> dict[str, list[str]]:
+        """The images (id -> tags, none for an untagged one) built or committed by a run
+        that has ended; images of live runs, of other hosts, or with no owner (the base
+        image, loaded images) are left out. Which of them to remove is the caller's choice."""
+        return _dead(self._owned_images())
+
+    @engine_call("cannot list images")
+    def reapable_images(self) -> dict[str, list[str]]:
+        """The dead runs' images (``dead_images``) a reaper may remove: those whose every
+        tag names a scratch image, and untagged ones (build steps; the engine keeps those
+        under an image someone keeps)."""
+        return {image_id: tags for image_id, tags in self.dead_images().items() if all(scratch(t) for t in tags)}
+
+    @engine_call("cannot list images")
+    def stale_images(self, older_than: float, *, cache: bool = False) -> dict[str, list[str]]:
+        """Images with the cligym label created more than ``older_than`` seconds ago that no
+        live build can still be making (``older_than`` is at least the longest build):
+        untagged ones, and with ``cache`` those whose every tag names a cache image."""
+        cutoff = time.time() - older_than
+        found = {}
+        for image in self._api.images(filters={"label": LABEL}):
+            tags = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
+            if image.get("Created", cutoff) < cutoff and (not tags or cache and all(t.startswith(CACHE_PREFIXES) for t in tags)):
+                found[image["Id"]] = tags
+        return found
+
+    def _owned_images(self) -> list[dict]:
+        return self._api.images(all=True, filters={"label": OWNER})  # build steps carry the labels too
+
+    def remove_scratch_images(self) -> None:
+        """Remove the scratch images this process made (by tag: ``cligym.runtime.names``)."""
+        for image in self._api.images(filters={"label": f"{RUN}={run_id()}"}):
+            for tag in image.get("RepoTags") or []:
+                if scratch(tag):
+                    self.remove_image(tag)
+
+    @engine_call("cannot remove images")
+    def remove_unused(self, images: Mapping[str, list[str]]) -> int:
+        """Remove ``images`` (id -> tags) by tag, or by id when untagged, without force: the
+        engine keeps one a container or a child image uses. Returns how many went."""
+        removed = 0
+        for image_id, tags in images.items():
+            try:
+                for ref in tags or [image_id]:
+                    self._api.remove_image(ref, force=False)
+                removed += 1
+            except docker.errors.APIError:
+                pass
+        return removed
+
+    @engine_call("cannot remove images")
+    def remove_labelled_images(self) -> int:
+        """Remove every (tagged or top-level) image carrying the cligym label; returns how
+        many there were."""
+        image_ids = self._api.images(filters={"label": LABEL}, quiet=True)
+        for image_id in image_ids:
+            try:
+                self._api.remove_image(image_id, force=True)
+            except docker.errors.APIError:
+                pass
+        return len(image_ids)
+
+
+
+
+def _dead(images: list[dict]) -> dict[str, list[str]]:
+    """Of an image listing, those a run that has ended made (id -> tags)."""
+    return {image["Id"]: [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
+            for image in images if owned(image.get("Labels")) and not owner_alive(image.get("Labels"))}

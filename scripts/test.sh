@@ -4,6 +4,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
+# the linters as pyproject.toml configures them, first: they answer in seconds
+.venv/bin/python -m ruff check --quiet src tests || { echo "test.sh: ruff found the faults above" >&2; exit 1; }
+.venv/bin/python -m mypy || { echo "test.sh: mypy found the faults above" >&2; exit 1; }
 .venv/bin/python -m pytest "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then

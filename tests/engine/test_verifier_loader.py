@@ -104,7 +104,7 @@ def judge_with_marker(runtime, tag: str, task: TaskDir, runner: str):
 
 
 @pytest.mark.parametrize("runner", ["cligym", "harbor"])
-def test_a_program_loader_replaced_by_a_static_stand_in_scores_zero_and_never_runs(runner, shadow_task, runtime,
+def test_a_program_loader_replaced_by_a_static_stand_in_scores_zero_and_never_runs(runner, shadow_task, runtime,  # noqa: F811 - the fixture imported above
                                                                                      tmp_path):
     task_dir, tag = shadow_task
     task = oracle_then(task_dir, tmp_path / "task", REPLACE)
@@ -144,7 +144,7 @@ LOADER_PLACES = {
 
 
 @pytest.mark.parametrize("place", sorted(LOADER_PLACES))
-def test_where_the_loader_looks_for_libraries_is_gold(place, shadow_task, runtime, tmp_path):
+def test_where_the_loader_looks_for_libraries_is_gold(place, shadow_task, runtime, tmp_path):  # noqa: F811 - the fixture
     task_dir, tag = shadow_task
     more, reward, reason = LOADER_PLACES[place]
     result, _ = judge_with_marker(runtime, tag, oracle_then(task_dir, tmp_path / "task", more), "cligym")

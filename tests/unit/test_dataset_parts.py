@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -145,7 +146,7 @@ def test_the_ledger_keeps_every_change_and_a_dead_heads_units_run_again(tmp_path
     reader = Ledger(path, readonly=True)  # another process, while the writer is open
     assert {r["key"]: r["state"] for r in reader.rows()} == {"gold/p": "done", "invert/p": "running"}
     assert reader.rows("gold")[0]["node"] == "n1"
-    with pytest.raises(Exception):
+    with pytest.raises(sqlite3.OperationalError):
         reader.add("x/y", "y")  # read-only
     reader.close()
     ledger.close()  # the head dies here, invert/p still running

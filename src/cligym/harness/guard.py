@@ -126,7 +126,7 @@ def guarded_path(gold_path: str, dockerfile: list[str]) -> str | None:
         if not found:
             continue
         value = found.group(1).strip().strip('"')
-        value = re.sub(r"\$\{PATH\}|\$PATH\b", lambda _: path, value)
+        value = re.sub(r"\$\{PATH\}|\$PATH\b", lambda _, before=path: before, value)
         if "$" in value or " " in value:
             return None
         path = value

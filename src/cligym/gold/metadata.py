@@ -1,15 +1,13 @@
-"""A project's static metadata, read from its source tree: nothing of the project runs.
+"""A project's static metadata, read from its source tree (nothing of the project runs).
 
-One reader with one error policy for every file it reads. A file that is absent, or silent
-on a field, says nothing. A file that is present but is not what its name says —
-pyproject.toml not TOML (TOML is UTF-8, so bytes that are not are wrong too), setup.cfg or
-tox.ini not an INI file — is bad input: ``BadInput``, one line naming the file and why.
-Other text is read as UTF-8 with U+FFFD for bytes that are not. INI files are read as
-written, without interpolation (``%`` is an ordinary character; a repeated section or
-option is allowed, the last one wins). PKG-INFO is read with ``packaging.metadata``: a field
-it cannot read (a repeated single field) says nothing. setup.py is code, not metadata: only
-the literal arguments of its ``setup()`` call are read, and one that does not parse says
-nothing.
+One error policy for every file read here: a file that is absent, or silent on a field, says
+nothing; one that is present but does not parse as what its name says (pyproject.toml as
+UTF-8 TOML, setup.cfg and tox.ini as INI) is ``BadInput``, one line naming the file and why.
+INI files are read as written: no interpolation (``%`` is an ordinary character), a repeated
+section or option allowed (the last wins). PKG-INFO is read with ``packaging.metadata`` (a
+field it cannot read says nothing), other text as UTF-8 with U+FFFD for bytes that are not.
+setup.py is code, not metadata: the literal arguments of its ``setup()`` call are read, and
+one that does not parse says nothing.
 """
 
 from __future__ import annotations
@@ -65,33 +63,28 @@ class SourceTree:
         self.path, self.archive = path, archive
         self._ini: dict[str, configparser.ConfigParser | None] = {}
 
-    def text(self, name: str, *, strict: bool = False) -> str | None:
+    def _text(self, name: str) -> str | None:
         file = self.path / name
-        if not file.is_file():
-            return None
-        try:
-            return file.read_text(encoding="utf-8", errors="strict" if strict else "replace")
-        except UnicodeDecodeError as exc:
-            raise BadInput(f"{name} of the project does not parse: {exc}") from exc
+        return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else None
 
     @cached_property
     def pyproject(self) -> dict:
-        text = self.text("pyproject.toml", strict=True)
+        file = self.path / "pyproject.toml"
         try:
-            return tomllib.loads(text) if text is not None else {}
-        except tomllib.TOMLDecodeError as exc:
+            return tomllib.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise BadInput(f"pyproject.toml of the project does not parse: {exc}") from exc
 
     def ini(self, name: str) -> configparser.ConfigParser | None:
         """``setup.cfg`` or ``tox.ini``, or None when the project has none."""
         if name not in self._ini:
-            text = self.text(name)
+            text = self._text(name)
             self._ini[name] = parse_ini(text, name) if text is not None else None
         return self._ini[name]
 
     @cached_property
     def pkg_info(self) -> RawMetadata:
-        text = self.text("PKG-INFO")
+        text = self._text("PKG-INFO")
         return parse_email(text)[0] if text is not None else {}
 
     @cached_property
@@ -99,7 +92,7 @@ class SourceTree:
         """The keyword arguments of setup.py's ``setup()`` call that are literals (names
         bound at module level to literals are followed; anything computed is left out)."""
         try:
-            tree = ast.parse(self.text("setup.py") or "")
+            tree = ast.parse(self._text("setup.py") or "")
         except SyntaxError:
             return {}
         bound = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)

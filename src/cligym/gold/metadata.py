@@ -21,7 +21,7 @@ import zipfile
 from functools import cached_property
 from pathlib import Path
 
-from packaging.markers import InvalidMarker
+from packaging.markers import InvalidMarker, Marker
 from packaging.metadata import RawMetadata, parse_email
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -39,7 +39,7 @@ def requirement(raw: str) -> Requirement | None:
         return None
 
 
-def table(data: dict, *keys: str) -> dict:
+def table(data: object, *keys: str) -> dict:
     """The TOML table at ``keys`` in ``data``: {} where one is missing or not a table."""
     for key in keys:
         data = data.get(key) if isinstance(data, dict) else None
@@ -161,10 +161,11 @@ class SourceTree:
         extras: dict[str, list[str]] = {name: [] for name in self.pkg_info.get("provides_extra", [])}
         for raw in self.pkg_info.get("requires_dist", []):
             req = requirement(raw)
-            for extra in extras if req is not None and req.marker is not None else ():
-                if _in_extra(req, extra):
-                    extras[extra].append(f"{req.name}{'[' + ','.join(sorted(req.extras)) + ']' if req.extras else ''}"
-                                         f"{req.specifier}")
+            if req is None or req.marker is None:
+                continue
+            for extra in [e for e in extras if _in_extra(req.marker, e)]:
+                extras[extra].append(f"{req.name}{'[' + ','.join(sorted(req.extras)) + ']' if req.extras else ''}"
+                                     f"{req.specifier}")
         return extras
 
     def _requires_txt(self) -> dict[str, list[str]]:
@@ -184,9 +185,9 @@ class SourceTree:
         return extras
 
 
-def _in_extra(req: Requirement, extra: str) -> bool:
+def _in_extra(marker: Marker, extra: str) -> bool:
     try:
-        return req.marker.evaluate({"extra": extra}) and not req.marker.evaluate({"extra": "\0none"})
+        return marker.evaluate({"extra": extra}) and not marker.evaluate({"extra": "\0none"})
     except (ValueError, KeyError):  # a comparison the marker language does not define
         return False
 

@@ -151,7 +151,7 @@ def project_links(name: str, settings: PipSettings | None = None) -> list[Link] 
         for href, yanked in parser.found:
             url, _, fragment = urllib.parse.urljoin(got[1], href).partition("#")
             filename = urllib.parse.unquote(urllib.parse.urlparse(url).path.rsplit("/", 1)[-1])
-            if _dist_name(filename) == canonical:
+            if (parse_filename(filename) or ("",))[0] == canonical:
                 sha = fragment.removeprefix("sha256=") if fragment.startswith("sha256=") else None
                 links.append(Link(filename, url, sha, yanked))
     return links if links or found_page else None
@@ -180,10 +180,6 @@ def upload_times(name: str, settings: PipSettings | None = None) -> dict[Version
                 when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
                 times[parsed[1]] = min(when, times.get(parsed[1], when))
     return times
-
-
-def _dist_name(filename: str) -> str | None:
-    return (parse_filename(filename) or (None, None))[0]
 
 
 def parse_filename(filename: str) -> tuple[str, Version] | None:

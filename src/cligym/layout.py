@@ -7,9 +7,10 @@ directory:
 - ``RunDir`` (``cligym invert``, re-checked by ``cligym verify``): config.json, summary.json, verify.json,
   candidates/NNNN.json, tasks/<instance_id>/{instance,issues}.json, trajectories/NNNN.json, probe.json,
   registry.json (``cligym images push``);
-- ``ExportDir`` (``cligym export``): one task directory per task, or a ``TaskTable`` (tasks.jsonl, its Parquet twin and card); its reports go *beside*
-  it (``OUT.export.json``, ``OUT.validate.json``, ``OUT.registry.json``): Terminal-Bench 1.0's ``Dataset``
-  takes *every* entry of OUT as a task id, so even a dot-file there would be a broken task;
+- ``ExportDir`` (``cligym export``): one task directory per task, or a ``TaskTable`` (tasks.jsonl, its Parquet
+  twin and card); its reports go *beside* it (``OUT.export.json``, ``OUT.validate.json``,
+  ``OUT.registry.json``): Terminal-Bench 1.0's ``Dataset`` takes *every* entry of OUT as a task id, so even a
+  dot-file there would be a broken task;
 - ``TaskDir`` (one exported task), ``RolloutDir``, ``CurateDir``, ``DatasetDir`` (their commands').
 """
 from __future__ import annotations

@@ -51,13 +51,15 @@ def _slots(workers: int) -> int:
 @dataset_app.command("build")
 def build(
     projects: Annotated[Path, typer.Argument(help="PROJECTS.toml: a 'project' array of tables, each with a source.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="The dataset directory (created; resumed if it exists).")],
+    output: Annotated[Path, typer.Option(
+        "-o", "--output", help="The dataset directory (created; resumed if it exists).")],
     workers: Annotated[int, typer.Option(help="Units run at once (capped by the engine's CPUs and memory).")] = 1,
     ray: Annotated[Optional[str], typer.Option(
         "--ray", help="Run units on a Ray cluster: its address (host:port) or 'auto'.")] = None,
     seed: Annotated[int, typer.Option(help="Seed: the same seed and projects give the same tasks.")] = 0,
     max_hours: Annotated[Optional[float], typer.Option(help="Start no unit after this many hours.")] = None,
-    max_disk: Annotated[Optional[str], typer.Option(help="Start no unit once the dataset takes this much (e.g. 20G).")] = None,
+    max_disk: Annotated[Optional[str], typer.Option(
+        help="Start no unit once the dataset takes this much (e.g. 20G).")] = None,
     bundle: Annotated[bool, typer.Option(help="Save the gold images into the dataset (one tar).")] = True,
     registry: Annotated[Optional[str], typer.Option(
         help="HOST:PORT of an OCI registry: each gold image is pushed when built, tasks build FROM it by digest, "
@@ -112,7 +114,8 @@ def _print_summary(summary, output: Path) -> None:
             ("yield", f"{summary.yield_:.0%} of {summary.attempts} attempts"),
             ("tasks per hour", f"{summary.tasks_per_hour}"),
             ("bytes per task (beyond the gold images)",
-             f"{summary.bytes_per_task:.0f} ({summary.bytes_per_task_beyond_gold:.0f})" if summary.bytes_per_task else "-"),
+             f"{summary.bytes_per_task:.0f} ({summary.bytes_per_task_beyond_gold:.0f})"
+             if summary.bytes_per_task else "-"),
             ("gold image bundle", f"{summary.bundle_bytes / 1e6:.1f} MB")]
     if summary.stopped:
         rows.append(("stopped early", f"{summary.stopped} (run the same command to go on)"))

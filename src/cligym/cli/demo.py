@@ -47,7 +47,8 @@ def _pipeline(output: Path, project: str, attempts: int, seed: int, quiet: bool)
 
 
 def demo(
-    output: Annotated[Path, typer.Option("-o", "--output", help="Where the demo writes its records.")] = Path("demo-out"),
+    output: Annotated[Path, typer.Option(
+        "-o", "--output", help="Where the demo writes its records.")] = Path("demo-out"),
     project: Annotated[str, typer.Option(help="The PyPI project the demo starts from.")] = DEMO_PROJECT,
     attempts: Annotated[int, typer.Option("-n", "--attempts", help="Inversion attempts.")] = 12,
     seed: Annotated[int, typer.Option(help="Seed of the inversion.")] = 0,

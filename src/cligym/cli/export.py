@@ -19,7 +19,8 @@ from cligym.layout import ExportDir
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A run directory made by 'cligym invert'.")],
     fmt: Annotated[str, typer.Option("--format", "-f", help=formats_help())] = "harbor",
-    output: Annotated[Path, typer.Option("-o", "--output", help="Where the tasks go (must be empty unless --force).")] = ExportDir.DEFAULT,
+    output: Annotated[Path, typer.Option(
+        "-o", "--output", help="Where the tasks go (must be empty unless --force).")] = ExportDir.DEFAULT,
     hint: Annotated[bool, typer.Option("--hint/--no-hint", help="Put the hint paragraph in the instruction.")] = False,
     style: Annotated[Optional[str], typer.Option(
         help="Issue text guidance: strong, balanced, weak, or seeded (each task's own, chosen by --seed; the "
@@ -44,8 +45,9 @@ def export(
              "(pushed first where the registry lacks it), so it runs on any engine that can reach the "
              "registry.")] = None,
     task_images: Annotated[bool, typer.Option(
-        "--task-images", help="With --registry (Harbor format): also build and push each task's image, named by "
-                              "digest in task.toml's [environment] docker_image for backends that cannot build.")] = False,
+        "--task-images",
+        help="With --registry (Harbor format): also build and push each task's image, named by digest in "
+             "task.toml's [environment] docker_image for backends that cannot build.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the export report as JSON.")] = False,
 ) -> None:
     """Export verified tasks as Harbor or Terminal-Bench 1.0 task dirs, or a JSONL dataset."""

@@ -29,11 +29,15 @@ def gold(
     test_cmd: Annotated[
         Optional[str], typer.Option(help="With --image: the pytest command, run in the workdir; node ids get appended.")
     ] = None,
-    workdir: Annotated[Optional[str], typer.Option(help="With --image: where the tests run (default: the image's WORKDIR).")] = None,
+    workdir: Annotated[
+        Optional[str], typer.Option(help="With --image: where the tests run (default: the image's WORKDIR).")
+    ] = None,
     base_image: Annotated[
         str, typer.Option(help="Image to build FROM (needs python3). The default is built locally with mmdebstrap.")
     ] = DEFAULT_BASE_IMAGE,
-    profile: Annotated[Optional[Path], typer.Option(help="A project profile TOML (test command, requirements, ignores).")] = None,
+    profile: Annotated[
+        Optional[Path], typer.Option(help="A project profile TOML (test command, requirements, ignores).")
+    ] = None,
     shipped_profile: Annotated[bool, typer.Option(
         help="Use the profile cligym ships for the project, if any (--no-shipped-profile: metadata only)."
     )] = True,
@@ -61,7 +65,8 @@ def gold(
     with reporter(quiet or as_json) as progress:
         record = make_gold(
             source, output, image=image, test_command=test_cmd, workdir=workdir, base_image=base_image,
-            profile_path=profile, shipped_profile=shipped_profile, runs=runs, timeout=timeout, rebuild=rebuild, reporter=progress,
+            profile_path=profile, shipped_profile=shipped_profile, runs=runs, timeout=timeout, rebuild=rebuild,
+            reporter=progress,
         )
     if write_profile is not None:
         from cligym.gold.profiles import profile_text

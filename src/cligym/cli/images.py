@@ -37,7 +37,8 @@ def images_save(
     if as_json:
         print_json(result)
     else:
-        out.print(f"saved {len(images)} image(s), {size / 1e6:.1f} MB ({result['bytes_per_task'] / 1e6:.1f} MB per task) to {output}")
+        out.print(f"saved {len(images)} image(s), {size / 1e6:.1f} MB "
+                  f"({result['bytes_per_task'] / 1e6:.1f} MB per task) to {output}")
 
 
 @images_app.command("load")

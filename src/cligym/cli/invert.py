@@ -79,7 +79,9 @@ def invert(
     ] = None,
     sample: Annotated[int, typer.Option(help="Gold tests sampled per attempt.")] = 200,
     max_operators: Annotated[int, typer.Option(help="Most operators combined in one attempt (1-3).")] = 3,
-    agent: Annotated[str, typer.Option(help="Who degrades: 'operators' (built-in, no LLM) or 'llm' (an agent).")] = "operators",
+    agent: Annotated[
+        str, typer.Option(help="Who degrades: 'operators' (built-in, no LLM) or 'llm' (an agent).")
+    ] = "operators",
     model: ModelName = None,
     base_url: BaseUrl = None,
     api_key_env: ApiKeyEnv = None,

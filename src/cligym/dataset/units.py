@@ -91,8 +91,8 @@ def _invert(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, dead
     summary = invert(dataset.gold(project.key), dataset.run(project.key), attempts=project.attempts,
                      seed=project.seed, max_tasks=project.tasks, deadline=deadline, runtime=runtime)
     if summary.verified == 0:
-        return UnitOutcome(ok=False, detail=f"no verified task in {summary.attempts} attempts "
-                                            f"({', '.join(f'{k} {v}' for k, v in sorted(summary.discard_reasons.items()))})")
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(summary.discard_reasons.items()))
+        return UnitOutcome(ok=False, detail=f"no verified task in {summary.attempts} attempts ({reasons})")
     return UnitOutcome(ok=True, detail=f"{summary.verified} tasks of {summary.attempts} attempts")
 
 

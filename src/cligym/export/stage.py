@@ -77,7 +77,8 @@ def refuse_records(out: Path, run_dir: Path) -> None:
         if kind:
             raise BadInput(f"refusing to export into {out}: it holds {kind}, {here}")
         if seen > MAX_SCAN:
-            raise BadInput(f"refusing to replace {out}: it holds more than {MAX_SCAN} entries; choose an empty directory")
+            raise BadInput(f"refusing to replace {out}: it holds more than {MAX_SCAN} entries; "
+                           "choose an empty directory")
 
 
 def prepare_output(out: ExportDir, force: bool) -> None:
@@ -100,7 +101,8 @@ def offline_fair_only(tasks: list[TaskInstance]) -> tuple[list[TaskInstance], di
         if task.offline_fair:
             kept.append(task)
         else:
-            left[task.instance_id] = NOT_FAIR if task.offline_fair is False else "offline fairness unknown (no operator declarations)"
+            left[task.instance_id] = (NOT_FAIR if task.offline_fair is False
+                                      else "offline fairness unknown (no operator declarations)")
     return kept, left
 
 

@@ -53,8 +53,10 @@ from cligym.runtime import RunResult, Runtime, Session
 SCRIPTS = ("verifier.sh", "fingerprint.sh", "sweep.sh", "judge.awk")
 
 # in-container scratch places of the gold container (never in a task image)
-_BB, _FUNCS, _READER, _ARGS = "/tmp/busybox", "/tmp/cligym-fingerprint.sh", "/tmp/cligym-read-reference.py", "/tmp/cligym-args.json"
-_SPEC, _OUT, _LIST, _TAR = "/tmp/cligym-spec.txt", "/tmp/cligym-out.txt", "/tmp/cligym-list.txt", "/tmp/cligym-pristine.tar"
+_BB, _FUNCS, _READER, _ARGS = ("/tmp/busybox", "/tmp/cligym-fingerprint.sh", "/tmp/cligym-read-reference.py",
+                               "/tmp/cligym-args.json")
+_SPEC, _OUT, _LIST, _TAR = ("/tmp/cligym-spec.txt", "/tmp/cligym-out.txt", "/tmp/cligym-list.txt",
+                            "/tmp/cligym-pristine.tar")
 _READER_OUT, _SITES = "/tmp/cligym-reference.json", "/tmp/cligym-sites.txt"
 _LOADER_READER, _LOADER_OUT = "/tmp/cligym-read-loader.py", "/tmp/cligym-loader.json"
 
@@ -198,8 +200,8 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
                order: tuple[str, ...]) -> tuple[GoldReference, bytes]:
     busybox = busybox_bytes()
     with runtime.session(image) as session:
-        session.put_files({_BB: (busybox, 0o755), _FUNCS: script("fingerprint.sh"), _READER: script("read_reference.py"),
-                           _LOADER_READER: script("read_loader.py")})
+        session.put_files({_BB: (busybox, 0o755), _FUNCS: script("fingerprint.sh"),
+                           _READER: script("read_reference.py"), _LOADER_READER: script("read_loader.py")})
         command_path, interpreter = _interpreter(session, workdir, test_command)
         # the project's files as the image has them, before any collection writes beside them
         # (less a site directory inside it: the fingerprint lists that whole)
@@ -208,8 +210,8 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
         project = _listing(session, image, "project files", [workdir, *sites],
                            f"m_workdir {shlex.quote(workdir)} {_SITES}")
         rootdir, inifile = _rootdir(session, workdir, test_command, list(order))
-        data = _read_reference(session, interpreter, {"interpreter": interpreter, "rootdir": rootdir, "inifile": inifile,
-                                             "ids": list(order), "workdir": workdir})
+        data = _read_reference(session, interpreter, {"interpreter": interpreter, "rootdir": rootdir,
+                                                      "inifile": inifile, "ids": list(order), "workdir": workdir})
         session.put_files({_SPEC: "".join(f"{s}\n" for s in data["spec"]),
                            _LIST: "".join(f"{p}\n" for p in data["pristine"])})
         pybin = shlex.quote(data["pybin"])

@@ -31,5 +31,6 @@ __all__ = [
     "Entry", "ExportReport", "Finding", "GoldEnv", "InvertConfig", "IssueText", "LeakReport", "LoopHit",
     "Listing", "ModeResult", "Probe", "RolloutResult", "RolloutSummary", "STYLES", "Source", "Summary",
     "TaskInstance", "TaskIssues", "TaskValidation", "TestResult", "TestRun", "Touch", "Trajectory",
-    "TaskCheck", "TrajectoryDecision", "ValidationReport", "Verification", "VerifyReport", "load", "run_order", "save", "write_atomic",
+    "TaskCheck", "TrajectoryDecision", "ValidationReport", "Verification", "VerifyReport", "load", "run_order",
+    "save", "write_atomic",
 ]

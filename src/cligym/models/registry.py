@@ -28,7 +28,8 @@ def registry_name(text: str) -> str:
             raise BadInput(f"registry {text!r}: give host[:port] without {scheme} (docker chooses the scheme)")
     match = _REGISTRY.match(name)
     if not match or ("." not in match["host"] and not match["port"] and match["host"] != "localhost"):
-        raise BadInput(f"registry {text!r} is not host[:port][/namespace] (e.g. 127.0.0.1:5000 or registry.example:443/team)")
+        raise BadInput(f"registry {text!r} is not host[:port][/namespace] "
+                       "(e.g. 127.0.0.1:5000 or registry.example:443/team)")
     if match["port"] and not 0 < int(match["port"]) < 65536:
         raise BadInput(f"registry {text!r}: port {match['port']} is out of range")
     return name

@@ -56,7 +56,8 @@ def run_attempt(runtime: Runtime, tag: str, task: TaskDir, agent: RolloutAgent,
         judged = run_verifier(session, task)
     trajectory = recorder.finish({"reward": judged.reward, "stop_reason": outcome.stop_reason})
     record = RolloutResult(
-        task_id=task.name, attempt=attempt, agent=agent.name, reward=judged.reward, verdict=judged.detail, finished=outcome.stop_reason == "finished",
+        task_id=task.name, attempt=attempt, agent=agent.name, reward=judged.reward, verdict=judged.detail,
+        finished=outcome.stop_reason == "finished",
         stop_reason=outcome.stop_reason, steps=outcome.steps, prompt_tokens=outcome.prompt_tokens,
         completion_tokens=outcome.completion_tokens, seconds=round(time.monotonic() - started, 3),
     )

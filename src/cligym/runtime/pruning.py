@@ -49,7 +49,9 @@ class Removals(Images):
         found = {}
         for image in self._api.images(filters={"label": LABEL}):
             tags = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
-            if image.get("Created", cutoff) < cutoff and (not tags or cache and all(t.startswith(CACHE_PREFIXES) for t in tags)):
+            if image.get("Created", cutoff) < cutoff and (
+                not tags or cache and all(t.startswith(CACHE_PREFIXES) for t in tags)
+            ):
                 found[image["Id"]] = tags
         return found
 

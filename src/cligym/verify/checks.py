@@ -60,7 +60,8 @@ def check_broken_state(
             extra, gone = sorted(failing - set(f2p)), sorted(set(f2p) - failing)
             return Verification(
                 ok=False, kind="not_reproducible",
-                reason=f"a repeat run differs: {len(extra)} more failing {extra[:3]}, {len(gone)} now passing {gone[:3]}",
+                reason=f"a repeat run differs: {len(extra)} more failing {extra[:3]}, "
+                       f"{len(gone)} now passing {gone[:3]}",
             )
     seconds["repeat"] = time.monotonic() - started
 
@@ -105,14 +106,17 @@ def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], 
                        reason=f"the solution exited {judged.fixed.exit_code}: {judged.fixed.output.strip()[-200:]}")
     still = sorted(judged.repaired.failing(selected))
     if still:
-        return Verification(ok=False, kind="not_solvable", reason=f"{len(still)} tests still fail after the solution: {still[:3]}")
+        return Verification(ok=False, kind="not_solvable",
+                       reason=f"{len(still)} tests still fail after the solution: {still[:3]}")
     if judged.nothing.reward != 0:
         return Verification(ok=False, kind="trivial",
-                       reason=f"the task's verifier gives reward {judged.nothing.reward} with nothing done {judged.nothing.detail}".strip())
+                       reason=(f"the task's verifier gives reward {judged.nothing.reward} with nothing done "
+                               f"{judged.nothing.detail}").strip())
     solved = judged.solved or ModeResult(reward=None)  # judged: the solution and every test passed
     if solved.reward != 1:
         return Verification(ok=False, kind="not_solvable",
-                       reason=f"the task's verifier gives reward {solved.reward} after the solution {solved.detail}".strip())
+                       reason=(f"the task's verifier gives reward {solved.reward} after the solution "
+                               f"{solved.detail}").strip())
     return Verification(ok=True)
 
 

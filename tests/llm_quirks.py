@@ -141,7 +141,9 @@ def _reasoning_model(quirks: Quirks, body: dict[str, Any]) -> Refusal | None:
 
 def _role_order(quirks: Quirks, body: dict[str, Any]) -> Refusal | None:
     roles = [m.get("role") for m in body["messages"]]
-    if quirks.role_order == "mistral" and any(a == "tool" and b == "user" for a, b in zip(roles, roles[1:], strict=False)):
+    if quirks.role_order == "mistral" and any(
+        a == "tool" and b == "user" for a, b in zip(roles, roles[1:], strict=False)
+    ):
         return flat_error(400, MISTRAL_ROLE_ORDER, "invalid_request_message_order", "3230")
     return None
 

@@ -31,7 +31,8 @@ DEGRADATIONS = [
      ["touch /etc/motd", f"rm -f {PKG}/_native.py"], "RUN touch /etc/motd"),
     ("Careless edit with a kept copy", "source code", "all",
      [f"cp {PKG}/__init__.py /var/tmp/.init.keep", f"echo 'raise ImportError(\"half-upgraded\")' >> {PKG}/__init__.py"],
-     f"RUN cp {PKG}/__init__.py /var/tmp/.init.keep && echo 'raise ImportError(\"half-upgraded\")' >> {PKG}/__init__.py"),
+     f"RUN cp {PKG}/__init__.py /var/tmp/.init.keep && "
+     f"echo 'raise ImportError(\"half-upgraded\")' >> {PKG}/__init__.py"),
 ]
 
 

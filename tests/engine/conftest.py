@@ -73,7 +73,8 @@ def gold_dirs(tmp_path_factory, runtime, base_image):
     from cligym.gold import make_gold
 
     def get(spec: str) -> Path:
-        return once(tmp_path_factory, "gold-" + spec.replace("==", "-"), lambda out: make_gold(spec, out, runtime=runtime))
+        return once(tmp_path_factory, "gold-" + spec.replace("==", "-"),
+                    lambda out: make_gold(spec, out, runtime=runtime))
 
     return get
 

@@ -41,7 +41,8 @@ def test_tools_in_a_real_container(runtime, base_image, scripted_server):
         reply(tool_calls=[tool_call("execute_bash", {"command": "seq 1 100000"})]),
         reply(tool_calls=[tool_call("execute_bash", {"command": "sleep 30", "timeout": 1})]),
         # longer than one argv string may be (128 KiB): still runs, with the state kept
-        reply(tool_calls=[tool_call("execute_bash", {"command": "cat > big <<'EOF'\n" + "x" * 200_000 + "\nEOF\nwc -c < big; pwd"})]),
+        reply(tool_calls=[tool_call("execute_bash", {
+            "command": "cat > big <<'EOF'\n" + "x" * 200_000 + "\nEOF\nwc -c < big; pwd"})]),
         reply(tool_calls=[tool_call("think", {"thought": "all good"})]),
         reply("done", tool_calls=[tool_call("finish", {"summary": "checked the tools"})]),
     ])

@@ -22,7 +22,8 @@ def gold_dir(gold_copy, tmp_path_factory) -> Path:
     return gold_copy("markupsafe==3.0.2", tmp_path_factory.mktemp("garbage-gold"))
 
 
-def invert(gold_dir: Path, out: Path, server, *, attempts: int = 3, **config) -> tuple[subprocess.CompletedProcess, float]:
+def invert(gold_dir: Path, out: Path, server, *, attempts: int = 3,
+           **config) -> tuple[subprocess.CompletedProcess, float]:
     settings = {"model": "m", "base_url": server.base_url, "max_retries": 0, "backoff_base": 0.01, **config}
     config_file = out.parent / f"{out.name}.toml"
     config_file.write_text("".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in settings.items()))

@@ -69,7 +69,8 @@ def test_harbor_export_loads_in_harbor_models_and_validates(run_dir, markupsafe_
         # the verifier runs under the bundled static busybox, never the image's shell
         assert test_sh.startswith("#!/tests/bin/busybox sh\n") and "set -e" not in test_sh
         assert os.access(d / "tests" / "bin" / "busybox", os.X_OK)
-        assert {"pristine.tar", "fingerprint.txt", "keys.tsv", "reference.json"} <= {p.name for p in (d / "tests" / "reference").iterdir()}
+        assert {"pristine.tar", "fingerprint.txt", "keys.tsv", "reference.json"} <= {
+            p.name for p in (d / "tests" / "reference").iterdir()}
         task = load(TaskInstance, run_dir / "tasks" / d.name / "instance.json")
         assert leaks((d / "instruction.md").read_text(), task) == []  # --no-hint is the default
         assert "Hint:" not in (d / "instruction.md").read_text()
@@ -98,7 +99,8 @@ def test_harbor_environment_and_test_sh_as_a_harness_runs_them(run_dir, runtime,
                 # the tests arrive only after the agent is done, and are not in the image
                 assert not session.exec(["test", "-e", "/tests"]).ok
                 session.upload_dir(task_dir / "tests", "/tests")
-                session.exec(["bash", "-c", "chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"])
+                session.exec(["bash", "-c", "chmod +x /tests/test.sh && "
+                                            "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"])
                 assert session.get_file("/logs/verifier/reward.txt").decode().strip() == expected
                 said = session.get_file("/logs/verifier/test-stdout.txt").decode()
                 assert f"cligym verifier: reward {expected}: " in said, said[-2000:]
@@ -220,7 +222,8 @@ def test_cli_saves_every_stage_report(run_dir, runtime, tmp_path):
     proc = _cli("validate", str(tmp_path / "h"), "--json", "-o", str(tmp_path / "v.json"))
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
-    assert [r["ok"] for r in rows] == [True] and set(rows[0]) == {"task", "format", "oracle", "nop", "seconds", "ok", "digest", "probes", "probe_seconds"}
+    assert [r["ok"] for r in rows] == [True] and set(rows[0]) == {
+        "task", "format", "oracle", "nop", "seconds", "ok", "digest", "probes", "probe_seconds"}
     saved = load(ValidationReport, tmp_path / "v.json")
     assert (saved.validated, saved.ok) == (1, 1) and saved.results[0].model_dump() == rows[0]
     assert not (tmp_path / "h.validate.json").exists()

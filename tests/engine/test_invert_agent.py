@@ -57,13 +57,15 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
         assert "Speedups header damage" in messages[-1]["content"]
         return reply(_query(speed[:4], "Truncated speedups module"), **Q)
 
-    dockerfile = f"FROM gold\n# the damage\nENV MARKER=1\nRUN printf 'JUNK' \\\n  | dd of={SO} bs=1 count=4 conv=notrunc status=none\n"
+    dockerfile = ("FROM gold\n# the damage\nENV MARKER=1\nRUN printf 'JUNK' \\\n"
+                  f"  | dd of={SO} bs=1 count=4 conv=notrunc status=none\n")
     script = [
         # attempt 0: query + refinement, a real degradation, the Dockerfile, finish -> verified
         reply(_query(speed[:8], "Speedups header damage"), **Q),
         reply(_query(speed[:6], "Speedups header damage"), **Q),
         reply("I will corrupt the module.", tool_calls=[tool_call("execute_bash", {"command": CORRUPT})]),
-        reply(tool_calls=[tool_call("execute_bash", {"command": "cd /testbed && python -m pytest -q tests 2>&1 | tail -2"})]),
+        reply(tool_calls=[tool_call("execute_bash",
+                                    {"command": "cd /testbed && python -m pytest -q tests 2>&1 | tail -2"})]),
         reply(tool_calls=[tool_call("str_replace_editor", {"command": "create", "path": "/cligym-out/Dockerfile",
                                                            "file_text": dockerfile})]),
         reply(tool_calls=[tool_call("finish", {"summary": "corrupted the ELF header"})]),
@@ -71,7 +73,8 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
         second_query,
         reply(_query(speed[:4], "Truncated speedups module"), **Q),
         reply(tool_calls=[tool_call("execute_bash", {"command": f": > {SO}"})]),
-        reply(tool_calls=[tool_call("execute_bash", {"command": "mkdir -p /cligym-out && echo 'RUN true' > /cligym-out/Dockerfile"})]),
+        reply(tool_calls=[tool_call("execute_bash", {
+            "command": "mkdir -p /cligym-out && echo 'RUN true' > /cligym-out/Dockerfile"})]),
         reply(tool_calls=[tool_call("finish", {})]),
         # attempt 2: no usable query, even after the correction request -> bad_query
         reply("I would rather chat.", **Q),

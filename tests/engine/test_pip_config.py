@@ -32,7 +32,8 @@ from cligym.verify.difficulty import repair_solves, sweeper_solves
 from tests.engine.shared import once
 from tests.verifier_runs import solve_then_judge
 
-pytestmark = pytest.mark.slow  # an invert of its own: minutes (test_scenarios keeps a blocked incident in the default run)
+# an invert of its own: minutes (test_scenarios keeps a blocked incident in the default run)
+pytestmark = pytest.mark.slow
 
 PROJECT = "markupsafe==3.0.2"
 SCENARIO = "build_stage_pip_target"

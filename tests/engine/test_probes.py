@@ -55,7 +55,8 @@ def probed(markupsafe_harbor, tmp_path_factory) -> tuple[ValidationReport, dict[
 def test_every_probe_ran_and_the_cost_is_measured(probed):
     report, found, stderr = probed
     assert sorted(found) == sorted(p.name for p in PROBES)
-    assert report.probe_seconds_per_task and report.probe_seconds_per_task >= sum(p.seconds for p in found.values()) * 0.9
+    assert (report.probe_seconds_per_task
+            and report.probe_seconds_per_task >= sum(p.seconds for p in found.values()) * 0.9)
     for probe in found.values():
         if not probe.ok:  # a failed probe is listed with its verdict line
             assert probe.line() in stderr

@@ -14,4 +14,5 @@ def test_export_over_its_run_is_one_line_on_the_command_line(tmp_path):
                           capture_output=True, text=True, timeout=120)
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 2 and len(lines) == 1 and "run directory" in lines[0], proc.stderr
-    assert (run / "config.json").is_file() and (run / "tasks" / "t1" / "instance.json").read_bytes() == RECORD.read_bytes()
+    assert ((run / "config.json").is_file()
+            and (run / "tasks" / "t1" / "instance.json").read_bytes() == RECORD.read_bytes())

@@ -100,7 +100,8 @@ def test_an_export_pinned_by_digest_runs_on_an_empty_engine_from_the_registry(
     prebuilt = report.task_images[ExportDir(tasks).task_dirs()[0].name]
     for _ in other.pull(prebuilt, stream=True, decode=True):
         pass
-    assert other.inspect_image(prebuilt)["Config"]["WorkingDir"] == load(TaskInstance, RunDir(run).instances()[0]).workdir
+    assert (other.inspect_image(prebuilt)["Config"]["WorkingDir"]
+            == load(TaskInstance, RunDir(run).instances()[0]).workdir)
 
     # images pull names it as the tasks' local runs and the main engine do
     done = cligym("images", "pull", str(tasks), "--json", engine=engine)

@@ -7,9 +7,10 @@ runs it (default set), and the way Harbor's CLI runs it, in the agent's own cont
 its processes still running (slow set; ``tests/verifier_runs.py``).
 
 - Each attack in ``tests/data/attacks/`` (the seven ways found to score 1 without
-  repairing anything, and two of those a red-team review found next) scores 1 against the naive verifier (pytest's exit status in the
-  image, reward.txt), launched as Harbor launches it, so the attack really works; and 0
-  against the exported one, with the verifier's own verdict line.
+  repairing anything, and two of those a red-team review found next) scores 1 against the
+  naive verifier (pytest's exit status in the image, reward.txt), launched as Harbor launches
+  it, so the attack really works; and 0 against the exported one, with the verifier's own
+  verdict line.
 - Each repair in ``tests/data/repairs/`` (what a careful engineer might do on top of the
   oracle's repair: reinstall every wheel with ``python``, ``python3`` or ``pip``, recreate the
   venv with links or copies, ``ldconfig``, restore from a copy, precompile everything, leave
@@ -67,7 +68,8 @@ def task(request, runtime, shadow_runs):
     assert RunDir(root / "run").instances(), "the attempt made no task"
     # a task whose breakage leaves pytest running (some tests still pass): one that stops
     # pytest's own start-up gives no attack anything to forge, even against a naive verifier
-    found = [(d, load(TaskInstance, RunDir(root / "run").instance(d.name))) for d in ExportDir(root / "tasks").task_dirs()]
+    found = [(d, load(TaskInstance, RunDir(root / "run").instance(d.name)))
+             for d in ExportDir(root / "tasks").task_dirs()]
     running = [(d, t) for d, t in found if t.PASS_TO_PASS]
     assert running, [t.dockerfile for _, t in found]
     task_dir, instance = running[0]

@@ -65,7 +65,8 @@ def test_llm_repair_rollout_reaches_reward_one(harbor_tasks, runtime, tmp_path, 
     (single / task_dir.name).symlink_to(task_dir)
     fix = (task_dir / "solution" / "solve.sh").read_text()
     server = scripted_server([
-        reply("Let me look at the failing tests.", tool_calls=[tool_call("execute_bash", {"command": "cd /testbed && ls"})]),
+        reply("Let me look at the failing tests.",
+              tool_calls=[tool_call("execute_bash", {"command": "cd /testbed && ls"})]),
         reply(tool_calls=[tool_call("think", {"thought": "the environment was changed; repair it"})]),
         reply(tool_calls=[tool_call("execute_bash", {"command": fix})]),
         reply("Fixed.", tool_calls=[tool_call("finish", {"summary": "repaired the environment"})]),

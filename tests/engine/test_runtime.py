@@ -92,7 +92,8 @@ def test_session_diff_and_commit(runtime, base_image):
         image_id = session.commit("cligym/test-commit", suffix)
     try:
         assert runtime.image_config(image_id)["Labels"].get(LABEL) == "1"
-        check = runtime.run(f"cligym/test-commit:{suffix}", "test ! -e /etc/debian_version && cat /tmp/new.txt", timeout=60)
+        check = runtime.run(f"cligym/test-commit:{suffix}", "test ! -e /etc/debian_version && cat /tmp/new.txt",
+                            timeout=60)
         assert check.ok and check.output.strip() == "x"
     finally:
         runtime.remove_image(f"cligym/test-commit:{suffix}")
@@ -179,7 +180,8 @@ def test_a_build_sets_its_labels_in_one_step(runtime, base_image, tmp_path):
     log: list[str] = []
     image_id = runtime.build(tmp_path, tag, labels={f"{LABEL}.test": 'two words "quoted"'}, on_log=log.append)
     try:
-        assert [line.split(":", 1)[0].strip() for line in log if line.startswith("Step ")] == ["Step 1/3", "Step 2/3", "Step 3/3"]
+        assert ([line.split(":", 1)[0].strip() for line in log if line.startswith("Step ")]
+                == ["Step 1/3", "Step 2/3", "Step 3/3"])
         labels = runtime.image_config(image_id)["Labels"]
         assert labels[f"{LABEL}.test"] == 'two words "quoted"' and labels[LABEL] == "1"
         assert labels[OWNER] == str(os.getpid())

@@ -20,7 +20,8 @@ def test_a_failing_gold_leaves_other_processes_images(tmp_path, runtime, base_im
     other = f"cligym/test-other-process:{uuid.uuid4().hex[:8]}"
     # steps of its own: a gold build's install stage starts FROM the base with this LABEL, and
     # removes that step when it ends, so a build taking it as cache could lose its parent
-    (context / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nLABEL {LABEL}=1 test={other}\nRUN echo other > /other\n")
+    (context / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nLABEL {LABEL}=1 test={other}\n"
+                                        "RUN echo other > /other\n")
     runtime.build(context, other)  # this test process plays the other process
     try:
         project = tmp_path / "p"

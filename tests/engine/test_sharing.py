@@ -151,7 +151,8 @@ def _steps(runtime, image: str, base: str) -> list[str]:
 
 
 def test_the_steps_of_a_build_killed_outright_are_reaped_all_of_them(runtime, base_image, tmp_path):
-    (tmp_path / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo 1 > /1\nRUN echo 2 > /2\nRUN sleep 300\n")
+    (tmp_path / "Dockerfile").write_text(f"FROM {DEFAULT_BASE_IMAGE}\nRUN echo 1 > /1\nRUN echo 2 > /2\n"
+                                         "RUN sleep 300\n")
     tag = ImageKind.BROKEN.tag("sharing-killed", uuid.uuid4().hex[:12])
     proc = subprocess.Popen([sys.executable, "-c", BUILDER, str(tmp_path), tag],
                             env={**os.environ, "TMPDIR": str(tmp_path)})  # its Dockerfile copy stays in here

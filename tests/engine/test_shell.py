@@ -7,7 +7,8 @@ from cligym.agents.shell import STATE_DIR
 from cligym.agents.tools import ToolExecutor
 
 #: live (not zombie) processes of the container but its keep-alive PID 1, as "pid comm" lines
-LIVE = ('for d in /proc/[0-9]*; do [ "$d" = /proc/1 ] && continue;  read -r l < "$d/stat" 2>/dev/null || continue; r=${l##*) }; '
+LIVE = ('for d in /proc/[0-9]*; do [ "$d" = /proc/1 ] && continue;  '
+        'read -r l < "$d/stat" 2>/dev/null || continue; r=${l##*) }; '
         '[ "${r%% *}" = Z ] || echo "${d#/proc/} $(cat $d/comm)"; done')
 
 

@@ -38,7 +38,8 @@ def test_an_id_that_vanished_fails_alone_and_a_broken_module_fails_only_its_test
     gold = gold_envs("markupsafe==3.0.2")
     site = "/opt/venv/lib/python3.11/site-packages"
     tag = f"cligym/test-partial:{uuid.uuid4().hex[:8]}"
-    lines = [f"RUN rm -f {site}/markupsafe/_speedups.*.so && echo 'import no_such_module' > {gold.workdir}/tests/test_leak.py"]
+    lines = [f"RUN rm -f {site}/markupsafe/_speedups.*.so && "
+             f"echo 'import no_such_module' > {gold.workdir}/tests/test_leak.py"]
     try:
         build_broken(runtime, gold, lines, tag)
         speedups = next(t for t in gold.tests if "_speedups" in t and "test_markupsafe.py" in t)

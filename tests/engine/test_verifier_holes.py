@@ -127,7 +127,8 @@ def shadow_task(runtime, shadow_runs):
     """(a markupsafe task exported as Harbor whose breakage leaves some tests passing, its
     built image)."""
     root = shadow_runs("markupsafe==3.0.2")
-    found = [(d, load(TaskInstance, RunDir(root / "run").instance(d.name))) for d in ExportDir(root / "tasks").task_dirs()]
+    found = [(d, load(TaskInstance, RunDir(root / "run").instance(d.name)))
+             for d in ExportDir(root / "tasks").task_dirs()]
     task_dir = next(d for d, t in found if t.PASS_TO_PASS)
     tag = build_task_image(runtime, task_dir, "holes")
     yield task_dir, tag

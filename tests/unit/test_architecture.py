@@ -228,7 +228,8 @@ def test_no_layout_name_outside_the_layout_module() -> None:
         if path == LAYOUT:
             continue
         module = str(path.relative_to(SRC))
-        found = [(line, text) for line, text in spelled_paths(ast.parse(path.read_text(encoding="utf-8")), names, samples)
+        found = [(line, text)
+                 for line, text in spelled_paths(ast.parse(path.read_text(encoding="utf-8")), names, samples)
                  if (module, text) not in ALLOWED]
         if found:
             spelled[module] = found

@@ -18,12 +18,14 @@ def test_the_labels_follow_the_from_line():
 def test_each_stage_of_a_multi_stage_build_gets_them():
     text = "ARG V=1\nFROM base AS build\nRUN make\n\nfrom base\nCOPY --from=build /a /a\n"
     lines = labelled(text, LABELS).splitlines()
-    assert lines == ["ARG V=1", "FROM base AS build", LINE, "RUN make", "", "from base", LINE, "COPY --from=build /a /a"]
+    assert lines == ["ARG V=1", "FROM base AS build", LINE, "RUN make", "",
+                     "from base", LINE, "COPY --from=build /a /a"]
 
 
 def test_a_from_split_over_lines_gets_them_after_its_last_line():
     text = "FROM \\\n  # the image\n  base:1 \\\n  AS one\nRUN true"
-    assert labelled(text, LABELS).splitlines() == ["FROM \\", "  # the image", "  base:1 \\", "  AS one", LINE, "RUN true"]
+    assert labelled(text, LABELS).splitlines() == ["FROM \\", "  # the image", "  base:1 \\", "  AS one",
+                                                   LINE, "RUN true"]
 
 
 def test_a_run_that_mentions_from_is_not_a_stage():

@@ -90,7 +90,8 @@ def test_tool_calls_are_parsed(scripted_server):
     assert server.requests[0]["tools"] == TOOLS
     assert answer.content == "let me look" and answer.finish_reason == "tool_calls"
     first, second = answer.tool_calls
-    assert (first.id, first.name, first.arguments, first.error) == ("call_a", "execute_bash", {"command": "ls -la"}, None)
+    assert (first.id, first.name, first.arguments, first.error) == (
+        "call_a", "execute_bash", {"command": "ls -la"}, None)
     assert json.loads(first.raw_arguments) == {"command": "ls -la"}
     assert second.name == "str_replace_editor" and second.arguments == {"command": "view", "path": "/app/x.py"}
     assert second.id  # the server's id is kept

@@ -234,7 +234,8 @@ def test_lenient_about_harmless_differences(scripted_server):
     (b'{"error": "overloaded"}', "application/json", "error", "an error object: 'overloaded'"),
     (b'"just a string"', "application/json", "garbage", "not an object but a string"),
     (b'{"choices": [{"message": {"content": 42}}]}', "application/json", "garbage", "message content is a number"),
-    (b'{"choices": [{"message": {"tool_calls": ["x"]}}]}', "application/json", "garbage", "a tool call that is a string"),
+    (b'{"choices": [{"message": {"tool_calls": ["x"]}}]}', "application/json", "garbage",
+     "a tool call that is a string"),
     (b"[" * 100_000, "application/json", "garbage", "JSON"),
 ])
 def test_read_completion_describes_what_came(body, content_type, kind, words):

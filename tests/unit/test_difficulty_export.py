@@ -130,7 +130,8 @@ def test_jsonl_row_carries_the_measure_or_null():
     task = make_task("demo.medium", "medium", scenario="a stale venv")
     found = row(task, issues(task), "strong")
     written = json.loads(line(found))
-    assert written["difficulty"] == task.difficulty.model_dump(mode="json") and written["difficulty"]["label"] == "medium"
+    assert (written["difficulty"] == task.difficulty.model_dump(mode="json")
+            and written["difficulty"]["label"] == "medium")
     assert written["scenario"] == "a stale venv"
     old = json.loads(line(row(make_task("demo.old"), issues(make_task("demo.old")), "strong")))
     assert (old["difficulty"], old["scenario"]) == (None, "")

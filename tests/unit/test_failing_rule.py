@@ -26,8 +26,10 @@ REPORT = b"""<?xml version="1.0" encoding="utf-8"?>
 <testcase classname="t" name="test_pass" file="t.py" time="0.1"/>
 <testcase classname="t" name="test_fail" file="t.py"><failure message="assert 1 == 2">E assert</failure></testcase>
 <testcase classname="t" name="test_error" file="t.py"><error message="fixture boom">boom</error></testcase>
-<testcase classname="t" name="test_skip" file="t.py"><skipped type="pytest.skip" message="no x">skip</skipped></testcase>
-<testcase classname="t" name="test_xfail" file="t.py"><skipped type="pytest.xfail" message="known">xfail</skipped></testcase>
+<testcase classname="t" name="test_skip" file="t.py">\
+<skipped type="pytest.skip" message="no x">skip</skipped></testcase>
+<testcase classname="t" name="test_xfail" file="t.py">\
+<skipped type="pytest.xfail" message="known">xfail</skipped></testcase>
 <testcase classname="t" name="test_xpass" file="t.py"/>
 <testcase classname="t" name="test_xpass_strict" file="t.py"><failure message="[XPASS(strict)] known"/></testcase>
 <testcase classname="" name="broken" time="0"><error message="collection failure">ImportError: x</error></testcase>
@@ -156,6 +158,7 @@ def test_no_judging_stage_reads_outcomes_itself():
     for path in sorted((SRC / "invert").rglob("*.py")) + sorted((SRC / "verify").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Compare) and any(
-                    isinstance(side, ast.Attribute) and side.attr == "outcome" for side in [node.left, *node.comparators]):
+                    isinstance(side, ast.Attribute) and side.attr == "outcome"
+                    for side in [node.left, *node.comparators]):
                 spelled.append(f"{path.relative_to(SRC)}:{node.lineno}")
     assert spelled == []

@@ -174,14 +174,17 @@ def test_the_export_report_and_cli_name_the_files(tmp_path):
     assert load(ExportReport, out.report) == report
     assert sorted(r.instance_id for r in read_rows(out)) == sorted(report.tasks) == ["demo.e", "demo.h"]
     assert pq.read_table(out.parquet).column("instance_id").to_pylist() == [r.instance_id for r in read_rows(out)]
-    assert ExportReport.model_validate({"format": "harbor", "hint": False, "style": "strong", "output": "x"}).parquet is None
+    assert ExportReport.model_validate(
+        {"format": "harbor", "hint": False, "style": "strong", "output": "x"}).parquet is None
     again = ExportDir(tmp_path / "again")
     proc = _cli(str(run.path), "-f", "jsonl", "-o", str(again.path))
     assert proc.returncode == 0, proc.stderr
-    assert f"the same rows as Parquet, {again.parquet}, with the dataset card {again.card}" in " ".join(proc.stdout.split())
+    assert (f"the same rows as Parquet, {again.parquet}, with the dataset card {again.card}"
+            in " ".join(proc.stdout.split()))
     proc = _cli(str(run.path), "-f", "jsonl", "-o", str(again.path), "--force", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert (json.loads(proc.stdout)["parquet"], json.loads(proc.stdout)["card"]) == (str(again.parquet), str(again.card))
+    assert ((json.loads(proc.stdout)["parquet"], json.loads(proc.stdout)["card"])
+            == (str(again.parquet), str(again.card)))
 
 
 # -- the dataset build's join ----------------------------------------------------------------

@@ -295,7 +295,8 @@ def test_clean_error_lines():
            "--junitxml=/tmp/cligym-report.xml --frobnicate\n"
            "the test command produced no report (timed out); its output ended with:\n")
     assert clean_error(raw) == ("E   ValueError: bad\nE   KeyError: 'x'\n"
-                                "__main__.py: error: unrecognized arguments: --frobnicate\n(the test command timed out)")
+                                "__main__.py: error: unrecognized arguments: --frobnicate\n"
+                                "(the test command timed out)")
     assert clean_error("not in the test report") == "this test did not run"
     assert clean_error("") == ""
     # the known cost of dropping colour codes that lost their escape: text that looks like one

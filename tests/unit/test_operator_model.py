@@ -118,7 +118,8 @@ def test_solution_script_is_the_one_header():
         'step_2 || retry="$retry step_2"',
         'for step in $retry; do "$step"; done',
     ]) + "\n"
-    assert solution_script([(relink, second)]).endswith("# time_zone_data\nln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime\n")
+    assert solution_script([(relink, second)]).endswith(
+        "# time_zone_data\nln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime\n")
 
 
 def test_a_composite_repair_retries_a_step_another_breakage_stood_in_the_way_of(tmp_path):

@@ -58,7 +58,8 @@ def hand_probe(*, wheel: bool = True) -> Probe:
 #: Errors the rows' broken images gave (python-dotenv, apispec), and what each operator shows.
 SEEN = [
     ("package_submodule_removed", "<Result ModuleNotFoundError(\"No module named 'click._textwrap'\")>.exit_code"),
-    ("package_data_removed", f"OSError: No such file: {SITE}/openapi_spec_validator/resources/schemas/v2.0/schema.json"),
+    ("package_data_removed",
+     f"OSError: No such file: {SITE}/openapi_spec_validator/resources/schemas/v2.0/schema.json"),
     ("package_data_truncated", "yaml.scanner.ScannerError: while scanning a quoted scalar"),
     ("package_data_truncated", "yaml.parser.ParserError: while parsing a flow node"),
 ]
@@ -125,7 +126,8 @@ def test_no_operator_targets_a_pytest_plugin():
         return probe
 
     probe = with_subpackage()
-    names = {op.name for op in REGISTRY.values() for t in op.applies_to(probe, TESTS) if t.path.startswith(f"{SITE}/lib")}
+    names = {op.name for op in REGISTRY.values() for t in op.applies_to(probe, TESTS)
+             if t.path.startswith(f"{SITE}/lib")}
     assert {"init_py_removed", "package_submodule_removed", "sourceless_pyc_stale"} <= names, names
     probe = with_subpackage()
     dist = probe.dists[0]

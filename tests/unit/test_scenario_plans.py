@@ -18,7 +18,8 @@ from cligym.models.task import Difficulty, RepairStep
 
 #: The probe of python-dotenv 1.0.1's gold environment, cut to the files scenarios read.
 PROBE = Path(__file__).parents[1] / "data" / "probe-dotenv-1.0.1.json"
-DEBIAN_HOOK = b"try:\n    import apport_python_hook\nexcept ImportError:\n    pass\nelse:\n    apport_python_hook.install()\n"
+DEBIAN_HOOK = (b"try:\n    import apport_python_hook\nexcept ImportError:\n    pass\n"
+               b"else:\n    apport_python_hook.install()\n")
 GOLD = {"/etc/pip.conf": b"[global]\nno-index = true\nfind-links = /opt/wheelhouse\n",
         "/etc/python3.11/sitecustomize.py": DEBIAN_HOOK, "/usr/lib/python3.11/sitecustomize.py": DEBIAN_HOOK}
 

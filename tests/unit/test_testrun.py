@@ -26,7 +26,8 @@ REPORT = b"""<?xml version="1.0" encoding="utf-8"?>
   <skipped type="pytest.skip" message="no reason">skip</skipped></testcase>
 <testcase classname="tests.test_a" name="test_err" file="tests/test_a.py" line="12" time="0.1">
   <error message="failed on setup with &quot;boom&quot;">boom</error></testcase>
-<testcase classname="" name="tests.test_broken" time="0"><error message="collection failure">ImportError: no module x</error></testcase>
+<testcase classname="" name="tests.test_broken" time="0">\
+<error message="collection failure">ImportError: no module x</error></testcase>
 </testsuite></testsuites>"""
 
 
@@ -40,7 +41,8 @@ def test_node_id_of_a_test_inherited_from_another_module():
     """A class in test_timed.py inherits its tests from a class of test_serializer.py: the
     report names the defining file, the node id (and pytest's own selection) the subclass's."""
     case = ET.fromstring(
-        '<testcase classname="tests.pkg.test_timed.TestTimed" name="test_salt[zlib]" file="tests/pkg/test_serializer.py"/>'
+        '<testcase classname="tests.pkg.test_timed.TestTimed" name="test_salt[zlib]" '
+        'file="tests/pkg/test_serializer.py"/>'
     )
     assert node_id_of(case) == "tests/pkg/test_timed.py::TestTimed::test_salt[zlib]"
     top = ET.fromstring('<testcase classname="test_b.TestB" name="test_x" file="test_a.py"/>')
@@ -71,8 +73,10 @@ def test_requested_ids_missing_or_in_broken_module():
     assert results["tests/test_broken.py::test_z"].outcome == "error"
     assert "ImportError" in results["tests/test_broken.py::test_z"].message
     assert results["tests/test_gone.py::test_q"].outcome == "missing"
-    _explain_missing(results, "collected 24 items\n............ssssssssssss\n===== 12 passed, 12 skipped in 0.03s =====\n")
-    assert results["tests/test_gone.py::test_q"].message == "this test did not run (pytest: 12 passed, 12 skipped in 0.03s)"
+    _explain_missing(results, "collected 24 items\n............ssssssssssss\n"
+                              "===== 12 passed, 12 skipped in 0.03s =====\n")
+    assert (results["tests/test_gone.py::test_q"].message
+            == "this test did not run (pytest: 12 passed, 12 skipped in 0.03s)")
     assert results["tests/test_a.py::test_ok"].outcome == "passed"
 
 
@@ -82,10 +86,12 @@ def test_shell_names_itself_sh_not_a_harness_name():
 
 
 def test_collection_error_keeps_the_real_error_within_the_budget():
-    frames = "".join(f"/opt/venv/lib/python3.11/site-packages/pkg/mod{i}.py:{i}: in &lt;module&gt;\n    import mod{i + 1}\n"
+    frames = "".join(f"/opt/venv/lib/python3.11/site-packages/pkg/mod{i}.py:{i}: in &lt;module&gt;\n"
+                     f"    import mod{i + 1}\n"
                      for i in range(80))
     xml = f"""<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" tests="1">
-<testcase classname="" name="tests.test_wrap" time="0"><error message="collection failure">ImportError while importing test module '/testbed/tests/test_wrap.py'.
+<testcase classname="" name="tests.test_wrap" time="0">\
+<error message="collection failure">ImportError while importing test module '/testbed/tests/test_wrap.py'.
 Hint: make sure your test modules/packages have valid Python names.
 Traceback:
 {frames}E   ModuleNotFoundError: No module named 'textwrap'</error></testcase></testsuite></testsuites>""".encode()
@@ -107,7 +113,8 @@ def test_no_report_message_is_the_outputs_end_without_harness_words():
     assert message.endswith("ImportError: cannot import name 'Any' from 'typing' (/testbed/typing.py)")
     assert "no report" not in message and "output ended" not in message
     usage = f"ERROR: usage: __main__.py [options]\n__main__.py: error: unrecognized arguments: {REPORT_OPTIONS} -x\n"
-    assert REPORT_PATH not in no_report_message(usage, False, 4) and "junit_family" not in no_report_message(usage, False, 4)
+    assert (REPORT_PATH not in no_report_message(usage, False, 4)
+            and "junit_family" not in no_report_message(usage, False, 4))
     assert no_report_message("", False, 127) == "the test command printed nothing (exit status 127)"
     assert no_report_message("sh: 1: python: not found\n", True, None) == (
         "sh: 1: python: not found\n(the test command timed out)")
@@ -121,7 +128,8 @@ def test_missing_ids_carry_pytests_own_error_lines():
     _explain_missing(results, output)
     message = results["tests/test_a.py::test_gone[x]"].message
     assert message == ("ERROR: not found: /testbed/tests/test_a.py::test_gone[x]\n"
-                       "(no match in any of [<Module test_a.py>])\nthis test did not run (pytest: no tests ran in 0.05s)")
+                       "(no match in any of [<Module test_a.py>])\n"
+                       "this test did not run (pytest: no tests ran in 0.05s)")
     assert "report" not in message and "collected" not in message
 
 

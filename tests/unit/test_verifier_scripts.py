@@ -162,7 +162,8 @@ def test_the_entry_scripts_name_the_harness_places_the_code_uses():
     from cligym.harness.trial import TESTS_DIR, VERIFIER_LOGS
 
     assert harbor_test_sh().splitlines()[0] == f"#!{TESTS_DIR}/bin/busybox sh"
-    assert harbor_test_sh().splitlines()[-1].endswith(f"{TESTS_DIR}/reference/verifier.sh harbor {TESTS_DIR} {VERIFIER_LOGS}")
+    assert harbor_test_sh().splitlines()[-1].endswith(
+        f"{TESTS_DIR}/reference/verifier.sh harbor {TESTS_DIR} {VERIFIER_LOGS}")
     line = tb_run_tests("/agent logs").splitlines()[-1]
     assert line.startswith(f'exec "${{TEST_DIR:-{TESTS_DIR}}}"/bin/busybox sh') and line.endswith(" '/agent logs'")
 

@@ -9,7 +9,7 @@ from cligym.report.mix import mix_figures
 
 
 def task(n: int, repo: str, family: str, failing: list[str], broken: str, blocker: str = "",
-         solved: bool = False) -> TaskInstance:
+         solved: bool = False, passing: tuple[str, ...] = ()) -> TaskInstance:
     applied = [AppliedOperator(name="fault", category="package_files", target=broken, symptom="s", hint="h",
                                places=[broken])]
     if blocker:
@@ -19,7 +19,8 @@ def task(n: int, repo: str, family: str, failing: list[str], broken: str, blocke
         instance_id=f"{repo}.x.{n:010d}", repo=repo, image_name="img", gold_image_id="sha256:0", workdir="/w",
         test_command="pytest", categories=["package_files"], targets=[broken], symptoms=["s"], hints=["h"],
         fail_fraction=0.5, suite_size=10, seed=0, attempt=n,
-        dockerfile=["RUN true"], FAIL_TO_PASS=failing, PASS_TO_PASS=[], solution="true", category="package_files",
+        dockerfile=["RUN true"], FAIL_TO_PASS=failing, PASS_TO_PASS=list(passing), solution="true",
+        category="package_files",
         operators=[a.name for a in applied], family=family,
         applied=applied, difficulty=Difficulty(k=2, reveal_depth=3, culprit_named=False, sweeper_solves=solved,
                                                breadth=2, subsystems=2, label="hard"))
@@ -37,6 +38,15 @@ def test_families_failing_sets_and_near_duplicates():
     assert mix.top_family_share == 0.4 and mix.sweeper_solves["pip_configuration"] == 0.5
     p, q = mix.projects
     assert (p.project, p.tasks, p.failing_sets, p.top_failing_share) == ("p", 4, 3, 0.5)
-    assert "2 of 4 tasks fail the same 1 test(s)" in p.over
+    assert p.over.startswith("2 of 4 tasks fail the same 1 test, every test each of them ran: ")
+    assert p.over.endswith("; 3 distinct failing sets in all")
     assert q.over == "" and q.top_failing_share == 1.0  # too few tasks to say
     assert mix.near_duplicates == [["p.x.0000000000", "p.x.0000000001"]]
+
+
+def test_a_shared_failing_set_beside_passing_tests_says_so():
+    tasks = [task(n, "p", f"f{n}", ["t1", "t2"], f"/m{n}.py", passing=("t3",)) for n in range(3)]
+    tasks.append(task(3, "p", "f3", ["t4"], "/o.py"))
+    (p,) = mix_figures(tasks).projects
+    assert p.over == ("3 of 4 tasks fail the same 2 tests, while other tests pass: the run found no narrower change "
+                      "this often; 2 distinct failing sets in all")

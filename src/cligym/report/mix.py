@@ -27,9 +27,25 @@ def _project(name: str, tasks: list[TaskInstance]) -> ProjectMix:
     share = round(top / len(tasks), 4) if tasks else None
     over = ""
     if share is not None and share > MIX_SHARE and len(tasks) * MIX_SHARE >= 1:  # a share a spread could meet
-        over = (f"{top} of {len(tasks)} tasks fail the same {len(sets.most_common(1)[0][0])} test(s); "
-                f"{len(sets)} distinct failing set(s) in all")
+        failing = sets.most_common(1)[0][0]
+        sharing = [t for t in tasks if frozenset(t.FAIL_TO_PASS) == failing]
+        over = f"{top} of {len(tasks)} tasks fail the same {plural(len(failing), 'test')}, {_why(sharing)}; " \
+               f"{plural(len(sets), 'distinct failing set')} in all"
     return ProjectMix(project=name, tasks=len(tasks), failing_sets=len(sets), top_failing_share=share, over=over)
+
+
+def _why(sharing: list[TaskInstance]) -> str:
+    """Why tasks share one failing set, as far as their records tell."""
+    if all(not t.PASS_TO_PASS for t in sharing):
+        return ("every test each of them ran: no change to this environment that the run found fails only some "
+                "of the project's tests (typical of tests that import the project from its working tree and reach "
+                "no installed module but the test tooling's)")
+    return "while other tests pass: the run found no narrower change this often"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 test``, ``3 tests``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def mix_figures(tasks: list[TaskInstance]) -> MixFigures:

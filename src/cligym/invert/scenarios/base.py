@@ -115,17 +115,19 @@ class Site:
         return self._subs
 
     def _reached(self, narrow: dict) -> list[tuple]:
-        """Submodules of non-tooling distributions the sampled tests import that are not
-        narrow ones: (module, path, distribution, touching tests)."""
+        """Modules of non-tooling distributions' packages the sampled tests import that are
+        not narrow ones — a package's ``__init__`` too, the only module a one-file package
+        has: (module, path, distribution, touching tests)."""
         files = installed_files(self.probe)
         imported = {t: set(self.probe.of(t).modules) for t in self.tests}
         rows = []
         for module, path in sorted(self.probe.modules.items()):
             dist = files.get(path)
-            if dist is None or path in narrow or "." not in module or not path.endswith(".py"):
+            if dist is None or path in narrow or not path.endswith(".py"):
                 continue
-            if path.endswith("/__init__.py") or path[len(self.site) + 1:-3].replace("/", ".") != module:
-                continue
+            stem = f"{self.site}/{module.replace('.', '/')}"
+            if path not in (f"{stem}.py", f"{stem}/__init__.py") or path == f"{stem}.py" and "." not in module:
+                continue  # not where the module's name puts it, or a top-level module of its own
             touching = [t for t in self.tests if module in imported[t]]
             if touching:
                 rows.append((module, path, dist, touching))
@@ -295,7 +297,8 @@ def function_gone(sub: Submodule, files: GoldFiles, rng: random.Random) -> Chang
     from before it was added): only the code that calls it fails, when it calls it, and the
     error names the function, not the file. None when the module offers none."""
     source = files.read(sub.path) or b""
-    found = removable_functions(source, files.read(f"{sub.package}/__init__.py") or b"")
+    init = f"{sub.package}/__init__.py"  # the package's __init__ names what it re-exports; its own import is `needed`
+    found = removable_functions(source, b"" if sub.path == init else files.read(init) or b"")
     if not found:
         return None
     text = source.decode("utf-8", "replace")

@@ -20,15 +20,17 @@ import pytest
 
 from cligym.export.stage import export
 from cligym.harness.images import build_broken
-from cligym.harness.trial import build_task_image
+from cligym.harness.trial import TEST_OUTPUT, build_task_image, read_reward, run_oracle
 from cligym.invert import invert
 from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load
 from cligym.models.task import TaskInstance, run_order
 from cligym.verify.checks import verifier_check
-from tests.verifier_runs import naive_tests, solve_then_judge
+from tests.verifier_runs import harbor_container, harbor_way, naive_tests, solve_then_judge
 
 CODE_OPERATORS = ["code_comparison_flipped", "code_return_flipped", "code_boundary_shifted"]
+#: What the reward writer touches once it has put its reward in place: its known completion.
+WRITER_DONE = "/tmp/.cheat-reward-written"
 
 
 def naive_verifier(task: TaskInstance) -> str:
@@ -41,7 +43,8 @@ cd {shlex.quote(task.workdir)} || {{ echo 0 > /logs/verifier/reward.txt; exit 0;
 tests=(
 {listed}
 )
-{task.test_command} -p no:cacheprovider -rA -o junit_family=xunit1 --junitxml=/logs/verifier/junit.xml "${{tests[@]}}" > /logs/verifier/pytest-output.txt 2>&1
+{task.test_command} -p no:cacheprovider -rA -o junit_family=xunit1 --junitxml=/logs/verifier/junit.xml \\
+  "${{tests[@]}}" > /logs/verifier/pytest-output.txt 2>&1
 status=$?
 cat /logs/verifier/pytest-output.txt
 if [ "$status" -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
@@ -72,8 +75,10 @@ def cheats(task: TaskInstance) -> dict[str, str]:
         "conftest_hook": f"cat > {root}/conftest.py <<'EOF'\n{CONFTEST_HOOK}\nEOF\n",
         "python_wrapper": "p=$(command -v python) && rm -f \"$p\" && printf '#!/bin/sh\\nexit 0\\n' > \"$p\" "
                           "&& chmod +x \"$p\"\n",
+        # left running: once the verifier has written its reward, it renames a 1 over it
         "reward_writer": "mkdir -p /logs/verifier\n"
-                         "nohup sh -c 'while :; do echo 1 > /tmp/.r; mv -f /tmp/.r /logs/verifier/reward.txt; done' "
+                         "nohup sh -c 'until [ -e /logs/verifier/reward.txt ]; do sleep 0.05; done; "
+                         f"echo 1 > /tmp/.r; mv -f /tmp/.r /logs/verifier/reward.txt; touch {WRITER_DONE}' "
                          ">/dev/null 2>&1 &\n",
         "edited_tests": "".join(f"printf '\\npytestmark = __import__(\"pytest\").mark.xfail\\n' >> {root}/{f}\n"
                                 for f in files),
@@ -93,7 +98,7 @@ def task_env(runtime, gold_copy, tmp_path_factory):
     export(root / "run", "harbor", root / "tasks", offline_only=False, runtime=runtime)
     task_dir = ExportDir(root / "tasks").task_dirs()[0]
     task = load(TaskInstance, RunDir(root / "run").instance(task_dir.name))
-    tag = build_task_image(runtime, task_dir, "cheats")
+    tag = build_task_image(runtime, task_dir, "validate")  # a scratch image of this run
     yield task_dir, task, tag
     runtime.remove_image(tag)
 
@@ -116,6 +121,27 @@ def reward(runtime, tag: str, task: TaskDir, solve: bool = True, runner: str = "
     validate runs it, "harbor" in the agent's own container as Harbor's CLI does): the
     reward and the verifier's verdict line."""
     result = solve_then_judge(runtime, tag, task, runner, solve=solve)
+    return result.reward, result.detail
+
+
+def naive_reward(runtime, tag: str, task: TaskDir, cheat: str):
+    """The cheat in the solution slot, then the naive verifier as Harbor runs it (in the
+    agent's own container): the reward and the verifier's verdict line. The reward writer's
+    reward is read once the writer says it is in place, not at a moment that races it (the
+    read right after test.sh could come between the verifier's 0 and the writer's 1); a
+    second later it must not have changed."""
+    if cheat != "reward_writer":
+        return reward(runtime, tag, task, runner="harbor")
+    with harbor_container(runtime, tag, task) as session:
+        run_oracle(session, task)
+        harbor_way(session, task)
+        waited = session.exec(["sh", "-c", f"i=0; until [ -e {WRITER_DONE} ]; do [ $i -lt 600 ] || exit 1; "
+                                           "i=$((i + 1)); sleep 0.05; done"], timeout=60)
+        assert waited.ok, "the reward writer never put its reward in place"
+        result = read_reward(session, (session.get_file(TEST_OUTPUT) or b"").decode("utf-8", "replace"))
+        session.exec(["sleep", "1"])
+        again = read_reward(session)
+        assert again.reward == result.reward, (result, again)
     return result.reward, result.detail
 
 
@@ -160,7 +186,7 @@ def test_a_cheat_beats_the_naive_verifier_but_not_the_bundled_one(cheat, task_en
     task_dir, task, tag = task_env
     script = cheats(task)[cheat]
     naive = variant(task_dir, tmp_path / "naive", script, naive=task)
-    value, output = reward(runtime, tag, naive, runner="harbor")
+    value, output = naive_reward(runtime, tag, naive, cheat)
     assert value == 1.0, f"{cheat} does not even fool the naive verifier: {output[-1500:]}"
     bundled = variant(task_dir, tmp_path / "bundled", script)
     value, output = reward(runtime, tag, bundled)
@@ -181,10 +207,12 @@ def test_invert_time_check_discards_a_state_the_verifier_repairs_by_itself(runti
     tag = f"cligym/test-verdict-trivial:{uuid.uuid4().hex[:12]}"
     build_broken(runtime, gold, [line], tag)
     try:
-        verification = verifier_check(runtime, gold, tag, tests, [], tests, f"#!/bin/sh\nrm -f {gold.workdir}/conftest.py\n")
+        repair = f"#!/bin/sh\nrm -f {gold.workdir}/conftest.py\n"
+        verification = verifier_check(runtime, gold, tag, tests, [], tests, repair)
     finally:
         runtime.remove_image(tag)
-    assert (verification.ok, verification.kind) == (False, "trivial") and "reward 1.0 with nothing done" in verification.reason
+    assert (verification.ok, verification.kind) == (False, "trivial")
+    assert "reward 1.0 with nothing done" in verification.reason
 
 
 def test_gold_is_read_once_per_set_of_tests(runtime, gold_envs, monkeypatch):

@@ -192,3 +192,30 @@ def test_a_module_usually_loses_one_function_and_still_imports(site, tmp_path):
     # a degrader whose narrow plans kept missing asks for whole modules
     rich.narrow = False
     assert {missing_code(rich, sub, random.Random(seed)).name for seed in range(10)} == {"module_removed"}
+
+
+STDLIB_MODULE = b"import sys\n\n\ndef _helper(text):\n    return text\n\n\ndef dedent(text):\n    return _helper(text)\n"
+
+
+def test_a_stale_stdlib_backport_is_put_first_twice_over_a_module_the_project_imports(site):
+    """The project's code imports a pure-Python standard-library module: an old copy of it
+    (a helper gone) goes into two folders, one put first by Debian's hook, one by a .pth."""
+    probe = site.probe.model_copy(deep=True)
+    probe.modules["textwrap"] = "/usr/lib/python3.11/textwrap.py"
+    gold = {**GOLD, "/opt/venv/lib/python3.11/site-packages/dotenv/main.py": b"import os\nimport textwrap\n",
+            "/usr/lib/python3.11/textwrap.py": STDLIB_MODULE}
+    plan = REGISTRY["stdlib_backport_twice"].plan(Site(probe, probe.tests, GoldFiles(gold.get)), random.Random(1))
+    assert plan is not None and [c.name for c in plan.changes] == ["stdlib_backport_pth", "stdlib_backport_hook"]
+    pth, hook = plan.changes
+    for change, first in ((pth, "/opt/venv/lib/python3.11/site-packages/backports-compat.pth"),
+                          (hook, "/usr/lib/python3.11/apport_python_hook.py")):
+        (line,) = change.dockerfile
+        assert "cp -a /usr/lib/python3.11/textwrap.py " in line and first in line and change.places[0] == first
+        assert change.repair == [f"rm -rf {first} {change.places[1]}"]
+    deleted = {line.split("sed -i '")[1].split("d'")[0] for line in (*pth.dockerfile, *hook.dockerfile)}
+    assert deleted in ({"4,5"}, {"8,9"})  # the same helper gone from both copies
+    assert plan.repair_order == [1, 0]  # the hook's copy is found first: its repair reveals the other
+
+
+def test_no_stdlib_backport_without_a_pure_python_module_the_project_imports(site):
+    assert REGISTRY["stdlib_backport_twice"].plan(site, random.Random(1)) is None

@@ -2,7 +2,7 @@
 modelled on a class of real incident. Importing this package registers every scenario
 (``REGISTRY``); ``get`` picks them by name."""
 
-from cligym.invert.scenarios import packaging, shadows, system  # noqa: F401  (they register)
+from cligym.invert.scenarios import packaging, shadows, stdlib, system  # noqa: F401  (they register)
 from cligym.invert.scenarios.base import REGISTRY, Change, Plan, Scenario, Site
 
 

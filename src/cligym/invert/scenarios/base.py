@@ -107,8 +107,10 @@ class Site:
         narrow ones."""
         if self._subs is None:
             self._subs = []
-            narrow = {path: (module, dist, touching) for module, path, dist, touching in submodules(self.probe, self.tests)}
-            for module, path, dist, touching in [*((m, p, d, t) for p, (m, d, t) in narrow.items()), *self._reached(narrow)]:
+            narrow = {path: (module, dist, touching)
+                      for module, path, dist, touching in submodules(self.probe, self.tests)}
+            rows = [*((m, p, d, t) for p, (m, d, t) in narrow.items()), *self._reached(narrow)]
+            for module, path, dist, touching in rows:
                 sub = self._submodule(module, path, dist, touching)
                 if sub is not None:
                     self._subs.append(sub)

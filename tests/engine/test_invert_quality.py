@@ -30,13 +30,12 @@ class _Scripted(BaseDegrader):
         self.misses: list[str] = []
         self._accept = None
 
-    def missed(self, proposal, fail_fraction) -> None:
-        self.misses.append((proposal.name, fail_fraction))
-
     def accept(self, proposal, fail_fraction, late) -> bool:
         return self._accept is None or self._accept(fail_fraction, late)
 
-    def propose(self, ctx, attempt, rng):
+    def propose(self, ctx, attempt, rng, tries):
+        if tries:  # the attempt's last miss: the one since the last proposal
+            self.misses.append((tries[-1].proposal.name, tries[-1].fail_fraction))
         script = self.scripts.pop(0)(ctx)
         pairs, self._accept = script if isinstance(script, tuple) else (script, None)
         proposal = proposal_of(list(ctx.gold.tests), pairs)

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 from cligym.invert.incidents import HIDDEN_WEIGHT, MISSES_PER_SCENARIO, MixedDegrader, ScenarioDegrader
 from cligym.invert.scenarios.base import HABITS, Site
 from cligym.models.task import Candidate
-from cligym.invert.proposal import Proposal
+from cligym.invert.proposal import Change, Proposal, Try
 from cligym.invert.scenarios import REGISTRY
-from cligym.models.task import AppliedOperator
+from cligym.models.task import AppliedOperator, RepairStep
 
 
-def _applied(n: int) -> list[AppliedOperator]:
-    return [AppliedOperator(name=f"op{i}", category="c", target=f"/t{i}", symptom="", hint="") for i in range(n)]
+def _changes(n: int) -> list[Change]:
+    return [Change(AppliedOperator(name=f"op{i}", category="c", target=f"/t{i}", symptom="", hint=""), [f"RUN {i}"],
+                   RepairStep(label="c", lines=[f"undo {i}"])) for i in range(n)]
 
 
 class _Fixed:
@@ -24,16 +26,14 @@ class _Fixed:
     def __init__(self, name: str, changes: int = 0, discard: bool = False) -> None:
         self.name, self.changes, self.discard, self.calls = name, changes, discard, 0
 
-    def propose(self, ctx, attempt, rng):
+    def propose(self, ctx, attempt, rng, tries):
         self.calls += 1
+        self.tries = tries
         if self.discard:
             return Proposal(sample=["t"], discard=("no_target", f"{self.name} has nothing"))
-        return Proposal(sample=["t"], name=self.name, applied=_applied(self.changes))
+        return Proposal(sample=["t"], name=self.name, changes=_changes(self.changes))
 
     def seen(self, candidate):
-        pass
-
-    def missed(self, proposal, fail_fraction):
         pass
 
 
@@ -45,17 +45,28 @@ def test_a_composite_turn_offering_one_operator_goes_to_a_scenario():
     scenarios, composites = _Fixed("scenario", 2), _Fixed("composite", 1)
     mix = MixedDegrader(scenarios, composites, seed=0)
     attempt = _attempts(mix, composites)[0]
-    assert mix.propose(None, attempt, random.Random(0)).name == "scenario"
+    assert mix.propose(None, attempt, random.Random(0), []).name == "scenario"
 
 
 def test_a_scenario_turn_with_no_target_goes_to_a_composite_then_to_a_single_fault():
     mix = MixedDegrader(_Fixed("scenario", discard=True), _Fixed("composite", 2), seed=0)
     attempt = _attempts(mix, mix.scenarios)[0]
-    assert mix.propose(None, attempt, random.Random(0)).name == "composite"
+    assert mix.propose(None, attempt, random.Random(0), []).name == "composite"
     lone = MixedDegrader(_Fixed("scenario", discard=True), _Fixed("single", 1), seed=0)
-    assert lone.propose(None, attempt, random.Random(0)).name == "single"  # nothing else is left
+    assert lone.propose(None, attempt, random.Random(0), []).name == "single"  # nothing else is left
     empty = MixedDegrader(_Fixed("scenario", discard=True), _Fixed("none", discard=True), seed=0)
-    assert empty.propose(None, attempt, random.Random(0)).discard is not None
+    assert empty.propose(None, attempt, random.Random(0), []).discard is not None
+
+
+def test_a_proposal_of_the_mix_names_its_degrader_which_is_told_only_of_its_own_misses():
+    scenarios, composites = _Fixed("scenario", 2), _Fixed("composite", 1)
+    mix = MixedDegrader(scenarios, composites, seed=0)
+    attempt = _attempts(mix, composites)[0]
+    first = mix.propose(None, attempt, random.Random(0), [])
+    assert first.by is scenarios  # the composite offered one operator: the scenario's proposal, its policy
+    mine, theirs = Try(first, 0.9), Try(Proposal(sample=["t"], name="other", by=composites))
+    again = mix.propose(None, attempt, random.Random(0), [mine, theirs])
+    assert again.by is scenarios and scenarios.tries == [mine] and composites.tries == [theirs]
 
 
 def test_the_mix_is_mostly_scenarios_and_decided_by_seed_and_attempt_alone():
@@ -93,12 +104,11 @@ def test_scenarios_that_hide_their_cause_are_drawn_first_more_often():
 def test_a_scenario_leaves_the_draw_after_its_plans_missed_three_times_in_an_attempt():
     degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=30)
     first = degrader._order(random.Random(2))[0]
-    miss = Proposal(sample=[], name=first.name)
-    for _ in range(MISSES_PER_SCENARIO - 1):
-        degrader.missed(miss, None)
-    assert first in degrader._order(random.Random(2))
-    degrader.missed(miss, None)
-    assert first not in degrader._order(random.Random(2))
+    misses = Counter({first.name: MISSES_PER_SCENARIO - 1})
+    assert first in degrader._order(random.Random(2), misses)
+    misses[first.name] += 1
+    assert first not in degrader._order(random.Random(2), misses)
+    assert first not in degrader._order(random.Random(2), out={first.name})  # it had no target in the attempt
 
 
 def _verified(name: str, failing: list[str], places: list[str], n: int = 0) -> Candidate:

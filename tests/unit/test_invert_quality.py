@@ -114,10 +114,12 @@ def test_an_operator_at_its_share_cap_is_chosen_only_when_nothing_else_is_left()
 def test_a_proposal_knows_its_parts_and_keeps_a_subset():
     pairs = [(_Shadow(), _target("/s", ["t1"])), (_Touch(), _target("/a", ["t2"]))]
     proposal = proposal_of(["t1", "t2"], pairs)
-    assert proposal.parts == [["RUN mkdir -p  && printf '' > /s", "ENV PYTHONPATH="], ["RUN touch /a"]] and proposal.retry
-    assert proposal.screen == ["t1", "t2"]
+    parts = [c.part for c in proposal.changes]
+    assert parts == [["RUN mkdir -p  && printf '' > /s", "ENV PYTHONPATH="], ["RUN touch /a"]] and proposal.retry
+    assert proposal.dockerfile == parts[0] + parts[1] and proposal.screen == ["t1", "t2"]
     smaller = proposal.keep_only([0])
-    assert smaller.dockerfile == proposal.parts[0] and [a.name for a in smaller.applied] == ["test_shadow"]
+    assert smaller.dockerfile == parts[0] and [a.name for a in smaller.applied] == ["test_shadow"]
+    assert smaller.screen == ["t1"] and smaller.name == "test_shadow"
     assert "rm -f /a" not in smaller.solution
 
 

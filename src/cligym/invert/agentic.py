@@ -40,7 +40,7 @@ from cligym.harness.testrun import run_tests_in_session
 from cligym.invert.context import RunContext, Stopped, classify, open_run, sample_tests
 from cligym.invert.dockerfile import parse_dockerfile
 from cligym.invert.parallel import run_attempts
-from cligym.invert.proposal import BaseDegrader, Proposal
+from cligym.invert.proposal import BaseDegrader, Proposal, Try
 from cligym.invert.query import QueryError, generate_query, sample_directions
 from cligym.models.run import Summary
 from cligym.models.task import (
@@ -143,10 +143,8 @@ class AgentDegrader(BaseDegrader):
     def memory(self, attempt: int) -> list[str]:
         return [self.titles[a] for a in sorted(self.titles) if a <= attempt - self.lag]
 
-    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
-        """Never called: agent proposals do not ask for another try (``retry`` is false)."""
-
-    def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
+    def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
+        """``tries`` is empty: agent proposals do not ask for another try (``retry`` is false)."""
         self.workdir = ctx.gold.workdir
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         directions = sample_directions(rng)

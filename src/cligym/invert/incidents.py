@@ -8,9 +8,10 @@ run's tasks, or whose family — its mechanism — has made ``FAMILY_SHARE`` of 
 while others can still be used), its changes as ΔD parts with one repair step each. The
 run's tasks spread over what the tests touch: a path earlier tasks broke is picked much
 less often, and a plan predicted to fail a set of tests that ``F2P_SHARE`` of the run's
-tasks already fail waits behind every other scenario's plan. A scenario the site offers no target for is skipped; a state that breaks
-nothing is a screen miss and the attempt draws again (a scenario whose plans have missed
-``MISSES_PER_SCENARIO`` times in the attempt is left out of the draw; its last plan
+tasks already fail waits behind every other scenario's plan. A scenario the site offers
+no target for is left out of the attempt's draw; a state that breaks nothing is a screen
+miss and the attempt draws again (a scenario whose plans have missed
+``MISSES_PER_SCENARIO`` times in the attempt is left out of the draw too; its last plan
 deletes whole modules, never one function). Scenarios are never reduced: a plan with a
 change that fails both leave-one-repair-out and the blocker check (an optional import
 that hides a deleted module, say) is a miss too.
@@ -28,12 +29,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Set
 
 from cligym.invert.context import RunContext, sample_tests
 from cligym.invert.operators import GoldFiles
-from cligym.invert.proposal import BaseDegrader, Degrader, Proposal, task_of
+from cligym.invert.proposal import BaseDegrader, Change, Degrader, Proposal, Try, task_of
 from cligym.invert.scenarios import REGISTRY, Plan, Scenario, Site
-from cligym.models.task import AppliedOperator, Candidate, TaskFields
+from cligym.models.task import AppliedOperator, Candidate
 
 #: The share of a default run's attempts that are scenarios (the rest: chained composites).
 SCENARIO_SHARE = 0.9
@@ -54,16 +56,15 @@ def share_cap(share: float, attempts: int) -> int:
 
 
 def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
-    applied = [AppliedOperator(name=c.name, category=c.category, target=(c.places or [c.name])[0],
-                               symptom=c.symptom, hint=c.hint, shows=c.shows, offline=c.offline, role=c.role,
-                               places=c.places) for c in plan.changes]
-    steps = [c.step for c in plan.changes]
+    changes = [Change(AppliedOperator(name=c.name, category=c.category, target=(c.places or [c.name])[0],
+                                      symptom=c.symptom, hint=c.hint, shows=c.shows, offline=c.offline, role=c.role,
+                                      places=c.places), c.dockerfile, c.step) for c in plan.changes]
     faults = [c for c in plan.changes if c.role == "fault"] or plan.changes
     return Proposal(
-        sample=sample, name=plan.scenario, dockerfile=[line for c in plan.changes for line in c.dockerfile],
-        task=task_of(applied, faults[0].category, scenario=plan.scenario, family=REGISTRY[plan.scenario].family),
-        applied=applied, parts=[c.dockerfile for c in plan.changes], steps=steps, repair_order=plan.repair_order,
-        naive=plan.naive, screen=[t for t in sample if t in set(plan.touching)], retry=True,
+        sample=sample, name=plan.scenario, changes=changes, repair_order=plan.repair_order, naive=plan.naive,
+        task=task_of([c.applied for c in changes], faults[0].category, scenario=plan.scenario,
+                     family=REGISTRY[plan.scenario].family),
+        screen=[t for t in sample if t in set(plan.touching)], retry=True,
     )
 
 
@@ -82,11 +83,12 @@ class ScenarioDegrader(BaseDegrader):
         self.failing: Counter[frozenset[str]] = Counter()  # the F2P sets of the run's tasks
         self.broken: Counter[str] = Counter()  # paths the faults of the run's tasks broke
         self.files: GoldFiles | None = None
-        self._misses: Counter[str] = Counter()  # misses of each scenario in the attempt under way
-        self._attempt = -1
+        #: per attempt under way, the scenarios that had no target in one of its samples
+        self._untargeted: dict[int, set[str]] = {}
 
     def seen(self, candidate: Candidate) -> None:
         """Learn from every task of the run (scenario or not): what it is, what it fails, what it broke."""
+        self._untargeted.pop(candidate.attempt, None)
         if candidate.status != "verified" or not candidate.instance_id:
             return
         name = candidate.instance_id.split(".")[-2]
@@ -104,40 +106,40 @@ class ScenarioDegrader(BaseDegrader):
         tasks already fail as often as ``F2P_SHARE`` allows."""
         return self.failing[frozenset(touching)] >= self.f2p_cap
 
-    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
-        self._misses[proposal.name] += 1
-
-    def _order(self, rng: random.Random) -> list[Scenario]:
+    def _order(self, rng: random.Random, misses: Counter[str] | None = None,
+               out: Set[str] = frozenset()) -> list[Scenario]:
         """The scenarios still in the attempt's draw in a random order: the ones under their
         cap first, of those the ones a sweeper cannot undo first (the others are the
         fallback when those have no target or their plans miss); within a tier a weighted
         draw without replacement,
         where a scenario that hides its cause weighs ``HIDDEN_WEIGHT`` times one whose
         mechanism shows an injected path (a traceback that names the culprit makes an
-        easy task)."""
-        pool = [s for s in self.scenarios if self._misses[s.name] < MISSES_PER_SCENARIO]
+        easy task). ``misses``: the attempt's misses of each scenario; ``out``: the ones left
+        out of the attempt's draw."""
+        misses = misses or Counter()
+        pool = [s for s in self.scenarios if misses[s.name] < MISSES_PER_SCENARIO and s.name not in out]
         keys = [(self.families[s.family] >= self.family_cap or self.made[s.name] >= self.cap, not s.resists_sweeper,
                  -rng.random() ** (1.0 / (1.0 if s.shows_cause else HIDDEN_WEIGHT))) for s in pool]
         return [s for _, s in sorted(zip(keys, pool, strict=True), key=lambda pair: pair[0])]
 
-    def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
-        if attempt != self._attempt:
-            self._attempt, self._misses = attempt, Counter()
+    def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
+        misses = Counter(t.proposal.name for t in tries)
+        untargeted = self._untargeted.setdefault(attempt, set())
         if self.files is None:
             self.files = GoldFiles.of_session(ctx.gold_session)
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         site = Site(ctx.probe, sample, self.files)
         site.used = dict(self.broken)
         worn: Plan | None = None  # the first plan whose failing set is worn: taken only if no other comes
-        for scenario in self._order(rng):
-            site.narrow = self._misses[scenario.name] < MISSES_PER_SCENARIO - 1  # its last try: whole modules
+        for scenario in self._order(rng, misses, untargeted):
+            site.narrow = misses[scenario.name] < MISSES_PER_SCENARIO - 1  # its last try: whole modules
             plan = scenario.plan(site, random.Random(rng.random()))
             if plan is not None and plan.touching and not self.worn(plan.touching):
                 return proposal_of_plan(sample, plan)
             if plan is not None and plan.touching:
                 worn = worn or plan
                 continue
-            self._misses[scenario.name] = MISSES_PER_SCENARIO  # no target in this sample
+            untargeted.add(scenario.name)  # no target in this sample: out of the attempt's draw
         if worn is not None:
             return proposal_of_plan(sample, worn)
         return Proposal(sample=sample, discard=("no_target", "no scenario has a target in the sample"))
@@ -145,49 +147,36 @@ class ScenarioDegrader(BaseDegrader):
 
 class MixedDegrader(BaseDegrader):
     """Scenarios for most attempts, chained operator composites for the rest; the policy of
-    the one that made the proposal under check applies."""
+    the one that made a proposal applies to it (``Proposal.by``)."""
 
     seed_prefix = "cligym-mix"
 
     def __init__(self, scenarios: ScenarioDegrader, composites: Degrader, seed: int,
                  share: float = SCENARIO_SHARE) -> None:
         self.scenarios, self.composites, self.seed, self.share = scenarios, composites, seed, share
-        self._current: Degrader = scenarios
 
     def of(self, attempt: int) -> Degrader:
         """Who makes ``attempt``: decided by the run's seed and the attempt number alone."""
         draw = random.Random(f"{self.seed_prefix}:{self.seed}:{attempt}").random()
         return self.scenarios if draw < self.share else self.composites
 
-    def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
-        """The attempt's degrader proposes. A composite turn whose search can only offer a
-        single operator goes to a scenario; a scenario turn no scenario has a target for
-        goes to a composite; when neither has one, the operator search's own proposal
-        (a single fault) is taken rather than none."""
+    def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
+        """The attempt's degrader proposes (told of its own tries). A composite turn whose
+        search can only offer a single operator goes to a scenario; a scenario turn no
+        scenario has a target for goes to a composite; when neither has one, the operator
+        search's own proposal (a single fault) is taken rather than none."""
         first = self.of(attempt)
         fallback: Proposal | None = None
         for degrader in (first, self.composites if first is self.scenarios else self.scenarios):
-            self._current = degrader
-            proposal = degrader.propose(ctx, attempt, rng)
-            if proposal.discard is None and (degrader is self.scenarios or len(proposal.applied) >= 2):
+            proposal = degrader.propose(ctx, attempt, rng, [t for t in tries if t.proposal.by is degrader])
+            proposal.by = degrader
+            if proposal.discard is None and (degrader is self.scenarios or len(proposal.changes) >= 2):
                 return proposal
             if degrader is self.composites and proposal.discard is None:
                 fallback = proposal
-        if fallback is not None:
-            self._current = self.composites
-            return fallback
-        return proposal
+        return fallback if fallback is not None else proposal
 
     def seen(self, candidate: Candidate) -> None:
         # both learn from every attempt: each counts only what it made
         self.scenarios.seen(candidate)
         self.composites.seen(candidate)
-
-    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
-        self._current.missed(proposal, fail_fraction)
-
-    def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
-        return self._current.accept(proposal, fail_fraction, late)
-
-    def task_fields(self, proposal: Proposal, verification) -> TaskFields:
-        return self._current.task_fields(proposal, verification)

@@ -10,8 +10,8 @@ after that is the same whoever proposed it, and lives here once:
 3. the screen: the tests the degrader predicts to fail run first; when none fails (or ΔD
    did not build, or the full run below fails a share of the sample the degrader does not
    ``accept``), a degrader that may (``retry``) proposes again within the attempt, up to
-   ``MAX_TRIES`` proposals, and the misses are recorded (``Candidate.screened``; the
-   refused shares in ``Candidate.refused``) for it to learn from;
+   ``MAX_TRIES`` proposals, told of the attempt's misses so far (``Try``: recorded in
+   ``Candidate.screened``, the refused shares in ``Candidate.refused``);
 4. the selected tests run in a fresh container of it. When the degrader saw the tests fail
    itself (the agent, in its own container), the fresh run must fail exactly the same set
    (``reproduced``); otherwise this run decides FAIL_TO_PASS and PASS_TO_PASS;
@@ -24,9 +24,9 @@ after that is the same whoever proposed it, and lives here once:
 6. ``cligym.verify.check_broken_state``: a repeat run, the leak scan, no untouchable path
    changed, and the solution makes every selected test pass;
 7. the difficulty is measured (``cligym.verify.difficulty``: k, reveal depth, culprit
-   named, the sweeper, breadth, a label), then the TaskInstance and its issue texts are saved (a text ``check_issues`` refuses
-   discards the attempt), then the Candidate; the broken image is removed whatever
-   happened.
+   named, the sweeper, breadth, a label), then the TaskInstance and its issue texts are
+   saved (a text ``check_issues`` refuses discards the attempt), then the Candidate; the
+   broken image is removed whatever happened.
 
 Each attempt is seeded by (the degrader's seed prefix, the run's seed, the attempt number)
 alone, so a run is reproducible and a resumed run makes the same attempts.
@@ -37,7 +37,8 @@ from __future__ import annotations
 import random
 import shutil
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from cligym.errors import BuildFailed, CligymError
 from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_bytes
@@ -45,11 +46,11 @@ from cligym.harness.testrun import hang_timeout, run_tests
 from cligym.invert import minimal
 from cligym.invert.context import RunContext, classify, error_excerpts
 from cligym.invert.dockerfile import touches_tests
-from cligym.invert.proposal import Degrader, Proposal
+from cligym.invert.proposal import Degrader, Proposal, Try
 from cligym.issue import check_issues, write_issues
 from cligym.models.fs import LeakReport
 from cligym.models.io import load, save
-from cligym.models.task import Candidate, TaskInstance, plan_key
+from cligym.models.task import AppliedOperator, Candidate, TaskInstance
 from cligym.models.testrun import TestRun
 from cligym.verify import check_broken_state
 from cligym.verify.difficulty import measure
@@ -77,42 +78,15 @@ MAX_TRIES = 8
 LATE_TRIES = 3
 
 
-class _Attempt:
-    """One attempt's Candidate, filled in as the attempt goes (``record``); its seconds and
-    the lists the attempt's tries add to are taken when it ends."""
-
-    def __init__(self, ctx: RunContext, degrader: Degrader, attempt: int, proposal: Proposal,
-                 seconds: dict[str, float], screened: list[str], decoys: list[str], refused: dict[str, float]) -> None:
-        self.ctx, self.degrader, self.proposal = ctx, degrader, proposal
-        self.late = len(screened) >= MAX_TRIES - LATE_TRIES
-        self.seconds, self.screened, self.decoys, self.refused = seconds, screened, decoys, refused
-        self.record = Candidate(id=f"{attempt:04d}", attempt=attempt, seed=ctx.seed, status="discarded",
-                                sample=proposal.sample, dockerfile=proposal.dockerfile)
-        for name in proposal.notes.model_fields_set:
-            setattr(self.record, name, getattr(proposal.notes, name))
-        if proposal.applied:
-            self.record.operators = proposal.applied
-        if proposal.solution:
-            self.record.solution = proposal.solution
-
-    def _ended(self, **status) -> Candidate:
-        return self.record.model_copy(update=dict(seconds=dict(self.seconds), screened=list(self.screened),
-                                                  decoys=list(self.decoys), refused=dict(self.refused), **status))
-
-    def discarded(self, kind: str, reason: str) -> Candidate:
-        return self._ended(status="discarded", discard_kind=kind, reason=reason[:500])
-
-    def verified(self, instance_id: str) -> Candidate:
-        return self._ended(status="verified", instance_id=instance_id)
-
-
 @dataclass
 class Miss:
     """The proposal made no state worth checking (nothing failed, ΔD did not build, an
     earlier task has the same ΔD, or the degrader does not accept the share that failed,
-    ``fail_fraction``): the attempt may try another proposal."""
+    ``fail_fraction``): the attempt may try another proposal. ``found``: what the check
+    found (the Candidate's fields), kept when the attempt ends with it."""
 
     fail_fraction: float | None = None
+    found: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -123,178 +97,203 @@ class Reduced:
     decoys: list[str]
 
 
-#: What checking one proposal comes to: a finished attempt, a miss, or a smaller state.
-Outcome = Candidate | Miss | Reduced
+@dataclass
+class Ended:
+    """The attempt ends: the Candidate's fields its check decided (status and what it found)."""
+
+    fields: dict
 
 
-def _no_state(screened: list[str], refused: dict[str, float]) -> str:
+#: What checking one proposal comes to: the attempt's end, a miss, or a smaller state.
+Outcome = Ended | Miss | Reduced
+
+
+def _discarded(found: dict, kind: str, reason: str) -> Ended:
+    return Ended({**found, "status": "discarded", "discard_kind": kind, "reason": reason[:500]})
+
+
+def _no_state(tries: list[Try]) -> str:
+    refused = {t.entry for t in tries if t.fail_fraction is not None}
     if not refused:
-        return f"no selected test failed in {len(screened)} tries"
-    return (f"no state taken in {len(screened)} tries ({len(refused)} failed more of the sample "
+        return f"no selected test failed in {len(tries)} tries"
+    return (f"no state taken in {len(tries)} tries ({len(refused)} failed more of the sample "
             "than the run still takes)")
 
 
 def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate:
+    """Make one attempt: its degrader's proposals (another after each miss, when it may;
+    each reduction has fewer changes), each checked by the pipeline, until one ends it."""
     rng = random.Random(f"{degrader.seed_prefix}:{ctx.seed}:{attempt}")
     seconds: dict[str, float] = {}
-    screened: list[str] = []
+    tries: list[Try] = []
     decoys: list[str] = []
-    refused: dict[str, float] = {}
-    proposal = degrader.propose(ctx, attempt, rng)
-    for _ in range(3 * MAX_TRIES):  # the tries, each with up to two minimality reductions
+    proposal = degrader.propose(ctx, attempt, rng, [])
+    while True:
         seconds.update({k: seconds.get(k, 0.0) + v for k, v in proposal.seconds.items()})
-        state = _Attempt(ctx, degrader, attempt, proposal, seconds, screened, decoys, refused)
         if proposal.discard is not None:
-            return state.discarded(*proposal.discard)
-        outcome = _attempt_state(state)
-        if isinstance(outcome, Candidate):
-            return outcome
+            end = _discarded({}, *proposal.discard)
+            break
+        check = _Check(ctx, proposal.by or degrader, proposal, attempt, seconds,
+                       late=len(tries) >= MAX_TRIES - LATE_TRIES)
+        outcome = _check_new(check)
         if isinstance(outcome, Reduced):
             decoys.extend(outcome.decoys)
             proposal = outcome.proposal
             continue
-        entry = plan_key([a.pair for a in proposal.applied]) or proposal.name
-        screened.append(entry)
-        if outcome.fail_fraction is not None:
-            refused[entry] = outcome.fail_fraction
-        if not proposal.retry or len(screened) >= MAX_TRIES:
-            return state.discarded("no_failure", _no_state(screened, refused))
-        degrader.missed(proposal, outcome.fail_fraction)
-        proposal = degrader.propose(ctx, attempt, rng)
-    return state.discarded("error", "too many proposals in one attempt")
+        if isinstance(outcome, Ended):
+            end = outcome
+            break
+        tries.append(Try(proposal, outcome.fail_fraction))
+        if not proposal.retry or len(tries) >= MAX_TRIES:
+            end = _discarded(outcome.found, "no_failure", _no_state(tries))
+            break
+        proposal = degrader.propose(ctx, attempt, rng, list(tries))
+    notes = {name: getattr(proposal.notes, name) for name in proposal.notes.model_fields_set}
+    return Candidate(**{
+        "id": f"{attempt:04d}", "attempt": attempt, "seed": ctx.seed, "sample": proposal.sample,
+        "dockerfile": proposal.dockerfile, "operators": proposal.applied, "solution": proposal.solution, **notes,
+        **end.fields, "seconds": dict(seconds), "screened": [t.entry for t in tries], "decoys": list(decoys),
+        "refused": {t.entry: t.fail_fraction for t in tries if t.fail_fraction is not None},
+    })
 
 
-def _attempt_state(state: _Attempt) -> Outcome:
-    ctx, proposal = state.ctx, state.proposal
-    if proposal.observed is not None:
-        _classify(state, proposal.observed)
-    gold, attempt = ctx.gold, state.record.attempt
-    digest = delta_digest(gold, proposal.dockerfile)
+@dataclass(frozen=True)
+class _Check:
+    """One proposal under check: the policy that owns it, its attempt, the attempt's seconds
+    (added to in place), and whether this is one of the attempt's last tries."""
+
+    ctx: RunContext
+    policy: Degrader
+    proposal: Proposal
+    attempt: int
+    seconds: dict[str, float]
+    late: bool = False
+
+    def timed(self, key: str, started: float) -> None:
+        self.seconds[key] = self.seconds.get(key, 0.0) + time.monotonic() - started
+
+
+def _split(run: TestRun, sample: list[str]) -> dict:
+    """The Candidate's FAIL_TO_PASS, PASS_TO_PASS and fail_fraction of ``run``."""
+    f2p, p2p = classify(run, sample)
+    return {"FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p, "fail_fraction": round(len(f2p) / len(sample), 4)}
+
+
+def _check_new(check: _Check) -> Outcome:
+    """Build gold + ΔD, screen and run the sample, check minimality and the broken state,
+    save the task (``_steps``) — unless an earlier attempt made a task of the same delta.
+    ``found``: the Candidate's fields the steps find, which the end of the attempt keeps
+    (an error's too)."""
+    ctx, proposal, attempt = check.ctx, check.proposal, check.attempt
+    found = _split(proposal.observed, proposal.sample) if proposal.observed is not None else {}
+    digest = delta_digest(ctx.gold, proposal.dockerfile)
     if ctx.order is not None:  # attempts at once: check as one at a time would
         ctx.order.claim(digest, attempt)
     try:
-        return _check_new(state, digest)
+        instance_id = f"{ctx.gold.source.name}.{proposal.name}.{digest}"
+        record = ctx.run.instance(instance_id)
+        if record.exists() and load(TaskInstance, record).attempt != attempt:
+            if proposal.retry:
+                return Miss(found=found)  # nothing new to learn from building it again: try another
+            return _discarded(found, "duplicate", "the same delta as an earlier attempt")
+        tag = broken_tag(ctx.gold, digest)
+        try:
+            return _steps(check, tag, instance_id, found)
+        except CligymError as exc:
+            if getattr(exc, "fatal", False):
+                raise  # the engine is gone: stop the run, the attempt is redone on resume
+            return _discarded(found, "error", str(exc))
+        finally:
+            ctx.runtime.remove_image(tag)
     finally:
         if ctx.order is not None:
             ctx.order.release(digest, attempt)
 
 
-def _check_new(state: _Attempt, digest: str) -> Outcome:
-    """``_check`` unless an earlier attempt made a task of the same delta."""
-    ctx, proposal = state.ctx, state.proposal
-    instance_id = f"{ctx.gold.source.name}.{proposal.name}.{digest}"
-    if ctx.run.instance(instance_id).exists() and load(TaskInstance, ctx.run.instance(instance_id)).attempt != state.record.attempt:
-        if proposal.retry:
-            return Miss()  # nothing new to learn from building it again: try another
-        return state.discarded("duplicate", "the same delta as an earlier attempt")
-    tag = broken_tag(ctx.gold, digest)
-    try:
-        return _check(state, tag, instance_id)
-    except CligymError as exc:
-        if getattr(exc, "fatal", False):
-            raise  # the engine is gone: stop the run, the attempt is redone on resume
-        return state.discarded("error", str(exc))
-    finally:
-        ctx.runtime.remove_image(tag)
-
-
-def _classify(state: _Attempt, run: TestRun) -> list[str]:
-    sample = state.proposal.sample
-    f2p, p2p = classify(run, sample)
-    record = state.record
-    record.FAIL_TO_PASS, record.PASS_TO_PASS, record.fail_fraction = f2p, p2p, round(len(f2p) / len(sample), 4)
-    return f2p
-
-
-def _timed(seconds: dict[str, float], key: str, started: float) -> None:
-    seconds[key] = seconds.get(key, 0.0) + time.monotonic() - started
-
-
-def _check(state: _Attempt, tag: str, instance_id: str) -> Outcome:
-    """Build gold + ΔD, screen and run the sample, check minimality and the broken state,
-    save the task."""
-    ctx, proposal, seconds = state.ctx, state.proposal, state.seconds
-    gold = ctx.gold
+def _steps(check: _Check, tag: str, instance_id: str, found: dict) -> Outcome:
+    ctx, proposal = check.ctx, check.proposal
     started = time.monotonic()
     try:
-        build_broken(ctx.runtime, gold, proposal.dockerfile, tag)
+        build_broken(ctx.runtime, ctx.gold, proposal.dockerfile, tag)
     except BuildFailed as exc:
         if proposal.observed is not None:
-            state.record.reproduced = False
+            found["reproduced"] = False
         elif proposal.retry:
-            _timed(seconds, "build", started)
-            return Miss()  # a state that cannot be made breaks nothing: try another
-        return state.discarded("build_failed", str(exc))
-    _timed(seconds, "build", started)
+            check.timed("build", started)
+            return Miss(found=found)  # a state that cannot be made breaks nothing: try another
+        return _discarded(found, "build_failed", str(exc))
+    check.timed("build", started)
+    fresh = _run(check, tag)
+    if fresh is None or (fresh.timed_out and proposal.observed is None):
+        return Miss(found=found)  # the screen found no failure, or the state hangs: no task either
+    if fresh.timed_out:
+        limit = hang_timeout(ctx.gold.test_seconds)
+        return _discarded(found, "not_reproducible", f"the sample's run hung (over {limit:.0f} s)")
+    if proposal.observed is None:
+        found.update(_split(fresh, proposal.sample))
+        if not found["FAIL_TO_PASS"]:
+            return Miss(found=found)
+        if not check.policy.accept(proposal, found["fail_fraction"], check.late):
+            return Miss(found["fail_fraction"], found)  # the degrader wants another share broken
+    else:
+        reason = _not_reproduced(classify(fresh, proposal.sample)[0], found["FAIL_TO_PASS"])
+        found["reproduced"] = not reason
+        if reason:
+            return _discarded(found, "not_reproducible", reason)
+    applied = found["operators"] = _minimal(check, tag, found["FAIL_TO_PASS"])
+    kept = [i for i, a in enumerate(applied) if a.necessary or a.blocks]
+    if len(kept) < len(applied):
+        if not proposal.reducible and proposal.retry:
+            return Miss(found=found)  # a plan whose changes do not all matter: the degrader proposes another
+        if not proposal.reducible:
+            return _discarded(found, "not_minimal", "a change is not necessary: the repair works without undoing it "
+                              f"({', '.join(a.name for a in applied if not (a.necessary or a.blocks))})")
+        kept = kept or [0]  # none needed: each repair alone suffices; the first alone is checked from the start
+        return Reduced(proposal.keep_only(kept), [a.pair for i, a in enumerate(applied) if i not in kept])
+    return _verify_and_save(check, tag, instance_id, proposal.observed or fresh, found)
+
+
+def _run(check: _Check, tag: str) -> TestRun | None:
+    """The screen (the tests predicted to fail, when they are fewer than the sample), then
+    the sample; None when the screen finds no failure or hangs."""
+    ctx, proposal, gold = check.ctx, check.proposal, check.ctx.gold
     started = time.monotonic()
     predicted = set(proposal.screen)
     screen = [t for t in proposal.sample if t in predicted]
     limit = hang_timeout(gold.test_seconds)
     if screen and len(screen) < len(proposal.sample):
         screened = run_tests(ctx.runtime, tag, gold.workdir, gold.test_command, screen, timeout=limit)
+        check.timed("screen", started)
         if screened.timed_out or not classify(screened, screen)[0]:
-            _timed(seconds, "screen", started)
-            return Miss()  # a hung state makes no task either
-        _timed(seconds, "screen", started)
+            return None
         started = time.monotonic()
     fresh = run_tests(ctx.runtime, tag, gold.workdir, gold.test_command, proposal.sample, timeout=limit)
-    if fresh.timed_out:
-        _timed(seconds, "run", started)
-        if proposal.observed is None:
-            return Miss()
-        return state.discarded("not_reproducible", f"the sample's run hung (over {limit:.0f} s)")
-    if proposal.observed is None:
-        _timed(seconds, "run", started)
-        if not _classify(state, fresh):
-            return Miss()
-        if not state.degrader.accept(proposal, state.record.fail_fraction, state.late):
-            return Miss(state.record.fail_fraction)  # the degrader wants another share broken
-    else:
-        _timed(seconds, "rerun", started)
-        reason = _not_reproduced(classify(fresh, proposal.sample)[0], state.record.FAIL_TO_PASS)
-        state.record.reproduced = not reason
-        if reason:
-            return state.discarded("not_reproducible", reason)
-    reduced = _minimal(state, tag)
-    if reduced is not None:
-        return reduced
-    return _verify_and_save(state, tag, instance_id, proposal.observed or fresh)
+    check.timed("run" if proposal.observed is None or fresh.timed_out else "rerun", started)
+    return fresh
 
 
-def _minimal(state: _Attempt, tag: str) -> Outcome | None:
-    """Record each change's evidence (leave-one-repair-out, and the blocker check for
-    blockers); None when every change is necessary or blocking, else the smaller state
-    (``Reduced``), a ``Miss`` (a degrader that proposes another) or a discarded Candidate."""
-    ctx, proposal = state.ctx, state.proposal
-    f2p = state.record.FAIL_TO_PASS
-    if len(proposal.applied) < 2 or len(proposal.steps) != len(proposal.applied):
-        applied = [a.model_copy(update={"necessary": True, "fixes": list(f2p)}) for a in proposal.applied]
-        state.record.operators = applied
-        return None
+def _minimal(check: _Check, tag: str, f2p: list[str]) -> list[AppliedOperator]:
+    """Each change with its minimality evidence: which F2P tests the repair without its step
+    leaves failing (leave-one-repair-out), and for a blocker the blocker check. A state of
+    one change (or none) needs no check."""
+    ctx, proposal = check.ctx, check.proposal
+    changes = proposal.changes
+    if len(changes) < 2:
+        return [c.applied.model_copy(update={"necessary": True, "fixes": list(f2p)}) for c in changes]
     order = proposal.order
     still = minimal.leave_one_out(ctx.runtime, ctx.gold, tag, proposal.ordered_steps, f2p, proposal.sample,
-                                  state.seconds)
+                                  check.seconds)
     fixes = {index: still[position] for position, index in enumerate(order)}
     applied = []
-    for i, change in enumerate(proposal.applied):
+    for i, change in enumerate(changes):
         blocks = None
-        if change.role == "blocker":
-            others = [proposal.steps[j] for j in order if j != i and proposal.applied[j].role == "blocker"]
-            blocks = minimal.blocks(ctx.runtime, ctx.gold, tag, proposal.steps[i], others, proposal.naive, f2p,
-                                    proposal.sample, state.seconds)
-        applied.append(change.model_copy(update={"necessary": bool(fixes[i]), "fixes": fixes[i], "blocks": blocks}))
-    state.record.operators = applied
-    kept = [i for i, a in enumerate(applied) if a.necessary or a.blocks]
-    if len(kept) == len(applied):
-        return None
-    if not proposal.reducible and proposal.retry:
-        return Miss()  # a plan whose changes do not all matter: the degrader proposes another
-    if not proposal.reducible:
-        return state.discarded("not_minimal", "a change is not necessary: the repair works without undoing it "
-                               f"({', '.join(a.name for a in applied if not (a.necessary or a.blocks))})")
-    # none needed: each repair alone suffices; the first alone is checked from the start
-    kept = kept or [0]
-    return Reduced(proposal.keep_only(kept), [a.pair for i, a in enumerate(applied) if i not in kept])
+        if change.applied.role == "blocker":
+            others = [changes[j].step for j in order if j != i and changes[j].applied.role == "blocker"]
+            blocks = minimal.blocks(ctx.runtime, ctx.gold, tag, change.step, others, proposal.naive, f2p,
+                                    proposal.sample, check.seconds)
+        applied.append(change.applied.model_copy(update={"necessary": bool(fixes[i]), "fixes": fixes[i],
+                                                         "blocks": blocks}))
+    return applied
 
 
 def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
@@ -305,44 +304,43 @@ def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
             "than the degrader's container")
 
 
-def _verify_and_save(state: _Attempt, tag: str, instance_id: str, first: TestRun) -> Candidate:
-    ctx, proposal, record = state.ctx, state.proposal, state.record
-    gold = ctx.gold
-    f2p, p2p = record.FAIL_TO_PASS, record.PASS_TO_PASS
-    solution = proposal.solution
+def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, found: dict) -> Outcome:
+    ctx, proposal, policy, gold = check.ctx, check.proposal, check.policy, check.ctx.gold
+    f2p, p2p = found["FAIL_TO_PASS"], found["PASS_TO_PASS"]
+    solution: str | Callable[[LeakReport], str] = proposal.solution
     if proposal.derive_solution:
-        def solution(report: LeakReport) -> str:
-            return state.degrader.derived_solution(ctx, report)
+        def derived(report: LeakReport) -> str:
+            return policy.derived_solution(ctx, report)
+        solution = derived
     verification = check_broken_state(ctx.runtime, gold, ctx.probe.files, tag, f2p, p2p, solution,
-                                 order=proposal.sample, untouchable=touches_tests(gold) if proposal.keep_tests else None)
-    state.seconds.update(verification.seconds)
+                                      order=proposal.sample,
+                                      untouchable=touches_tests(gold) if proposal.keep_tests else None)
+    check.seconds.update(verification.seconds)
     if proposal.derive_solution and (verification.ok or len(verification.solution) <= KEEP_SOLUTION_BYTES):
-        record.solution = verification.solution  # a derived one: discards keep small ones only
-    record.extra_bytes = extra_bytes(ctx.runtime, gold, tag)
+        found["solution"] = verification.solution  # a derived one: discards keep small ones only
+    found["extra_bytes"] = extra_bytes(ctx.runtime, gold, tag)
     if not verification.ok:
-        return state.discarded(verification.kind or "error", verification.reason)
-    applied = record.operators
+        return _discarded(found, verification.kind or "error", verification.reason)
+    applied = found["operators"]
     difficulty = None
-    if applied and len(proposal.steps) == len(applied):
-        changes = [applied[i] for i in proposal.order]
-        difficulty = measure(ctx.runtime, gold, tag, changes, proposal.ordered_steps, f2p, first,
-                             proposal.dockerfile, state.seconds)
+    if applied:
+        difficulty = measure(ctx.runtime, gold, tag, [applied[i] for i in proposal.order], proposal.ordered_steps,
+                             f2p, first, proposal.dockerfile, check.seconds)
     task = TaskInstance(
         instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
         workdir=gold.workdir, test_command=gold.test_command, dockerfile=proposal.dockerfile,
         FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, selected_tests=proposal.sample,
-        solution=verification.solution or record.solution, errors=error_excerpts(first, f2p),
-        changed_paths=verification.changed_paths, fail_fraction=record.fail_fraction, suite_size=len(gold.tests),
-        extra_bytes=record.extra_bytes, seed=ctx.seed, attempt=record.attempt,
-        applied=applied if proposal.applied else [],
-        offline_fair=all(a.offline for a in applied) if proposal.applied else None,
+        solution=verification.solution or found.get("solution", proposal.solution), errors=error_excerpts(first, f2p),
+        changed_paths=verification.changed_paths, fail_fraction=found["fail_fraction"], suite_size=len(gold.tests),
+        extra_bytes=found["extra_bytes"], seed=ctx.seed, attempt=check.attempt, applied=applied,
+        offline_fair=all(a.offline for a in applied) if applied else None,
         repair_steps=proposal.ordered_steps, difficulty=difficulty,
-        **state.degrader.task_fields(proposal, verification).model_dump(),
+        **policy.task_fields(proposal, verification).model_dump(),
     )
     issues = write_issues(task)
     problems = check_issues(task, issues)
     if problems:
-        return state.discarded("bad_text", "; ".join(problems))
+        return _discarded(found, "bad_text", "; ".join(problems))
     save(issues, ctx.run.issues(instance_id))
     save(task, ctx.run.instance(instance_id))
-    return state.verified(instance_id)
+    return Ended({**found, "status": "verified", "instance_id": instance_id})

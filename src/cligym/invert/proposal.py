@@ -1,6 +1,7 @@
-"""What a degrader answers for one attempt (``Proposal``: plain data, no functions), and the
-degrader's interface, which holds its policy (what share of failing tests it takes, the
-task fields it decides once the state is verified, a solution derived from the filesystem)."""
+"""What a degrader answers for one attempt (``Proposal``: plain data, no functions; it names
+the degrader whose policy applies), and the degrader's interface, which holds its policy
+(what share of failing tests it takes, the task fields it decides once the state is
+verified, a solution derived from the filesystem)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from cligym.models.task import (
     Candidate,
     RepairStep,
     TaskFields,
+    plan_key,
 )
 from cligym.models.testrun import TestRun
 from cligym.models.verify import Verification
@@ -33,14 +35,25 @@ def task_of(applied: list[AppliedOperator], category: str | None = None, scenari
                       family=family)
 
 
+@dataclass(frozen=True)
+class Change:
+    """One change of a broken state (an operator, or a scenario's fault or blocker): what it
+    is, its part of ΔD, the repair step that undoes it, and the sampled tests it touches."""
+
+    applied: AppliedOperator
+    part: list[str]
+    step: RepairStep
+    touching: list[str] = field(default_factory=list)
+
+
 @dataclass
 class Proposal:
     """A degrader's answer for one attempt."""
 
     sample: list[str]  # the tests to run, in the order the suite runs them
     name: str = ""  # the instance id's middle part (operator names, or "agent")
-    dockerfile: list[str] = field(default_factory=list)  # ΔD
-    #: the repair script (default: the script of ``steps`` in ``order``); with
+    dockerfile: list[str] = field(default_factory=list)  # ΔD (default: the changes' parts)
+    #: the repair script (default: the script of the changes' steps in ``order``); with
     #: ``derive_solution`` the degrader derives it from the filesystem difference to gold
     solution: str = ""
     derive_solution: bool = False
@@ -56,13 +69,10 @@ class Proposal:
     #: the TaskInstance fields this degrader decides (``Degrader.task_fields`` may add to
     #: them); None when the degrader gave up (``discard``)
     task: TaskFields | None = None
-    #: the changes (operators, or a scenario's faults and blockers), one ΔD part, one repair
-    #: step and the tests it touches each: minimality leaves each step out of the repair in turn
-    applied: list[AppliedOperator] = field(default_factory=list)
-    parts: list[list[str]] = field(default_factory=list)
-    steps: list[RepairStep] = field(default_factory=list)
-    touching: list[list[str]] = field(default_factory=list)
-    #: the order the repair runs the steps in (indexes into ``steps``; default: last change first)
+    #: the changes, in the order ΔD applies them: minimality leaves each step out of the
+    #: repair in turn
+    changes: list[Change] = field(default_factory=list)
+    #: the order the repair runs the steps in (indexes into ``changes``; default: last change first)
     repair_order: list[int] | None = None
     #: the obvious repair of the faults, which the blockers make fail (the blocker check)
     naive: list[RepairStep] = field(default_factory=list)
@@ -72,30 +82,51 @@ class Proposal:
     screen: list[str] = field(default_factory=list)
     #: may a screen miss be followed by another proposal within the same attempt?
     retry: bool = False
+    #: the degrader whose policy applies to this proposal (None: the run's own)
+    by: Degrader | None = None
 
     def __post_init__(self) -> None:
-        if not self.solution and self.steps and not self.derive_solution:
+        if not self.dockerfile:
+            self.dockerfile = [line for c in self.changes for line in c.part]
+        if not self.solution and self.changes and not self.derive_solution:
             self.solution = repair_script(self.ordered_steps)
 
     @property
+    def applied(self) -> list[AppliedOperator]:
+        return [c.applied for c in self.changes]
+
+    @property
     def order(self) -> list[int]:
-        """The repair's order of the steps (indexes)."""
-        return self.repair_order if self.repair_order is not None else list(reversed(range(len(self.steps))))
+        """The repair's order of the changes (indexes)."""
+        return self.repair_order if self.repair_order is not None else list(reversed(range(len(self.changes))))
 
     @property
     def ordered_steps(self) -> list[RepairStep]:
-        return [self.steps[i] for i in self.order]
+        return [self.changes[i].step for i in self.order]
 
     def keep_only(self, indexes: list[int]) -> Proposal:
         """The same proposal with only the changes at ``indexes`` (minimality's reduction of
         a state whose changes are independent, in their default order)."""
-        applied = [self.applied[i] for i in indexes]
-        parts = [self.parts[i] for i in indexes]
-        touching = [self.touching[i] for i in indexes]
-        return replace(self, name="+".join(a.name for a in applied), dockerfile=[line for p in parts for line in p],
-                       solution="", applied=applied, parts=parts, steps=[self.steps[i] for i in indexes],
-                       touching=touching, task=task_of(applied), screen=sorted({t for ts in touching for t in ts}),
+        changes = [self.changes[i] for i in indexes]
+        applied = [c.applied for c in changes]
+        return replace(self, name="+".join(a.name for a in applied), dockerfile=[], solution="", changes=changes,
+                       task=task_of(applied), screen=sorted({t for c in changes for t in c.touching}),
                        seconds={}, notes=AttemptNotes())
+
+
+@dataclass(frozen=True)
+class Try:
+    """A proposal of the attempt under way that made no state taken (a miss), with the
+    share of the sample its state failed when the policy refused it (None: nothing failed,
+    or it did not build)."""
+
+    proposal: Proposal
+    fail_fraction: float | None = None
+
+    @property
+    def entry(self) -> str:
+        """How records name it (``Candidate.screened``): its pairs, else its name."""
+        return plan_key([a.pair for a in self.proposal.applied]) or self.proposal.name
 
 
 class Degrader(Protocol):
@@ -104,15 +135,12 @@ class Degrader(Protocol):
     #: prefix of every attempt's seed string (keeps the two paths' attempts apart)
     seed_prefix: str
 
-    def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal: ...
+    def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
+        """The next proposal of ``attempt``; ``tries``: its earlier proposals that missed (the
+        degrader's own ones), in order."""
 
     def seen(self, candidate: Candidate) -> None:
         """Learn from a finished attempt (loaded from disk on a resumed run, or just made)."""
-
-    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
-        """``proposal`` made no state worth checking; another one is asked for next.
-        ``fail_fraction``: the share of the sample its state failed when ``accept`` refused
-        it (None when nothing failed or it did not build)."""
 
     def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
         """Does the degrader take a state failing this share of the sample (``late``: is
@@ -133,9 +161,6 @@ class BaseDegrader:
     seed_prefix = "cligym"
 
     def seen(self, candidate: Candidate) -> None:
-        pass
-
-    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
         pass
 
     def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:

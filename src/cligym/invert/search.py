@@ -42,7 +42,7 @@ from cligym.invert.operators import GoldFiles, Operator, Target, get
 from cligym.invert.operators.base import protected
 from cligym.invert.parallel import run_attempts
 from cligym.invert.pipeline import LATE_TRIES, MAX_TRIES
-from cligym.invert.proposal import BaseDegrader, Proposal, task_of
+from cligym.invert.proposal import BaseDegrader, Change, Proposal, Try, task_of
 from cligym.invert.scenarios import get as get_scenarios
 from cligym.models.probe import Probe
 from cligym.models.run import Summary
@@ -247,16 +247,9 @@ class OperatorDegrader(BaseDegrader):
         self.learnt = Learnt()
         self._all: list[tuple[Operator, list[Target]]] | None = None
         self.chooser: Chooser | None = None
-        self._attempt, self._misses = -1, 0  # the attempt under way, and its misses so far
 
     def seen(self, candidate: Candidate) -> None:
         self.learnt.seen(candidate)
-
-    def missed(self, proposal: Proposal, fail_fraction: float | None) -> None:
-        """A miss within the attempt: its pairs are not tried again, and a refused state's
-        pair is known to break (``seen`` counts them when the attempt ends)."""
-        self.learnt.missed([a.pair for a in proposal.applied], fail_fraction)
-        self._misses += 1
 
     def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
         return self.learnt.accept(fail_fraction, late)
@@ -267,14 +260,16 @@ class OperatorDegrader(BaseDegrader):
             self.chooser = Chooser(GoldFiles.of_session(ctx.gold_session), self.cap, self.learnt, self._all)
         return self.chooser
 
-    def propose(self, ctx: RunContext, attempt: int, rng: random.Random) -> Proposal:
-        if attempt != self._attempt:
-            self._attempt, self._misses = attempt, 0
+    def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
+        """The attempt's misses so far (``tries``) are not tried again, and a refused state's
+        pair is known to break (``seen`` counts them when the attempt ends)."""
+        for missed in tries:
+            self.learnt.missed([a.pair for a in missed.proposal.applied], missed.fail_fraction)
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         counts = [c for c in OPERATOR_COUNT_WEIGHTS if self.min_operators <= c <= self.max_operators]
         count = rng.choices(counts, weights=[OPERATOR_COUNT_WEIGHTS[c] for c in counts])[0]
         started = time.monotonic()
-        pairs = self._pairs(self._chooser(ctx), rng, sample, count)
+        pairs = self._pairs(self._chooser(ctx), rng, sample, count, len(tries))
         pairs.sort(key=lambda pair: pair[0].order)
         seconds = {"choose": time.monotonic() - started}
         if not pairs:
@@ -283,12 +278,13 @@ class OperatorDegrader(BaseDegrader):
         proposal.seconds = seconds
         return proposal
 
-    def _pairs(self, chooser: Chooser, rng: random.Random, sample: list[str], count: int) -> Pairs:
+    def _pairs(self, chooser: Chooser, rng: random.Random, sample: list[str], count: int, misses: int) -> Pairs:
         """An attempt's first tries explore untried pairs (narrow ones while broad tasks
-        fill their share); its last tries, and any try once untried pairs run out, take
-        pairs known to break: a narrow one, a combination of narrow ones, a broad one."""
+        fill their share); its last tries (after ``misses`` of its own), and any try once
+        untried pairs run out, take pairs known to break: a narrow one, a combination of
+        narrow ones, a broad one."""
         options = restrict(self._all, sample)
-        late, last = self._misses >= MAX_TRIES - LATE_TRIES, self._misses >= MAX_TRIES - 1
+        late, last = misses >= MAX_TRIES - LATE_TRIES, misses >= MAX_TRIES - 1
         full = not self.learnt.accept(1.0, False)  # broad tasks fill their share
         fresh = [] if late else chooser.choose(rng, options, count, len(sample))
         combine = max(2, min(count, self.max_operators)) if self.max_operators > 1 else 0
@@ -304,17 +300,14 @@ class OperatorDegrader(BaseDegrader):
 def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]]) -> Proposal:
     """The proposal of ``pairs`` (in order of application) on ``sample``; minimality may
     check it with only some of them (``Proposal.keep_only``)."""
-    applied = [AppliedOperator(name=op.name, category=op.category, target=t.key, shows=list(op.shows),
-                               offline=op.offline_repair(t), places=[t.path] if t.path else [], **op.describe(t))
+    changes = [Change(AppliedOperator(name=op.name, category=op.category, target=t.key, shows=list(op.shows),
+                                      offline=op.offline_repair(t), places=[t.path] if t.path else [],
+                                      **op.describe(t)),
+                      op.apply(t), RepairStep(label=op.category, lines=op.solution(t)), list(t.touching))
                for op, t in pairs]
-    parts = [op.apply(t) for op, t in pairs]
-    return Proposal(
-        sample=sample, name="+".join(op.name for op, _ in pairs),
-        dockerfile=[line for part in parts for line in part], task=task_of(applied), applied=applied, parts=parts,
-        steps=[RepairStep(label=op.category, lines=op.solution(t)) for op, t in pairs],
-        touching=[list(t.touching) for _, t in pairs], reducible=True,
-        screen=sorted({x for _, t in pairs for x in t.touching}), retry=True,
-    )
+    return Proposal(sample=sample, name="+".join(op.name for op, _ in pairs), changes=changes, reducible=True,
+                    task=task_of([c.applied for c in changes]), retry=True,
+                    screen=sorted({x for _, t in pairs for x in t.touching}))
 
 
 def invert(

@@ -61,8 +61,12 @@ class TrajectoryRecorder:
         schema_version: SchemaVersion = DEFAULT_SCHEMA_VERSION,
         tool_definitions: list[dict[str, Any]] | None = None,
         reasoning_history: ReasoningHistory | None = None,
+        autosave: Path | None = None,
     ) -> None:
         self.agent_info = Agent(name=agent_name, version=version, model_name=model_name)
+        #: where the trajectory so far is written after every step (``final_metrics.extra``
+        #: says ``partial``), so an attempt killed half-way leaves what it did
+        self.autosave = autosave
         self.describe_agent(tool_definitions, reasoning_history)
         self.session_id = session_id or str(uuid.uuid4())
         self.schema_version = schema_version
@@ -85,6 +89,8 @@ class TrajectoryRecorder:
         step = Step(step_id=len(self.steps) + 1, timestamp=now_iso(), **fields)
         self.steps.append(step)
         self.trajectory = None
+        if self.autosave is not None:
+            self.save(self.autosave, {"partial": True})
         return step
 
     def system(self, message: str) -> Step:

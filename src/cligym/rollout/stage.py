@@ -43,12 +43,13 @@ def pass_at(n: int, c: int, k: int) -> float:
 
 
 def run_attempt(runtime: Runtime, tag: str, task: TaskDir, agent: RolloutAgent,
-                attempt: int = 0) -> tuple[RolloutResult, Trajectory]:
-    """Attempt ``attempt`` in a fresh container of ``tag``: the agent, then the task's verifier."""
+                attempt: int = 0, autosave: Path | None = None) -> tuple[RolloutResult, Trajectory]:
+    """Attempt ``attempt`` in a fresh container of ``tag``: the agent, then the task's verifier.
+    With ``autosave``, the trajectory so far is written there after every step."""
     instruction = task.instruction.read_text(encoding="utf-8")
     recorder = TrajectoryRecorder(
         agent_name=f"cligym-{agent.name}", version=__version__, model_name=agent.model_name,
-        session_id=str(uuid.uuid4()),
+        session_id=str(uuid.uuid4()), autosave=autosave,
     )
     started = time.monotonic()
     with runtime.session(tag) as session:
@@ -87,7 +88,8 @@ def _roll_task(runtime: Runtime, task: TaskDir, agent: RolloutAgent, k: int, out
             for attempt in missing:
                 if agent.stop.is_set():
                     break  # the rollout is stopping: what is done is saved
-                record, trajectory = run_attempt(runtime, tag, task, agent, attempt)
+                record, trajectory = run_attempt(runtime, tag, task, agent, attempt,
+                                                 autosave=out.trajectory(task.name, attempt))
                 save(trajectory, out.trajectory(task.name, attempt))
                 save(record, out.result(task.name, attempt))
                 records.append(record)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from cligym.runtime import ImageKind
+
 from cligym.harness.trial import TEST_OUTPUT, build_task_image, run_oracle
 from cligym.layout import ExportDir, TaskDir
 from tests.verifier_runs import harbor_container, harbor_way
@@ -43,7 +45,7 @@ def task(runtime, markupsafe_harbor):
     assert found, "the markupsafe run exported no task"
     task = found[0]
     assert task.guard.is_dir() and task.harbor_compose.is_file()
-    tag = build_task_image(runtime, task, "guard")
+    tag = build_task_image(runtime, task, ImageKind.VALIDATE)
     yield task, tag
     runtime.remove_image(tag)
 

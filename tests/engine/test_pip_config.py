@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from cligym.runtime import ImageKind
+
 from cligym.export.stage import export
 from cligym.harness.bundle import script
 from cligym.harness.images import repair_and_test_in_session
@@ -56,7 +58,7 @@ def pip_target_task(runtime, gold_envs, gold_copy, tmp_path_factory):
     task_dir = next(iter(ExportDir(root / "tasks").task_dirs()))
     task = load(TaskInstance, RunDir(root / "run").instance(task_dir.name))
     assert task.scenario == SCENARIO and any(a.role == "blocker" for a in task.applied), task.applied
-    tag = build_task_image(runtime, task_dir, "pipconf")
+    tag = build_task_image(runtime, task_dir, ImageKind.VALIDATE)
     yield gold, task, task_dir, tag
     runtime.remove_image(tag)
 

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from cligym.runtime import ImageKind
+
 from cligym.harness.trial import build_task_image
 from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load
@@ -73,7 +75,7 @@ def task(request, runtime, shadow_runs):
     running = [(d, t) for d, t in found if t.PASS_TO_PASS]
     assert running, [t.dockerfile for _, t in found]
     task_dir, instance = running[0]
-    tag = build_task_image(runtime, task_dir, "attacks")
+    tag = build_task_image(runtime, task_dir, ImageKind.VALIDATE)
     yield task_dir, instance, tag
     runtime.remove_image(tag)
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from cligym.runtime import ImageKind
+
 from cligym.export.stage import export
 from cligym.harness.images import build_broken
 from cligym.harness.trial import TEST_OUTPUT, build_task_image, read_reward, run_oracle
@@ -98,7 +100,7 @@ def task_env(runtime, gold_copy, tmp_path_factory):
     export(root / "run", "harbor", root / "tasks", offline_only=False, runtime=runtime)
     task_dir = ExportDir(root / "tasks").task_dirs()[0]
     task = load(TaskInstance, RunDir(root / "run").instance(task_dir.name))
-    tag = build_task_image(runtime, task_dir, "validate")  # a scratch image of this run
+    tag = build_task_image(runtime, task_dir, ImageKind.VALIDATE)  # a scratch image of this run
     yield task_dir, task, tag
     runtime.remove_image(tag)
 

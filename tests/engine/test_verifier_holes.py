@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from cligym.runtime import ImageKind
+
 from cligym.harness.bundle import busybox_bytes, script
 from cligym.harness.images import build_broken
 from cligym.harness.reference import gather, judge_image
@@ -130,7 +132,7 @@ def shadow_task(runtime, shadow_runs):
     found = [(d, load(TaskInstance, RunDir(root / "run").instance(d.name)))
              for d in ExportDir(root / "tasks").task_dirs()]
     task_dir = next(d for d, t in found if t.PASS_TO_PASS)
-    tag = build_task_image(runtime, task_dir, "holes")
+    tag = build_task_image(runtime, task_dir, ImageKind.VALIDATE)
     yield task_dir, tag
     runtime.remove_image(tag)
 

@@ -51,11 +51,11 @@ SOLUTION_TIMEOUT = 900
 TESTS_TIMEOUT = 1800
 
 
-def task_image_tag(task: TaskDir, purpose: str) -> str:
-    """The tag a task's environment is built under: its name, a hash of its Dockerfile and
-    this process's run id (another process may build the same task at the same time)."""
+def task_image_tag(task: TaskDir, kind: ImageKind) -> str:
+    """The tag a task's environment is built under (a scratch kind): its name, a hash of its
+    Dockerfile and this process's run id (another process may build the same task at once)."""
     digest = hashlib.sha256(task.dockerfile.read_bytes()).hexdigest()[:12]
-    return ImageKind[purpose.upper()].tag(task.name, digest)
+    return kind.tag(task.name, digest)
 
 
 @contextmanager
@@ -71,20 +71,20 @@ def agent_session(runtime: Runtime, image: str, task: TaskDir,
         yield session
 
 
-def build_task_image(runtime: Runtime, task: TaskDir, purpose: str) -> str:
+def build_task_image(runtime: Runtime, task: TaskDir, kind: ImageKind) -> str:
     """Build the task's environment (BuildFailed when it does not build); returns the tag.
     No build cache is taken: another process building the same task at the same time (a
     rollout and a validate, two test runs) would otherwise share its step images, and its
     clean-up could remove them under this build ("unknown parent image ID")."""
-    tag = task_image_tag(task, purpose)
+    tag = task_image_tag(task, kind)
     runtime.build(task.context, tag, nocache=True)
     return tag
 
 
 @contextmanager
-def task_image(runtime: Runtime, task: TaskDir, purpose: str) -> Iterator[str]:
+def task_image(runtime: Runtime, task: TaskDir, kind: ImageKind) -> Iterator[str]:
     """The task's image, built on entry and removed on exit."""
-    tag = build_task_image(runtime, task, purpose)
+    tag = build_task_image(runtime, task, kind)
     try:
         yield tag
     finally:

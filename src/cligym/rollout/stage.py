@@ -28,7 +28,7 @@ from cligym.models.rollout import RolloutResult, RolloutSummary
 from cligym.models.trajectory import Trajectory
 from cligym.rollout.agents import RolloutAgent
 from cligym.rollout.registry import get_agent
-from cligym.runtime import Runtime
+from cligym.runtime import ImageKind, Runtime
 from cligym.ui import Reporter
 
 #: Seconds the running attempts get to end by themselves when the rollout stops.
@@ -84,7 +84,7 @@ def _roll_task(runtime: Runtime, task: TaskDir, agent: RolloutAgent, k: int, out
     if not missing:
         return records
     try:
-        with task_image(runtime, task, "rollout") as tag:
+        with task_image(runtime, task, ImageKind.ROLLOUT) as tag:
             for attempt in missing:
                 if agent.stop.is_set():
                     break  # the rollout is stopping: what is done is saved

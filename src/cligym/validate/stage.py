@@ -40,7 +40,7 @@ from cligym.models.validate import (
     TaskValidation,
     ValidationReport,
 )
-from cligym.runtime import Runtime
+from cligym.runtime import ImageKind, Runtime
 from cligym.ui import Reporter
 from cligym.validate.probes import VerifierProbe, not_run, run_battery
 
@@ -97,7 +97,7 @@ def validate_task(runtime: Runtime, task_dir: TaskDir | Path, *, probes: Sequenc
     try:
         if missing:
             raise CligymError(f"the task lacks {', '.join(missing)}")
-        with task_image(runtime, task, "validate") as tag:
+        with task_image(runtime, task, ImageKind.VALIDATE) as tag:
             results = [MODES[fmt](runtime, tag, task, oracle) for oracle in (True, False)]
             if wanted:
                 probing = time.monotonic()

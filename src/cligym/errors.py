@@ -16,6 +16,17 @@ class CligymError(Exception):
         if exit_code is not None:
             self.exit_code = exit_code
 
+    @property
+    def fatal(self) -> bool:
+        """Does it stop a run (``Fatal``)?"""
+        return isinstance(self, Fatal)
+
+
+class Fatal(CligymError):
+    """A failure of what every later step needs (the engine, the model endpoint): a run
+    stops instead of recording every remaining attempt or unit as an error, and what it
+    interrupted is made again when the run is resumed."""
+
 
 class BadInput(CligymError):
     """The user asked for something that cannot be done (unknown package, bad path...)."""
@@ -23,12 +34,10 @@ class BadInput(CligymError):
     exit_code = 2
 
 
-class EngineUnavailable(CligymError):
-    """The Docker engine cannot be reached. Fatal: a run stops instead of recording every
-    remaining attempt as an error."""
+class EngineUnavailable(Fatal):
+    """The Docker engine cannot be reached."""
 
     exit_code = 3
-    fatal = True
 
 
 class EngineError(CligymError):

@@ -16,7 +16,7 @@ llama.cpp, LiteLLM, OpenAI itself...), over the ``openai`` SDK.
   attempt starts with less than ``MIN_ATTEMPT`` left. When the deadline comes first the
   call raises ``ModelDeadline``.
 - Every failure the user can act on is a ``ModelError`` (a ``CligymError``) with one line.
-  ``fatal`` ones concern the endpoint itself and stop a run: unreachable, key refused,
+  ``Fatal`` ones concern the endpoint itself and stop a run: unreachable, key refused,
   unknown model, retries exhausted, a web page where the API should be
   (``ModelNotChatEndpoint``), and ``max_failed_calls`` calls in a row without a completion
   (``ModelBroken``), so an endpoint that answers garbage cannot fail every attempt of a run.
@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import openai
 import tenacity
@@ -73,12 +73,13 @@ from cligym.agents.transport import (
     server_message,
     status_line,
 )
-from cligym.errors import BadInput
+from cligym.errors import BadInput, Fatal
 
 __all__ = [
-    "ModelAuthError", "ModelBadAnswer", "ModelBroken", "ModelClient", "ModelConfig", "ModelContextOverflow",
-    "ModelDeadline", "ModelError", "ModelFieldRefused", "ModelNotChatEndpoint", "ModelNotFound",
-    "ModelRetriesExhausted", "ModelToolsUnsupported", "ModelUnreachable", "Reply", "ToolCall", "Usage", "parse_tool_arguments",
+    "ChatClient", "ModelAuthError", "ModelBadAnswer", "ModelBroken", "ModelClient", "ModelConfig",
+    "ModelContextOverflow", "ModelDeadline", "ModelError", "ModelFieldRefused", "ModelNotChatEndpoint", "ModelNotFound",
+    "ModelRetriesExhausted", "ModelToolsUnsupported", "ModelUnreachable", "Reply", "ToolCall", "Usage",
+    "parse_tool_arguments",
 ]
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,18 @@ MIN_ATTEMPT = 0.1
 
 
 # --------------------------------------------------------------------------- client
+
+
+class ChatClient(Protocol):
+    """What a model client gives its users (``ModelClient`` is the one): its config, one
+    completion, and an end to its waits when the run stops."""
+
+    config: ModelConfig
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
+             deadline: float | None = None, attempt: int = 0) -> Reply: ...
+
+    def stop(self) -> None: ...
 
 
 class ModelClient:
@@ -158,7 +171,7 @@ class ModelClient:
         try:
             reply = self._complete(self.request(messages, tools, attempt=attempt), deadline)
         except ModelError as exc:
-            if exc.fatal or isinstance(exc, ModelContextOverflow):
+            if isinstance(exc, Fatal | ModelContextOverflow):
                 raise  # this conversation's length, not the endpoint
             self.failures.append(str(exc))
             if self.failed_in_a_row >= cfg.max_failed_calls:

@@ -5,48 +5,38 @@ from __future__ import annotations
 
 import re
 
-from cligym.errors import CligymError
+from cligym.errors import CligymError, Fatal
 
 
 class ModelError(CligymError):
     """The model endpoint could not give a completion (base of the errors below).
 
     A plain ModelError concerns one request (e.g. a 400 for a conversation longer than the
-    model's context): the run may go on. The subclasses with ``fatal`` set concern the
-    endpoint itself, so every later request would fail too: the run stops.
+    model's context): the run may go on. The ``Fatal`` subclasses concern the endpoint
+    itself, so every later request would fail too: the run stops.
     """
 
-    fatal = False
 
-
-class ModelUnreachable(ModelError):
+class ModelUnreachable(ModelError, Fatal):
     """Nothing answers at the endpoint's address (after the retries)."""
-
-    fatal = True
 
     exit_code = 3
 
 
-class ModelAuthError(ModelError):
+class ModelAuthError(ModelError, Fatal):
     """The endpoint refused the API key (HTTP 401 or 403)."""
 
-    fatal = True
-
     exit_code = 2
 
 
-class ModelNotFound(ModelError):
+class ModelNotFound(ModelError, Fatal):
     """The endpoint does not know the model, or the base URL is wrong (HTTP 404)."""
 
-    fatal = True
-
     exit_code = 2
 
 
-class ModelRetriesExhausted(ModelError):
+class ModelRetriesExhausted(ModelError, Fatal):
     """Rate limits, server errors, broken connections or timeouts outlasted every retry."""
-
-    fatal = True
 
 
 class ModelBadAnswer(ModelError):
@@ -54,40 +44,32 @@ class ModelBadAnswer(ModelError):
     cut-off JSON, JSON of another shape), on every attempt of one call. Not fatal alone."""
 
 
-class ModelNotChatEndpoint(ModelBadAnswer):
+class ModelNotChatEndpoint(ModelBadAnswer, Fatal):
     """The endpoint has given no completion yet and answers with a web page (at once) or with
     no chat completion on every attempt: the base URL is not an OpenAI-compatible API."""
-
-    fatal = True
 
     exit_code = 2
 
 
-class ModelBroken(ModelError):
+class ModelBroken(ModelError, Fatal):
     """``max_failed_calls`` calls in a row ended without a completion (garbage, timeouts,
     refusals): the endpoint is broken, so the run stops instead of failing every attempt."""
-
-    fatal = True
 
 
 class ModelDeadline(ModelError):
     """The caller's deadline came before a completion. Not fatal: the caller's time is up."""
 
 
-class ModelToolsUnsupported(ModelError):
+class ModelToolsUnsupported(ModelError, Fatal):
     """The server cannot do tool calls as it runs (vLLM without a tool-call parser,
     llama.cpp without ``--jinja``): every agent request would fail the same way."""
-
-    fatal = True
 
     exit_code = 2
 
 
-class ModelFieldRefused(ModelError):
+class ModelFieldRefused(ModelError, Fatal):
     """The server refuses a request field for this model (OpenAI's reasoning models and
     ``temperature`` or ``max_tokens``): every request would be refused the same way."""
-
-    fatal = True
 
     exit_code = 2
 

@@ -14,7 +14,7 @@ from cligym.agents.client import ModelContextOverflow, ModelDeadline
 from cligym.agents.context import condense
 from cligym.agents.history import argument_error, assistant_message, text_tool_call
 from cligym.agents.tools import ToolExecutor
-from cligym.errors import CligymError
+from cligym.errors import CligymError, Fatal
 
 StopReason = Literal["finished", "max_steps", "max_seconds", "max_tokens", "model_error", "context_overflow",
                      "format_error", "stopped"]
@@ -100,9 +100,9 @@ def run_agent(
             return run.outcome("max_seconds", str(exc))
         except ModelContextOverflow as exc:
             return run.outcome("context_overflow", str(exc))
+        except Fatal:
+            raise  # the endpoint itself is gone (unreachable, key refused...): stop the run
         except CligymError as exc:
-            if getattr(exc, "fatal", False):
-                raise  # the endpoint itself is gone (unreachable, key refused...): stop the run
             return run.outcome("model_error", str(exc))
         messages.append(assistant_message(reply, run.reasoning))
         calls, observations, finished = _execute(reply, executor, messages)

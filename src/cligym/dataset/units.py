@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cligym.errors import BadInput, CligymError
+from cligym.errors import BadInput, CligymError, Fatal
 from cligym.layout import DatasetDir, ExportDir, GoldDir
 from cligym.models.dataset import DatasetPlan, PlannedProject, UnitOutcome
 from cligym.models.gold import GoldEnv
@@ -164,9 +164,9 @@ def run_unit(dataset_dir: Path, key: str, deadline: float | None = None) -> Unit
             outcome = _bundle(dataset, runtime)
         else:
             raise BadInput(f"unknown unit {key!r}")
+    except Fatal:
+        raise
     except CligymError as exc:
-        if getattr(exc, "fatal", False):
-            raise
         outcome = UnitOutcome(ok=False, detail=" ".join(str(exc).split())[:500])
     finally:
         runtime.close()

@@ -31,11 +31,11 @@ import uuid
 from pathlib import Path
 
 from cligym import __version__
-from cligym.agents.client import ModelError
+from cligym.agents.client import ChatClient, ModelError
 from cligym.agents.loop import AgentLimits, run_agent
 from cligym.agents.tools import ToolExecutor
 from cligym.agents.trajectory import TrajectoryRecorder
-from cligym.errors import BadInput, CligymError
+from cligym.errors import BadInput, CligymError, Fatal
 from cligym.harness.testrun import run_tests_in_session
 from cligym.invert.context import RunContext, Stopped, classify, open_run, sample_tests
 from cligym.invert.dockerfile import parse_dockerfile
@@ -108,7 +108,7 @@ class AgentDegrader(BaseDegrader):
 
     seed_prefix = "cligym-agent"
 
-    def __init__(self, client, limits: AgentLimits, refine_rate: float, model: str | None, *, lag: int = 1,
+    def __init__(self, client: ChatClient, limits: AgentLimits, refine_rate: float, model: str | None, *, lag: int = 1,
                  stop: threading.Event | None = None) -> None:
         self.client, self.limits, self.refine_rate, self.model = client, limits, refine_rate, model
         self.titles: dict[int, str] = {}  # each finished attempt's title
@@ -120,8 +120,7 @@ class AgentDegrader(BaseDegrader):
     def stop_now(self) -> None:
         """The run is stopping: running agents end at their next step, model waits at once."""
         self.stop.set()
-        if hasattr(self.client, "stop"):
-            self.client.stop()
+        self.client.stop()
 
     def task_fields(self, proposal: Proposal, verification: Verification) -> TaskFields:
         """The query's fields, with what the verified state changed: its paths as targets, and
@@ -156,9 +155,9 @@ class AgentDegrader(BaseDegrader):
         try:
             query, refined = generate_query(self.client, ctx.gold, directions, sample, self.memory(attempt),
                                             refine=refine, tokens=tokens, deadline=started + self.limits.max_seconds)
+        except Fatal:
+            raise  # the endpoint itself failed: stop the run
         except (QueryError, ModelError) as exc:
-            if getattr(exc, "fatal", False):
-                raise  # the endpoint itself failed: stop the run
             if self.stop.is_set():
                 raise Stopped(attempt) from exc
             seconds["query"] = time.monotonic() - started
@@ -169,8 +168,10 @@ class AgentDegrader(BaseDegrader):
             raise Stopped(attempt)
         try:
             first, written = self._degrade(ctx, attempt, query, notes, seconds, tokens)
+        except Fatal:
+            raise
         except CligymError as exc:
-            if getattr(exc, "fatal", False) or self.stop.is_set():
+            if self.stop.is_set():
                 raise
             return _given_up(notes, seconds, tokens, query.selected_tests, "error",
                              f"the agent's container failed: {exc}")
@@ -268,7 +269,7 @@ def _with_tokens(notes: AttemptNotes, tokens: list[int]) -> AttemptNotes:
 def invert_with_agent(
     gold_dir: Path,
     run_dir: Path,
-    client,
+    client: ChatClient | None,
     *,
     attempts: int,
     seed: int = 0,
@@ -290,7 +291,7 @@ def invert_with_agent(
     if workers < 1:
         raise BadInput("--workers must be at least 1")
     limits = limits or AgentLimits(max_steps=40, max_seconds=900)
-    model = getattr(getattr(client, "config", None), "model", None)
+    model = client.config.model
     ctx = open_run(gold_dir, run_dir, runtime, reporter, attempts, seed=seed, operators=[],
                    sample_size=sample_size, max_operators=1, agent="llm", model=model, refine_rate=refine_rate)
     at_once = f", {workers} attempts at once" if workers > 1 else ""

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cligym.errors import BuildFailed, CligymError
+from cligym.errors import BuildFailed, CligymError, Fatal
 from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_bytes
 from cligym.harness.testrun import hang_timeout, run_tests
 from cligym.invert import minimal
@@ -199,9 +199,9 @@ def _check_new(check: _Check) -> Outcome:
         tag = broken_tag(ctx.gold, digest)
         try:
             return _steps(check, tag, instance_id, found)
+        except Fatal:
+            raise  # the engine is gone: stop the run, the attempt is redone on resume
         except CligymError as exc:
-            if getattr(exc, "fatal", False):
-                raise  # the engine is gone: stop the run, the attempt is redone on resume
             return _discarded(found, "error", str(exc))
         finally:
             ctx.runtime.remove_image(tag)

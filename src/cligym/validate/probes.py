@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from cligym.errors import CligymError
+from cligym.errors import CligymError, Fatal
 from cligym.harness.bundle import script
 from cligym.harness.trial import SOLUTION_TIMEOUT, agent_session, run_oracle, run_verifier
 from cligym.layout import TaskDir
@@ -91,9 +91,9 @@ def run_probe(runtime: Runtime, image: str, task: TaskDir, probe: VerifierProbe)
                 return result(None, f"the probe's script timed out after {SOLUTION_TIMEOUT} s",
                               script_exit=ran.exit_code, script_output=said)
             judged = run_verifier(session, task)
+    except Fatal:
+        raise  # the engine is gone: no later probe can run either
     except CligymError as exc:
-        if getattr(exc, "fatal", False):
-            raise  # the engine is gone: no later probe can run either
         return result(None, _one_line(str(exc)))
     return result(judged.reward, judged.detail, script_exit=ran.exit_code, script_output=said)
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from cligym.errors import CligymError
+from cligym.errors import CligymError, Fatal
 from cligym.harness.trial import (
     agent_session,
     run_oracle,
@@ -103,9 +103,9 @@ def validate_task(runtime: Runtime, task_dir: TaskDir | Path, *, probes: Sequenc
                 probing = time.monotonic()
                 probed = run_battery(runtime, tag, task, wanted)
                 probe_seconds = round(time.monotonic() - probing, 1)
+    except Fatal:
+        raise  # the engine is gone: no later task can run either
     except CligymError as exc:
-        if getattr(exc, "fatal", False):
-            raise  # the engine is gone: no later task can run either
         failed = ModeResult(reward=None, detail=" ".join(str(exc).split())[:300])
         results = [failed, failed]
         probed = not_run(wanted, failed.detail) if wanted else None

@@ -1,0 +1,265 @@
+"""The attempt pipeline on the fake engine (no Docker): every way an attempt ends, what it
+tells its degrader, and the run loop around it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from cligym.errors import CligymError, EngineUnavailable
+from cligym.invert.context import RunContext
+from cligym.invert.parallel import run_attempts
+from cligym.invert.pipeline import MAX_TRIES, make_attempt
+from cligym.invert.proposal import BaseDegrader, Change, Proposal, Try, task_of
+from cligym.layout import RunDir
+from cligym.models.io import load
+from cligym.models.task import AppliedOperator, Candidate, RepairStep, TaskInstance
+from cligym.models.testrun import TestResult, TestRun
+from cligym.models.verify import Verification
+from tests.unit.fake_engine import FakeEngine, Line, gold_env, undo
+
+TESTS = ["t.py::a", "t.py::b", "t.py::c", "t.py::d"]
+
+
+def change(name: str, role: str = "fault", touching: tuple[str, ...] = ()) -> Change:
+    return Change(AppliedOperator(name=name, category="c", target=f"/{name}", symptom="s", hint="h", role=role,
+                                  offline="o"), [f"RUN {name}"], undo(f"RUN {name}"), list(touching))
+
+
+def proposal(*changes: Change, **fields) -> Proposal:
+    applied = [c.applied for c in changes]
+    return Proposal(**{"sample": TESTS, "name": "+".join(a.name for a in applied), "changes": list(changes),
+                       "task": task_of(applied), **fields})
+
+
+class Scripted(BaseDegrader):
+    """Proposes what the test scripted, in order; records what it was told."""
+
+    seed_prefix = "test"
+
+    def __init__(self, *proposals: Proposal, accept=None) -> None:
+        self.proposals, self.accept_rule = list(proposals), accept
+        self.told: list[list[Try]] = []
+        self.accepted: list[tuple[float, bool]] = []
+        self.seen_attempts: list[int] = []
+
+    def propose(self, ctx, attempt, rng, tries):
+        self.told.append(list(tries))
+        return self.proposals.pop(0)
+
+    def accept(self, proposal, fail_fraction, late):
+        self.accepted.append((fail_fraction, late))
+        return self.accept_rule is None or self.accept_rule(fail_fraction)
+
+    def seen(self, candidate):
+        self.seen_attempts.append(candidate.attempt)
+
+    def derived_solution(self, ctx, report):
+        return "#!/bin/sh\n# derived\n"
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch):
+    """``run(engine, degrader, attempt=0)``: the attempt's Candidate, with the run context."""
+    def attempt(engine: FakeEngine, degrader, number: int = 0) -> tuple[Candidate, RunContext]:
+        engine.install(monkeypatch)
+        ctx = RunContext(gold=gold_env(TESTS), probe=SimpleNamespace(files={}), runtime=engine,
+                         run=RunDir(tmp_path / "run"), seed=0, sample_size=10)
+        return make_attempt(ctx, degrader, number), ctx
+    return attempt
+
+
+def test_a_state_that_fails_some_tests_is_verified_and_saved(run):
+    engine = FakeEngine({"RUN x": Line(breaks={"t.py::b"})})
+    candidate, ctx = run(engine, Scripted(proposal(change("x"))))
+    assert candidate.status == "verified", candidate.reason
+    assert (candidate.FAIL_TO_PASS, candidate.fail_fraction) == (["t.py::b"], 0.25)
+    assert [(a.necessary, a.fixes) for a in candidate.operators] == [(True, ["t.py::b"])]
+    task = load(TaskInstance, ctx.run.instance(candidate.instance_id))
+    assert task.operators == ["x"] and task.PASS_TO_PASS == ["t.py::a", "t.py::c", "t.py::d"]
+    assert task.extra_bytes == 42 and task.difficulty is not None and task.offline_fair
+    assert "undo RUN x" in task.solution and ctx.run.issues(candidate.instance_id).exists()
+    assert engine.removed and candidate.screened == [] and set(candidate.seconds) >= {"build", "run"}
+
+
+def test_a_degrader_that_gave_up_ends_the_attempt_without_a_build(run):
+    engine = FakeEngine()
+    candidate, _ = run(engine, Scripted(Proposal(sample=TESTS, discard=("no_target", "nothing to break"))))
+    assert (candidate.status, candidate.discard_kind, candidate.reason) == ("discarded", "no_target",
+                                                                            "nothing to break")
+    assert engine.builds == []
+
+
+def test_a_screen_miss_is_tried_again_and_the_degrader_is_told_of_it(run):
+    engine = FakeEngine({"RUN y": Line(breaks={"t.py::c"})})
+    first = proposal(change("x"), screen=["t.py::a"], retry=True)  # x breaks nothing
+    degrader = Scripted(first, proposal(change("y"), screen=["t.py::c"], retry=True))
+    candidate, _ = run(engine, degrader)
+    assert candidate.status == "verified" and candidate.screened == ["x|/x"] and candidate.refused == {}
+    assert degrader.told == [[], [Try(first, None)]]
+    assert engine.runs[0] == ["t.py::a"] and candidate.sample == TESTS and "screen" in candidate.seconds
+
+
+@pytest.mark.parametrize("retry", [True, False])
+def test_a_state_that_breaks_nothing_is_a_miss(run, retry):
+    degrader = Scripted(*[proposal(change(f"x{i}"), retry=retry) for i in range(MAX_TRIES)])
+    candidate, _ = run(FakeEngine(), degrader)
+    tries = MAX_TRIES if retry else 1
+    assert (candidate.status, candidate.discard_kind) == ("discarded", "no_failure")
+    assert candidate.reason == f"no selected test failed in {tries} tries" and len(candidate.screened) == tries
+    assert candidate.PASS_TO_PASS == TESTS  # the last try's run is kept
+    assert [len(told) for told in degrader.told] == list(range(tries))
+
+
+def test_states_the_degrader_refuses_are_misses_and_the_last_tries_are_late(run):
+    engine = FakeEngine({f"RUN x{i}": Line(breaks=set(TESTS[:3])) for i in range(MAX_TRIES)})
+    degrader = Scripted(*[proposal(change(f"x{i}"), retry=True) for i in range(MAX_TRIES)], accept=lambda ff: False)
+    candidate, _ = run(engine, degrader)
+    assert candidate.discard_kind == "no_failure"
+    assert candidate.reason.startswith(f"no state taken in {MAX_TRIES} tries")
+    assert candidate.refused == {f"x{i}|/x{i}": 0.75 for i in range(MAX_TRIES)}
+    assert [late for _, late in degrader.accepted] == [False] * 5 + [True] * 3
+    assert degrader.told[-1][-1].fail_fraction == 0.75
+
+
+def test_the_policy_of_the_degrader_a_proposal_names_applies(run):
+    engine = FakeEngine({"RUN x": Line(breaks={"t.py::a"}), "RUN y": Line(breaks={"t.py::a"})})
+    owner = Scripted(accept=lambda ff: False)
+    mix = Scripted(proposal(change("x"), retry=True, by=owner), proposal(change("y"), retry=True))
+    candidate, _ = run(engine, mix)
+    assert candidate.status == "verified" and candidate.refused == {"x|/x": 0.25}
+    assert len(owner.accepted) == 1 and len(mix.accepted) == 1
+
+
+@pytest.mark.parametrize("retry", [True, False])
+def test_a_state_that_does_not_build(run, retry):
+    engine = FakeEngine({"RUN x": Line(build_fails=True), "RUN y": Line(breaks={"t.py::a"})})
+    candidate, _ = run(engine, Scripted(proposal(change("x"), retry=retry), proposal(change("y"))))
+    if retry:
+        assert candidate.status == "verified" and candidate.screened == ["x|/x"]
+    else:
+        assert (candidate.discard_kind, candidate.reason) == ("build_failed", "the fake build failed")
+        assert candidate.reproduced is None and "build" not in candidate.seconds
+
+
+def _observed(failing: list[str]) -> TestRun:
+    return TestRun(exit_code=1, seconds=1.0, report_found=True,
+                   results={t: TestResult(outcome="failed" if t in failing else "passed") for t in TESTS})
+
+
+def _agent(lines: list[str], failing: list[str]) -> Proposal:
+    return Proposal(sample=TESTS, name="agent", dockerfile=lines, observed=_observed(failing), derive_solution=True,
+                    keep_tests=True, task=task_of([AppliedOperator(name="agent", category="a", target="",
+                                                                   symptom="", hint="")]))
+
+
+def test_the_degraders_own_run_must_be_reproduced_by_gold_plus_delta(run):
+    engine = FakeEngine({"RUN z": Line(breaks={"t.py::a", "t.py::d"}), "RUN w": Line(breaks={"t.py::a", "t.py::d"})})
+    candidate, _ = run(engine, Scripted(_agent(["RUN z"], ["t.py::a", "t.py::d"])))
+    assert candidate.status == "verified" and candidate.reproduced is True and "rerun" in candidate.seconds
+    assert candidate.solution == "#!/bin/sh\n# derived\n" and candidate.operators == []
+    other, _ = run(engine, Scripted(_agent(["RUN w"], ["t.py::a"])), 1)
+    assert other.discard_kind == "not_reproducible" and other.reproduced is False
+    assert other.reason.startswith("gold + ΔD fails 1 more ['t.py::d'] and 0 fewer")
+
+
+def test_a_reproduction_that_does_not_build_or_hangs_is_discarded(run):
+    engine = FakeEngine({"RUN bad": Line(build_fails=True), "RUN hang": Line(hangs=True)})
+    unbuilt, _ = run(engine, Scripted(_agent(["RUN bad"], ["t.py::a"])))
+    assert unbuilt.discard_kind == "build_failed" and unbuilt.reproduced is False
+    assert unbuilt.FAIL_TO_PASS == ["t.py::a"]  # the degrader's own run's
+    hung, _ = run(engine, Scripted(_agent(["RUN hang"], ["t.py::a"])), 1)
+    assert hung.discard_kind == "not_reproducible" and "hung" in hung.reason
+
+
+def test_a_hanging_state_is_a_miss(run):
+    engine = FakeEngine({"RUN h": Line(hangs=True), "RUN y": Line(breaks={"t.py::b"})})
+    candidate, _ = run(engine, Scripted(proposal(change("h"), retry=True), proposal(change("y"))))
+    assert candidate.status == "verified" and candidate.screened == ["h|/h"]
+
+
+def test_a_delta_an_earlier_attempt_made_a_task_of_is_a_duplicate(run):
+    engine = FakeEngine({"RUN x": Line(breaks={"t.py::a"}), "RUN y": Line(breaks={"t.py::b"})})
+    first, _ = run(engine, Scripted(proposal(change("x"))))
+    again, _ = run(engine, Scripted(proposal(change("x"))), 1)
+    assert first.status == "verified" and (again.discard_kind, again.reason) == (
+        "duplicate", "the same delta as an earlier attempt")
+    builds = len(engine.builds)
+    retried, _ = run(engine, Scripted(proposal(change("x"), retry=True), proposal(change("y"))), 2)
+    assert retried.status == "verified" and retried.screened == ["x|/x"] and len(engine.builds) == builds + 1
+    redone, _ = run(engine, Scripted(proposal(change("x"))), 0)  # the same attempt again (a resumed run)
+    assert redone.status == "verified"
+
+
+def test_a_decoy_is_dropped_and_the_smaller_state_checked_from_the_start(run):
+    engine = FakeEngine({"RUN x": Line(breaks={"t.py::a"})})
+    composite = proposal(change("x", touching=("t.py::a",)), change("decoy", touching=("t.py::b",)), reducible=True)
+    candidate, _ = run(engine, Scripted(composite))
+    assert candidate.status == "verified" and candidate.decoys == ["decoy|/decoy"]
+    assert [a.name for a in candidate.operators] == ["x"] and candidate.dockerfile == ["RUN x"]
+    assert engine.builds == [["RUN x", "RUN decoy"], ["RUN x"]]
+
+
+@pytest.mark.parametrize("retry", [True, False])
+def test_a_plan_that_cannot_be_reduced_is_not_minimal(run, retry):
+    engine = FakeEngine({"RUN x": Line(breaks={"t.py::a"}), "RUN y": Line(breaks={"t.py::b"})})
+    candidate, _ = run(engine, Scripted(proposal(change("x"), change("decoy"), retry=retry), proposal(change("y"))))
+    if retry:
+        assert candidate.status == "verified" and candidate.screened == ["x|/x + decoy|/decoy"]
+    else:
+        assert candidate.discard_kind == "not_minimal" and candidate.reason.endswith("(decoy)")
+        assert [(a.name, a.necessary) for a in candidate.operators] == [("x", True), ("decoy", False)]
+
+
+def test_chained_faults_stay_and_a_blocker_stays_when_it_blocks_the_naive_repair(run):
+    engine = FakeEngine({"RUN x": Line(breaks={"t.py::a"}), "RUN y": Line(breaks={"t.py::a"}),
+                         "RUN guard": Line(blocks=True)})
+    naive = [RepairStep(label="naive", lines=["reinstall"])]
+    plan = proposal(change("x"), change("y"), change("guard", role="blocker"), naive=naive, repair_order=[2, 1, 0])
+    candidate, _ = run(engine, Scripted(plan))
+    assert candidate.status == "verified", candidate.reason
+    assert [(a.name, a.necessary, a.blocks) for a in candidate.operators] == [
+        ("x", True, None), ("y", True, None), ("guard", False, True)]
+    weak = proposal(change("x2"), change("idle", role="blocker"), naive=naive)
+    engine.lines["RUN x2"] = Line(breaks={"t.py::c"})
+    other, _ = run(engine, Scripted(weak), 1)
+    assert other.discard_kind == "not_minimal" and other.operators[1].blocks is False
+
+
+def test_a_state_the_checks_refuse_is_discarded_with_what_was_found(run):
+    engine = FakeEngine({"RUN x": Line(breaks={"t.py::a"})},
+                        verify=lambda tag, f2p: Verification(ok=False, kind="leak", reason="a copy of the file"))
+    candidate, _ = run(engine, Scripted(proposal(change("x"))))
+    assert (candidate.discard_kind, candidate.reason) == ("leak", "a copy of the file")
+    assert candidate.extra_bytes == 42 and candidate.FAIL_TO_PASS == ["t.py::a"] and candidate.operators[0].necessary
+
+
+def test_an_engine_error_discards_the_attempt_and_a_fatal_one_stops_the_run(run):
+    def broken(tag, f2p):
+        raise CligymError("the container went away")
+
+    engine = FakeEngine({"RUN x": Line(breaks={"t.py::a"})}, verify=broken)
+    candidate, _ = run(engine, Scripted(proposal(change("x"))))
+    assert (candidate.discard_kind, candidate.reason) == ("error", "the container went away")
+    assert candidate.FAIL_TO_PASS == ["t.py::a"] and engine.removed  # the image goes whatever happened
+
+    def gone(tag, f2p):
+        raise EngineUnavailable("no engine")
+
+    with pytest.raises(EngineUnavailable):
+        run(FakeEngine({"RUN x": Line(breaks={"t.py::a"})}, verify=gone), Scripted(proposal(change("x"))), 1)
+
+
+def test_the_run_loop_resumes_tells_the_degrader_in_order_and_stops_at_max_tasks(run, tmp_path, monkeypatch):
+    engine = FakeEngine({f"RUN x{i}": Line(breaks={TESTS[i % 4]}) for i in range(6)}).install(monkeypatch)
+    ctx = RunContext(gold=gold_env(TESTS), probe=SimpleNamespace(files={}), runtime=engine,
+                     run=RunDir(tmp_path / "loop"), seed=0, sample_size=10)
+    first = Scripted(*[proposal(change(f"x{i}")) for i in range(2)])
+    summary = run_attempts(ctx, first, 4, max_tasks=2)
+    assert first.seen_attempts == [0, 1] and summary.verified == 2
+    assert not ctx.run.candidate(2).exists()
+    resumed = Scripted(*[proposal(change(f"x{i}")) for i in range(2, 4)])
+    run_attempts(ctx, resumed, 4)
+    assert resumed.seen_attempts == [0, 1, 2, 3] and len(resumed.told) == 2
+    assert [load(Candidate, ctx.run.candidate(a)).status for a in range(4)] == ["verified"] * 4

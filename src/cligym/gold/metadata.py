@@ -63,15 +63,14 @@ class SourceTree:
         self.path, self.archive = path, archive
         self._ini: dict[str, configparser.ConfigParser | None] = {}
 
-    def _text(self, name: str) -> str | None:
+    def _text(self, name: str, errors: str = "replace") -> str | None:
         file = self.path / name
-        return file.read_text(encoding="utf-8", errors="replace") if file.is_file() else None
+        return file.read_text(encoding="utf-8", errors=errors) if file.is_file() else None
 
     @cached_property
     def pyproject(self) -> dict:
-        file = self.path / "pyproject.toml"
         try:
-            return tomllib.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+            return tomllib.loads(self._text("pyproject.toml", "strict") or "")
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise BadInput(f"pyproject.toml of the project does not parse: {exc}") from exc
 

@@ -37,6 +37,7 @@ class Line:
     build_fails: bool = False
     hangs: bool = False
     blocks: bool = False  # a blocker: the naive repair fails while this line stands
+    with_: set[str] = field(default_factory=set)  # it breaks its tests only while these lines stand too
 
 
 def undo(line: str) -> RepairStep:
@@ -95,8 +96,8 @@ class FakeEngine:
         self.runs.append(tests)
         if any(self.line(text).hangs for text in standing):
             return TestRun(exit_code=None, timed_out=True, seconds=1.0, report_found=False)
-        results = {t: TestResult(outcome="failed" if any(self.breaks(x, t) for x in standing) else "passed",
-                                 message=f"{t} failed") for t in tests}
+        broken = {t for t in tests for x in standing if self.breaks(x, t) and self.line(x).with_ <= set(standing)}
+        results = {t: TestResult(outcome="failed" if t in broken else "passed", message=f"{t} failed") for t in tests}
         return TestRun(exit_code=0, seconds=1.0, report_found=True, results=results)
 
     def _standing(self, image: str, steps: list[RepairStep]) -> list[str]:

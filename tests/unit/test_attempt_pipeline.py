@@ -201,6 +201,14 @@ def test_a_decoy_is_dropped_and_the_smaller_state_checked_from_the_start(run):
     assert engine.builds == [["RUN x", "RUN decoy"], ["RUN x"]]
 
 
+def test_when_each_repair_alone_suffices_the_first_change_alone_is_checked(run):
+    engine = FakeEngine({"RUN p": Line(breaks={"t.py::a"}, with_={"RUN q"}),
+                         "RUN q": Line(breaks={"t.py::a"}, with_={"RUN p"})})  # only together
+    candidate, _ = run(engine, Scripted(proposal(change("p"), change("q"), reducible=True)))
+    assert candidate.decoys == ["q|/q"] and engine.builds[-1] == ["RUN p"]
+    assert candidate.discard_kind == "no_failure"  # p alone breaks nothing: the reduced state is a miss
+
+
 @pytest.mark.parametrize("retry", [True, False])
 def test_a_plan_that_cannot_be_reduced_is_not_minimal(run, retry):
     engine = FakeEngine({"RUN x": Line(breaks={"t.py::a"}), "RUN y": Line(breaks={"t.py::b"})})

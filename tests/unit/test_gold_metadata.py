@@ -3,6 +3,9 @@ silent says nothing; one that is present but does not parse is bad input, said i
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from cligym.errors import BadInput
@@ -85,11 +88,14 @@ def test_the_default_index_is_pips_own_when_none_is_configured(monkeypatch):
     said = {"config list": ""}
     monkeypatch.setattr(index, "_pip_output", lambda *args: said[" ".join(args)])
     index.pip_settings.cache_clear()
+    own = subprocess.run([sys.executable, "-m", "pip", "download", "--help"], capture_output=True, text=True).stdout
     try:
-        assert index.pip_settings().indexes == ("https://pypi.org/simple",)
+        default = index.pip_settings().indexes[0]
+        assert default.startswith("https://") and f"(default {default})" in " ".join(own.split())  # pip's own
+        assert index.pip_settings().indexes == (default,)
         said["config list"] = ":env:.extra-index-url='https://a.example/simple https://b.example/simple'\n"
         index.pip_settings.cache_clear()
-        assert index.pip_settings().indexes == ("https://pypi.org/simple", "https://a.example/simple",
+        assert index.pip_settings().indexes == (default, "https://a.example/simple",
                                                 "https://b.example/simple")
         said["config list"] = "global.no-index='true'\nglobal.index-url='https://c.example/simple'\n"
         index.pip_settings.cache_clear()

@@ -39,8 +39,8 @@ SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2")
 #: pip's configuration keys, most specific first: the environment, then ``pip download``'s
 #: own section, then the global one.
 SECTIONS = (":env:", "download", "global")
-#: pip's own index when none is configured (its documented ``--index-url`` default)
-PIP_DEFAULT_INDEX = "https://pypi.org/simple"
+#: Asks the host's pip which index it uses when none is configured (its own model of it).
+DEFAULT_INDEX_QUESTION = "from pip._internal.models.index import PyPI; print(PyPI.simple_url)"
 
 
 @dataclass(frozen=True)
@@ -98,12 +98,20 @@ def pip_settings() -> PipSettings:
 
     indexes: list[str] = []
     if (get("no-index") or "").lower() not in ("1", "true", "yes", "on"):
-        indexes = [get("index-url") or PIP_DEFAULT_INDEX, *(get("extra-index-url") or "").split()]
+        main = get("index-url") or _default_index()
+        indexes = [u for u in [main, *(get("extra-index-url") or "").split()] if u]
     try:
         timeout = float(get("timeout") or get("default-timeout") or 60)
     except ValueError:
         timeout = 60.0
     return PipSettings(tuple(indexes), tuple((get("find-links") or "").split()), get("cert"), timeout)
+
+
+def _default_index() -> str | None:
+    """The index the host's pip uses when none is configured, as pip itself names it."""
+    proc = subprocess.run([sys.executable, "-c", DEFAULT_INDEX_QUESTION], capture_output=True, text=True, timeout=120)
+    url = proc.stdout.strip() if proc.returncode == 0 else ""
+    return url or None
 
 
 def _read(url: str, settings: PipSettings) -> tuple[bytes, str] | None:

@@ -133,6 +133,7 @@ class AgentDegrader(BaseDegrader):
                                                 "targets": verification.changed_paths[:20]})
 
     def derived_solution(self, ctx: RunContext, report) -> str:
+        assert ctx.gold_session is not None, "the run opens its gold session before any attempt"
         return derive_solution(ctx.gold_session, ctx.probe.files, report)
 
     def seen(self, candidate: Candidate) -> None:

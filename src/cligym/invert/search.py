@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from cligym.errors import BadInput
@@ -94,7 +95,7 @@ class Chooser:
     first, and pairs known to break something when those miss or run out."""
 
     def __init__(self, files: GoldFiles, cap: int, learnt: Learnt,
-                 options: list[tuple[Operator, list[Target]]] = ()) -> None:
+                 options: Iterable[tuple[Operator, list[Target]]] = ()) -> None:
         self.files = files
         self.cap = cap
         self.learnt = learnt
@@ -283,7 +284,7 @@ class OperatorDegrader(BaseDegrader):
         fill their share); its last tries (after ``misses`` of its own), and any try once
         untried pairs run out, take pairs known to break: a narrow one, a combination of
         narrow ones, a broad one."""
-        options = restrict(self._all, sample)
+        options = restrict(self._all or [], sample)
         late, last = misses >= MAX_TRIES - LATE_TRIES, misses >= MAX_TRIES - 1
         full = not self.learnt.accept(1.0, False)  # broad tasks fill their share
         fresh = [] if late else chooser.choose(rng, options, count, len(sample))
@@ -300,9 +301,9 @@ class OperatorDegrader(BaseDegrader):
 def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]]) -> Proposal:
     """The proposal of ``pairs`` (in order of application) on ``sample``; minimality may
     check it with only some of them (``Proposal.keep_only``)."""
-    changes = [Change(AppliedOperator(name=op.name, category=op.category, target=t.key, shows=list(op.shows),
-                                      offline=op.offline_repair(t), places=[t.path] if t.path else [],
-                                      **op.describe(t)),
+    changes = [Change(AppliedOperator.model_validate({
+                          "name": op.name, "category": op.category, "target": t.key, "shows": list(op.shows),
+                          "offline": op.offline_repair(t), "places": [t.path] if t.path else [], **op.describe(t)}),
                       op.apply(t), RepairStep(label=op.category, lines=op.solution(t)), list(t.touching))
                for op, t in pairs]
     return Proposal(sample=sample, name="+".join(op.name for op, _ in pairs), changes=changes, reducible=True,

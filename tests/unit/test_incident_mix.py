@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from types import SimpleNamespace
 
+from cligym.invert.context import RunContext
 from cligym.invert.incidents import HIDDEN_WEIGHT, MISSES_PER_SCENARIO, MixedDegrader, ScenarioDegrader
 from cligym.invert.scenarios.base import HABITS, Site
 from cligym.models.task import Candidate
 from cligym.invert.proposal import Change, Proposal, Try
 from cligym.invert.scenarios import REGISTRY
+from cligym.models.probe import Probe
 from cligym.models.task import AppliedOperator, RepairStep
 
 
@@ -109,6 +112,25 @@ def test_a_scenario_leaves_the_draw_after_its_plans_missed_three_times_in_an_att
     misses[first.name] += 1
     assert first not in degrader._order(random.Random(2), misses)
     assert first not in degrader._order(random.Random(2), out={first.name})  # it had no target in the attempt
+
+
+def test_a_scenario_proposes_from_the_attempts_own_misses_and_forgets_them_when_it_ends():
+    from tests.unit.fake_engine import gold_env
+    from tests.unit.test_scenario_plans import GOLD, PROBE
+
+    probe = Probe.model_validate_json(PROBE.read_text())
+    ctx = RunContext(gold=gold_env(list(probe.tests)), probe=probe, runtime=None, run=None, seed=0, sample_size=40,
+                     gold_session=SimpleNamespace(get_file=GOLD.get, get_archive=lambda path: None))
+    degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=30)
+    first = degrader.propose(ctx, 5, random.Random(1), [])
+    assert first.changes and first.retry and first.by is None
+    again = degrader.propose(ctx, 5, random.Random(1), [Try(first)] * (MISSES_PER_SCENARIO - 1))
+    assert again.name == first.name  # the same draw: one miss short of leaving it
+    other = degrader.propose(ctx, 5, random.Random(1), [Try(first)] * MISSES_PER_SCENARIO)
+    assert other.name != first.name
+    assert 5 in degrader._untargeted  # the scenarios with no target in the attempt's samples
+    degrader.seen(Candidate(id="0005", attempt=5, seed=0, status="discarded"))
+    assert 5 not in degrader._untargeted
 
 
 def _verified(name: str, failing: list[str], places: list[str], n: int = 0) -> Candidate:

@@ -211,6 +211,8 @@ def _check_new(check: _Check) -> Outcome:
 
 
 def _steps(check: _Check, tag: str, instance_id: str, found: dict) -> Outcome:
+    """The checks in order; each returns what it found, which is recorded in ``found`` here
+    (the caller's: an error's discard keeps it too)."""
     ctx, proposal = check.ctx, check.proposal
     started = time.monotonic()
     try:

@@ -56,8 +56,9 @@ class FakeEngine:
     depend on an image's ΔD, never on its tag, which names the process)."""
 
     def __init__(self, lines: dict[str, Line] | None = None, *, drawn: float = 0.0,
-                 verify: Callable[[str, list[str]], Verification] | None = None) -> None:
+                 verify: Callable[[str, list[str]], Verification] | None = None, swept: bool = False) -> None:
         self.lines = lines or {}
+        self.swept = swept  # whether the task-blind sweeper repairs every state
         self.drawn = drawn
         self.verify = verify  # (tag, F2P) -> the verification (default: ok)
         self.images: dict[str, list[str]] = {}  # tag -> its ΔD
@@ -134,7 +135,7 @@ class FakeEngine:
 
     def measure(self, runtime, gold, image, changes, steps, f2p, first, dockerfile, seconds) -> Difficulty:
         k = sum(1 for c in changes if c.necessary or c.blocks)
-        return Difficulty(k=k, reveal_depth=1, culprit_named=False, sweeper_solves=False, breadth=len(changes),
+        return Difficulty(k=k, reveal_depth=1, culprit_named=False, sweeper_solves=self.swept, breadth=len(changes),
                           subsystems=1, label=Difficulty.grade(k, 1, False, False, len(changes)))
 
     def install(self, monkeypatch) -> FakeEngine:

@@ -271,3 +271,21 @@ def test_the_run_loop_resumes_tells_the_degrader_in_order_and_stops_at_max_tasks
     run_attempts(ctx, resumed, 4)
     assert resumed.seen_attempts == [0, 1, 2, 3] and len(resumed.told) == 2
     assert [load(Candidate, ctx.run.candidate(a)).status for a in range(4)] == ["verified"] * 4
+
+
+@pytest.mark.parametrize("cap", [None, 1])
+def test_states_the_sweeper_repairs_are_kept_up_to_the_runs_share(cap, tmp_path, monkeypatch):
+    """A run with a sweeper cap keeps that many tasks the task-blind sweeper repairs and
+    discards the next ones; a run without one keeps them all."""
+    engine = FakeEngine({f"RUN {n}": Line(breaks={"t.py::b"}) for n in "xy"}, swept=True).install(monkeypatch)
+    ctx = RunContext(gold=gold_env(TESTS), probe=SimpleNamespace(files={}), runtime=engine,
+                     run=RunDir(tmp_path / "run"), seed=0, sample_size=10, sweeper_cap=cap)
+    first = make_attempt(ctx, Scripted(proposal(change("x"))), 0)
+    second = make_attempt(ctx, Scripted(proposal(change("y"))), 1)
+    assert first.status == "verified", first.reason
+    if cap is None:
+        assert second.status == "verified", second.reason
+    else:
+        assert (second.status, second.discard_kind) == ("discarded", "sweeper_solves")
+        assert second.reason == "the task-blind sweeper repairs it, and the run keeps 1 such task"
+        assert len(ctx.run.instances()) == 1

@@ -48,6 +48,9 @@ MISSES_PER_SCENARIO = 3
 FAMILY_SHARE = 0.25
 #: The most of a run's tasks that fail one same set of tests while other sets can be had.
 F2P_SHARE = 0.25
+#: The most of a run's tasks the task-blind sweeper repairs (a scenario or composite run:
+#: the pipeline discards more of those, ``sweeper_solves``).
+SWEEPER_SHARE = 0.1
 
 
 def share_cap(share: float, attempts: int) -> int:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from cligym.errors import BadInput
 from cligym.invert.context import RunContext, open_run, sample_tests
-from cligym.invert.incidents import MixedDegrader, ScenarioDegrader
+from cligym.invert.incidents import SWEEPER_SHARE, MixedDegrader, ScenarioDegrader, share_cap
 from cligym.invert.learning import PARTIAL, Learnt
 from cligym.invert.operators import GoldFiles, Operator, Target, get
 from cligym.invert.operators.base import protected
@@ -349,6 +349,8 @@ def invert(
         ctx.gold_session = session
         # the degraders' shares are of the tasks the run makes: at most max_tasks of them
         tasks = min(attempts, max_tasks) if max_tasks else attempts
+        # incidents and composites are meant to be hard: few of them a task-blind sweep repairs
+        ctx.sweeper_cap = share_cap(SWEEPER_SHARE, tasks) if mix != "operators" else None
         return run_attempts(ctx, degrader(mix, ops, plans, max_operators, tasks, ctx.seed), attempts,
                             max_tasks=max_tasks, deadline=deadline)
 

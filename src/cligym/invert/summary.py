@@ -25,7 +25,7 @@ def summarize(run: RunDir, gold: GoldEnv, attempts: int) -> Summary:
         attempts=len(candidates),
         verified=len(verified),
         discarded=len(candidates) - len(verified),
-        **{"yield": round(len(verified) / len(candidates), 4) if candidates else 0.0},
+        yield_=round(len(verified) / len(candidates), 4) if candidates else 0.0,
         discard_reasons=dict(Counter(c.discard_kind for c in candidates if c.discard_kind)),
         per_category=dict(Counter(c.category for c in verified)),
         per_operator=dict(Counter(a.name for c in verified for a in c.operators)),

@@ -14,6 +14,8 @@ DiscardKind = Literal[
     "not_solvable", "duplicate", "error",
     # a composite state none of whose operators is necessary; an issue text that a check refused
     "not_minimal", "bad_text",
+    # a task the task-blind sweeper repairs, once the run has its share of those (SWEEPER_SHARE)
+    "sweeper_solves",
     # the LLM-agent path only
     "bad_query", "no_dockerfile", "tests_changed",
 ]

@@ -88,7 +88,8 @@ def public_name(source: bytes) -> str | None:
             bound |= {t.id for t in node.targets if isinstance(t, ast.Name)}
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets) and \
                     isinstance(node.value, (ast.List, ast.Tuple)):
-                exported = [e.value for e in node.value.elts if isinstance(getattr(e, "value", None), str)]
+                exported = [e.value for e in node.value.elts
+                            if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     names = [n for n in exported if n in bound or n in defined] or defined
     names = [n for n in names if not n.startswith("_") and n.isidentifier()]
     return names[0] if names else None

@@ -142,9 +142,9 @@ class Reinstall(Operator):
 def _definitions(source: str) -> dict[str, tuple[int, str]]:
     """Top-level def/class names of a module: name -> (line number, keyword)."""
     keywords = {ast.ClassDef: "class", ast.AsyncFunctionDef: "async def", ast.FunctionDef: "def"}
-    out = {}
+    out: dict[str, tuple[int, str]] = {}
     for node in ast.parse(source).body:
-        if type(node) in keywords:
+        if isinstance(node, (ast.ClassDef, ast.AsyncFunctionDef, ast.FunctionDef)):
             out.setdefault(node.name, (node.lineno, keywords[type(node)]))
     return out
 
@@ -181,7 +181,8 @@ def project_references(sources: list[str], tops: list[str]) -> list[tuple[str, s
         lazy = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                 for n in ast.walk(f) if n is not f}
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in tops:
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module \
+                    and node.module.split(".")[0] in tops:
                 for alias in node.names:
                     if alias.name != "*":
                         refs.add((node.module, alias.name))
@@ -305,7 +306,7 @@ def _installed_paths(probe: Probe, dist: Dist, children: list[str]) -> list[str]
     for top in dist_tops(dist):
         paths |= {p for p in (f"{site}/{top}", f"{site}/{top}.py") if p in probe.files}
         paths |= {p for p in children if p.rpartition("/")[2].startswith(top + ".cpython-")}
-    return sorted(paths) + [dist.path]
+    return sorted(paths) + ([dist.path] if dist.path else [])
 
 
 class UninstalledData(WheelData):

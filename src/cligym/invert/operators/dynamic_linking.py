@@ -211,7 +211,8 @@ class LdLibraryPathShadow(_LibOperator):
     /usr/local/lib, with ``LD_LIBRARY_PATH`` set to search there first."""
 
     name = "ld_library_path_shadow"
-    symptom = "Loading {name} fails with 'invalid ELF header' (or 'file too short') although the installed library is intact."
+    symptom = ("Loading {name} fails with 'invalid ELF header' (or 'file too short') although the installed "
+               "library is intact.")
     hint = "Where the dynamic loader searches for shared libraries, and in which order."
     shows = (r"invalid ELF header", r"file too short")
     offline = "Delete the stray {name} in the directory LD_LIBRARY_PATH names first."
@@ -258,7 +259,8 @@ class ExtensionModuleRemoved(Reinstall):
     installed distribution's extension module is gone."""
 
     name = "extension_module_removed"
-    symptom = "Importing the compiled module {module} of {dist} fails: ModuleNotFoundError, or the package falls back without it."
+    symptom = ("Importing the compiled module {module} of {dist} fails: ModuleNotFoundError, or the package falls "
+               "back without it.")
     hint = "The compiled extension modules installed for Python's packages."
     shows = (r"No module named", r"ModuleNotFoundError", r"cannot import name")
     Data = ExtensionData

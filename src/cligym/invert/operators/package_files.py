@@ -17,6 +17,8 @@ target whose distribution has no wheel there is not used (``prepare`` gives None
 
 from __future__ import annotations
 
+from typing import Any
+
 from cligym.invert.operators.base import register
 from cligym.invert.operators.dependencies import (
     Reinstall,
@@ -129,7 +131,8 @@ class _Reinstalled(Reinstall):
     offline = OFFLINE
 
     def of_dist(self, probe: Probe, dist: Dist, **fields) -> Target:
-        return self.target(**wheel_data(probe, dist), **fields)
+        data: dict[str, Any] = {**wheel_data(probe, dist), **fields}
+        return self.target(**data)
 
 
 @register

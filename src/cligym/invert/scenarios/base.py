@@ -148,6 +148,8 @@ class Site:
         if not wheel:
             return None
         line = reinstall_line(self.probe, dist.name, dist.version, wheel)
+        if not line:
+            return None
         size = self.probe.files[path].size if path in self.probe.files else 0
         return Submodule(module=module, path=path, dist=dist.name, version=dist.version, dist_info=dist.path,
                          package=package, size=size, reinstall=line, wheel=wheel, touching=touching)
@@ -290,7 +292,7 @@ def removable_functions(source: bytes, init: bytes) -> list[tuple[str, int, int]
             if node.name in needed or re.search(rf"\b{re.escape(node.name)}\b", init_text) or len(body) < 2:
                 continue
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            found.append((f"{owner}.{node.name}" if owner else node.name, first, node.end_lineno))
+            found.append((f"{owner}.{node.name}" if owner else node.name, first, node.end_lineno or node.lineno))
     return found
 
 

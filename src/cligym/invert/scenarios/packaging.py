@@ -189,7 +189,8 @@ class InterruptedUninstall(Scenario):
         gone = Change(
             name="package_files_gone", category="package_files", dockerfile=[f"RUN rm -rf {q(sub.package)}"],
             repair=[sub.reinstall], places=[sub.package],
-            symptom=f"Tests importing {sub.top} fail with ModuleNotFoundError, while pip lists {sub.dist} as installed.",
+            symptom=f"Tests importing {sub.top} fail with ModuleNotFoundError, while pip lists {sub.dist} as "
+                    "installed.",
             hint=f"What is left of {sub.dist} in site-packages.",
             offline=f"Reinstall {sub.dist}=={sub.version} from the local wheelhouse once pip can.")
         return Plan(scenario=self.name, changes=[gone, record_gone(sub)], repair_order=[1, 0],
@@ -204,7 +205,8 @@ class MirrorSwitch(Scenario):
 
     name = "mirror_switch"
     family = "pip_configuration"
-    resists = ("executables", "loader", "bytecode", "stdlib_names", "clean_environment", "pip_config_ignored", "system_data")
+    resists = ("executables", "loader", "bytecode", "stdlib_names", "clean_environment", "pip_config_ignored",
+               "system_data")
     shows_cause = True  # the truncated module's SyntaxError prints its path
     incident = "a venv-level pip.conf pointing at an empty wheelhouse, over a damaged module"
 

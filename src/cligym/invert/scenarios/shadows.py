@@ -63,7 +63,8 @@ class LegacyEggAhead(_Shadowed):
     days before wheels; the distribution's real install is missing a submodule too."""
 
     name = "legacy_egg_ahead"
-    resists = ("executables", "loader", "bytecode", "stdlib_names", "clean_environment", "pip_config_ignored", "system_data")
+    resists = ("executables", "loader", "bytecode", "stdlib_names", "clean_environment", "pip_config_ignored",
+               "system_data")
     incident = "a legacy egg put ahead of site-packages by easy-install.pth, over a missing submodule"
 
     def shadow(self, site, sub, cut):

@@ -213,6 +213,7 @@ def test_a_stale_stdlib_backport_is_put_first_twice_over_a_module_the_project_im
         (line,) = change.dockerfile
         assert "cp -a /usr/lib/python3.11/textwrap.py " in line and first in line and change.places[0] == first
         assert change.repair == [f"rm -rf {first} {change.places[1]}"]
+        assert change.places[2] == f"{change.places[1]}/textwrap.py"  # the copy: tasks over other modules differ
     deleted = {line.split("sed -i '")[1].split("d'")[0] for line in (*pth.dockerfile, *hook.dockerfile)}
     assert deleted in ({"4,5"}, {"8,9"})  # the same helper gone from both copies
     assert plan.repair_order == [1, 0]  # the hook's copy is found first: its repair reveals the other

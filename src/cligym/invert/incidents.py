@@ -4,8 +4,8 @@
 scenario drawn at random (the ones a task-blind sweeper cannot undo first, the others
 only when those have no target or miss; the ones that hide their cause likelier than
 those whose mechanism shows an injected path; a scenario that has made its share of the
-run's tasks, or whose family — its mechanism — has made ``FAMILY_SHARE`` of them, waits
-while others can still be used), its changes as ΔD parts with one repair step each. The
+run's tasks waits while others can still be used, and one whose family — its mechanism —
+has made ``FAMILY_SHARE`` of them is not drawn at all), its changes as ΔD parts with one repair step each. The
 run's tasks spread over what the tests touch: a path earlier tasks broke is picked much
 less often, and a plan predicted to fail a set of tests that ``F2P_SHARE`` of the run's
 tasks already fail waits behind every other scenario's plan. A scenario the site offers
@@ -20,9 +20,10 @@ that hides a deleted module, say) is a miss too.
 decided by the run's seed and the attempt number alone, so a resumed run decides alike)
 or a chained composite of 2–3 built-in operators (a composite turn whose search can only
 offer a single operator goes to a scenario; a project no scenario fits gets composites,
-and single faults only when nothing else is left). A family or failing set that has made
-its share only waits behind the others in the scenarios' own draw: handing its turn to a
-composite would trade a blocker for a change minimality often drops, an easier task.
+and single faults only when nothing else is left). A failing set that has made its share
+only waits behind the others in the scenarios' own draw; a family that has made its share
+hands its turn to a composite: on a project whose tests reach nothing but the interpreter,
+one family would otherwise make most of the tasks (a broad mix over more tasks).
 """
 
 from __future__ import annotations
@@ -111,17 +112,19 @@ class ScenarioDegrader(BaseDegrader):
 
     def _order(self, rng: random.Random, misses: Counter[str] | None = None,
                out: Set[str] = frozenset()) -> list[Scenario]:
-        """The scenarios still in the attempt's draw in a random order: the ones under their
-        cap first, of those the ones a sweeper cannot undo first (the others are the
-        fallback when those have no target or their plans miss); within a tier a weighted
-        draw without replacement,
+        """The scenarios still in the attempt's draw in a random order — none of a family
+        that has made its share of the run's tasks (``FAMILY_SHARE``: the attempt goes to a
+        composite instead) —: the ones under their own cap first, of those the ones a
+        sweeper cannot undo first (the others are the fallback when those have no target or
+        their plans miss); within a tier a weighted draw without replacement,
         where a scenario that hides its cause weighs ``HIDDEN_WEIGHT`` times one whose
         mechanism shows an injected path (a traceback that names the culprit makes an
         easy task). ``misses``: the attempt's misses of each scenario; ``out``: the ones left
         out of the attempt's draw."""
         misses = misses or Counter()
-        pool = [s for s in self.scenarios if misses[s.name] < MISSES_PER_SCENARIO and s.name not in out]
-        keys = [(self.families[s.family] >= self.family_cap or self.made[s.name] >= self.cap, not s.resists_sweeper,
+        pool = [s for s in self.scenarios if misses[s.name] < MISSES_PER_SCENARIO and s.name not in out
+                and self.families[s.family] < self.family_cap]
+        keys = [(self.made[s.name] >= self.cap, not s.resists_sweeper,
                  -rng.random() ** (1.0 / (1.0 if s.shows_cause else HIDDEN_WEIGHT))) for s in pool]
         return [s for _, s in sorted(zip(keys, pool, strict=True), key=lambda pair: pair[0])]
 
@@ -145,7 +148,8 @@ class ScenarioDegrader(BaseDegrader):
             untargeted.add(scenario.name)  # no target in this sample: out of the attempt's draw
         if worn is not None:
             return proposal_of_plan(sample, worn)
-        return Proposal(sample=sample, discard=("no_target", "no scenario has a target in the sample"))
+        return Proposal(sample=sample, discard=("no_target", "no scenario of a family under its share has a target "
+                                                             "in the sample"))
 
 
 class MixedDegrader(BaseDegrader):

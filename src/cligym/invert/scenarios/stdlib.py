@@ -56,6 +56,10 @@ class StdlibBackportTwice(Scenario):
         package = path.endswith("/__init__.py")
         top = module.split(".")[0]
 
+        def copied(folder: str) -> str:
+            """The old copy's module file in ``folder``."""
+            return f"{folder}/{top}/__init__.py" if package else f"{folder}/{top}.py"
+
         def copy(folder: str, hook: str, line: str) -> list[str]:
             """The old copy in ``folder`` (the helper's lines gone), and ``hook`` putting it first."""
             source, target = (path.rsplit("/", 1)[0], f"{folder}/{top}") if package else (path, f"{folder}/{top}.py")
@@ -69,12 +73,14 @@ class StdlibBackportTwice(Scenario):
         by_hook = Change(
             name="stdlib_backport_hook", category="import_system",
             dockerfile=copy(HOOK_FOLDER, hook, HOOK),
-            repair=[f"rm -rf {q(hook)} {q(HOOK_FOLDER)}"], places=[hook, HOOK_FOLDER], symptom=symptom, hint=hint,
+            repair=[f"rm -rf {q(hook)} {q(HOOK_FOLDER)}"], places=[hook, HOOK_FOLDER, copied(HOOK_FOLDER)],
+            symptom=symptom, hint=hint,
             offline="Delete the hook module from the standard library's folder and the folder it adds.", shows=SHOWS)
         by_pth = Change(
             name="stdlib_backport_pth", category="import_system",
             dockerfile=copy(PTH_FOLDER, pth, PTH_LINE),
-            repair=[f"rm -rf {q(pth)} {q(PTH_FOLDER)}"], places=[pth, PTH_FOLDER], symptom=symptom, hint=hint,
+            repair=[f"rm -rf {q(pth)} {q(PTH_FOLDER)}"], places=[pth, PTH_FOLDER, copied(PTH_FOLDER)],
+            symptom=symptom, hint=hint,
             offline="Delete the .pth line's file from site-packages and the folder it adds.", shows=SHOWS)
         return Plan(scenario=self.name, changes=[by_pth, by_hook], repair_order=[1, 0], touching=list(site.tests))
 

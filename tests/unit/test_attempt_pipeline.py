@@ -273,19 +273,24 @@ def test_the_run_loop_resumes_tells_the_degrader_in_order_and_stops_at_max_tasks
     assert [load(Candidate, ctx.run.candidate(a)).status for a in range(4)] == ["verified"] * 4
 
 
-@pytest.mark.parametrize("cap", [None, 1])
-def test_states_the_sweeper_repairs_are_kept_up_to_the_runs_share(cap, tmp_path, monkeypatch):
-    """A run with a sweeper cap keeps that many tasks the task-blind sweeper repairs and
-    discards the next ones; a run without one keeps them all."""
-    engine = FakeEngine({f"RUN {n}": Line(breaks={"t.py::b"}) for n in "xy"}, swept=True).install(monkeypatch)
+@pytest.mark.parametrize("share", [None, 0.1, 0.5])
+def test_states_the_sweeper_repairs_are_kept_while_their_share_stays_under_the_runs(share, tmp_path, monkeypatch):
+    """A run with a sweeper share keeps a task the task-blind sweeper repairs only while
+    such tasks stay at most that share of its tasks; a run without one keeps them all."""
+    engine = FakeEngine({f"RUN {n}": Line(breaks={"t.py::b"}) for n in "xyz"}, swept=True).install(monkeypatch)
     ctx = RunContext(gold=gold_env(TESTS), probe=SimpleNamespace(files={}), runtime=engine,
-                     run=RunDir(tmp_path / "run"), seed=0, sample_size=10, sweeper_cap=cap)
-    first = make_attempt(ctx, Scripted(proposal(change("x"))), 0)
-    second = make_attempt(ctx, Scripted(proposal(change("y"))), 1)
-    assert first.status == "verified", first.reason
-    if cap is None:
-        assert second.status == "verified", second.reason
-    else:
-        assert (second.status, second.discard_kind) == ("discarded", "sweeper_solves")
-        assert second.reason == "the task-blind sweeper repairs it, and the run keeps 1 such task"
-        assert len(ctx.run.instances()) == 1
+                     run=RunDir(tmp_path / "run"), seed=0, sample_size=10, sweeper_share=share)
+    first = make_attempt(ctx, Scripted(proposal(change("x"))), 0)  # one of one: all of the run's tasks
+    engine.swept = False
+    hard = make_attempt(ctx, Scripted(proposal(change("y"))), 1)
+    engine.swept = True
+    second = make_attempt(ctx, Scripted(proposal(change("z"))), 2)  # with one other task: half of them
+    assert hard.status == "verified", hard.reason
+    if share is None:
+        assert first.status == second.status == "verified"
+        return
+    assert (first.status, first.discard_kind) == ("discarded", "sweeper_solves")
+    assert first.reason == (f"the task-blind sweeper repairs it, and with it more than {share:.0%} of the run's "
+                            "tasks would be such")
+    assert second.status == ("verified" if share == 0.5 else "discarded")
+    assert len(ctx.run.instances()) == (2 if share == 0.5 else 1)

@@ -42,8 +42,9 @@ class RunContext:
     gold_session: Session | None = None
     #: set when attempts run several at a time: they check their deltas in attempt order
     order: CheckOrder | None = None
-    #: how many tasks the task-blind sweeper repairs the run keeps (None: no limit)
-    sweeper_cap: int | None = None
+    #: the most of the run's tasks, at any moment, that the task-blind sweeper repairs
+    #: (None: no limit)
+    sweeper_share: float | None = None
 
 
 class Stopped(Exception):

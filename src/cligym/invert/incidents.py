@@ -49,8 +49,9 @@ MISSES_PER_SCENARIO = 3
 FAMILY_SHARE = 0.25
 #: The most of a run's tasks that fail one same set of tests while other sets can be had.
 F2P_SHARE = 0.25
-#: The most of a run's tasks the task-blind sweeper repairs (a scenario or composite run:
-#: the pipeline discards more of those, ``sweeper_solves``).
+#: The most of a run's tasks, at any moment, the task-blind sweeper repairs (a scenario or
+#: default run: the pipeline discards a task that would raise the share above it,
+#: ``sweeper_solves``; so a run's share, and a dataset's, stays at most this).
 SWEEPER_SHARE = 0.1
 
 

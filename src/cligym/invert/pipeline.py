@@ -298,11 +298,11 @@ def _minimal(check: _Check, tag: str, f2p: list[str]) -> list[AppliedOperator]:
     return applied
 
 
-def _swept(ctx: RunContext) -> int:
-    """How many of the run's saved tasks the task-blind sweeper repairs (read from the
-    records, so a resumed run counts the tasks its earlier part made)."""
+def _swept(ctx: RunContext) -> tuple[int, int]:
+    """How many of the run's saved tasks the task-blind sweeper repairs, and how many there
+    are (read from the records, so a resumed run counts what its earlier part made)."""
     tasks = [load(TaskInstance, path) for path in ctx.run.instances()]
-    return sum(bool(t.difficulty and t.difficulty.sweeper_solves) for t in tasks)
+    return sum(bool(t.difficulty and t.difficulty.sweeper_solves) for t in tasks), len(tasks)
 
 
 def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
@@ -335,11 +335,11 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
     if applied:
         difficulty = measure(ctx.runtime, gold, tag, [applied[i] for i in proposal.order], proposal.ordered_steps,
                              f2p, first, proposal.dockerfile, check.seconds)
-    if ctx.sweeper_cap is not None and difficulty is not None and difficulty.sweeper_solves \
-            and _swept(ctx) >= ctx.sweeper_cap:
-        such = "such task" if ctx.sweeper_cap == 1 else "such tasks"
-        return _discarded(found, "sweeper_solves",
-                          f"the task-blind sweeper repairs it, and the run keeps {ctx.sweeper_cap} {such}")
+    if ctx.sweeper_share is not None and difficulty is not None and difficulty.sweeper_solves:
+        swept, saved = _swept(ctx)
+        if swept + 1 > ctx.sweeper_share * (saved + 1):
+            return _discarded(found, "sweeper_solves", "the task-blind sweeper repairs it, and with it more than "
+                                                       f"{ctx.sweeper_share:.0%} of the run's tasks would be such")
     task = TaskInstance(
         instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
         workdir=gold.workdir, test_command=gold.test_command, dockerfile=proposal.dockerfile,

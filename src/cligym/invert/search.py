@@ -37,7 +37,7 @@ from pathlib import Path
 
 from cligym.errors import BadInput
 from cligym.invert.context import RunContext, open_run, sample_tests
-from cligym.invert.incidents import SWEEPER_SHARE, MixedDegrader, ScenarioDegrader, share_cap
+from cligym.invert.incidents import SWEEPER_SHARE, MixedDegrader, ScenarioDegrader
 from cligym.invert.learning import PARTIAL, Learnt
 from cligym.invert.operators import GoldFiles, Operator, Target, get
 from cligym.invert.operators.base import protected
@@ -350,7 +350,7 @@ def invert(
         # the degraders' shares are of the tasks the run makes: at most max_tasks of them
         tasks = min(attempts, max_tasks) if max_tasks else attempts
         # incidents and composites are meant to be hard: few of them a task-blind sweep repairs
-        ctx.sweeper_cap = share_cap(SWEEPER_SHARE, tasks) if mix != "operators" else None
+        ctx.sweeper_share = SWEEPER_SHARE if mix != "operators" else None
         return run_attempts(ctx, degrader(mix, ops, plans, max_operators, tasks, ctx.seed), attempts,
                             max_tasks=max_tasks, deadline=deadline)
 

@@ -72,7 +72,7 @@ def main() -> int:
     mix = mix_figures(tasks)
     total = len(tasks)
     summary = {
-        "tasks": total, "projects": len({t.repo for t in tasks}),
+        "tasks": total, "project_count": len({t.repo for t in tasks}),
         "k2_share": round(sum(bool(t.difficulty and t.difficulty.k >= 2) for t in tasks) / total, 3),
         "sweeper_share": round(sum(bool(t.difficulty and t.difficulty.sweeper_solves) for t in tasks) / total, 3),
         "family_shares": {f: round(n / total, 3) for f, n in mix.families.items()},

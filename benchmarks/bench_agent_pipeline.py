@@ -28,7 +28,6 @@ each request (prompt) and answer (completion), the usual rough size of a token.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import threading

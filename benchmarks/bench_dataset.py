@@ -102,7 +102,8 @@ def main() -> None:
               f"in {r['wall_seconds'] / 3600:.2f} h: {r['tasks_per_hour']} tasks/h, "
               f"{r['cpu_seconds_per_task']} CPU-s/task, {r['bytes_per_task']:.0f} B/task "
               f"({r['bytes_per_task_beyond_gold']:.0f} beyond the gold images), "
-              f"{r['hours_for_paper']} h for {PAPER_TASKS} tasks" + (f", speed-up {r['speed_up']}×" if "speed_up" in r else ""))
+              f"{r['hours_for_paper']} h for {PAPER_TASKS} tasks"
+              + (f", speed-up {r['speed_up']}×" if "speed_up" in r else ""))
         for key, share in r["yield"].items():
             print(f"    {key:32} yield {share:.0%}  {r['failed'].get(key, '')}")
 

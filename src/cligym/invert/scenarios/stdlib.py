@@ -56,32 +56,22 @@ class StdlibBackportTwice(Scenario):
         package = path.endswith("/__init__.py")
         top = module.split(".")[0]
 
-        def copied(folder: str) -> str:
-            """The old copy's module file in ``folder``."""
-            return f"{folder}/{top}/__init__.py" if package else f"{folder}/{top}.py"
-
-        def copy(folder: str, hook: str, line: str) -> list[str]:
+        def backport(kind: str, folder: str, hook: str, line: str, offline: str) -> Change:
             """The old copy in ``folder`` (the helper's lines gone), and ``hook`` putting it first."""
             source, target = (path.rsplit("/", 1)[0], f"{folder}/{top}") if package else (path, f"{folder}/{top}.py")
             inside = f"{target}/__init__.py" if package else target
-            return [f"RUN mkdir -p {q(folder)} && cp -a {q(source)} {q(target)} && sed -i '{first},{last}d' {q(inside)}"
-                    f" && find {q(folder)} -name __pycache__ -prune -exec rm -rf {{}} +"
-                    f" && {write_file_line(hook, line.format(folder=folder).encode(), '644')}"]
+            run = (f"RUN mkdir -p {q(folder)} && cp -a {q(source)} {q(target)} && sed -i '{first},{last}d' {q(inside)}"
+                   f" && find {q(folder)} -name __pycache__ -prune -exec rm -rf {{}} +"
+                   f" && {write_file_line(hook, line.format(folder=folder).encode(), '644')}")
+            return Change(name=f"stdlib_backport_{kind}", category="import_system", dockerfile=[run],
+                          repair=[f"rm -rf {q(hook)} {q(folder)}"], places=[hook, folder, inside], symptom=symptom,
+                          hint=f"Where Python finds the standard library's {module}.", offline=offline, shows=SHOWS)
 
         symptom = f"Code calling into {module} fails ({name} is not defined), though the standard library has it."
-        hint = f"Where Python finds the standard library's {module}."
-        by_hook = Change(
-            name="stdlib_backport_hook", category="import_system",
-            dockerfile=copy(HOOK_FOLDER, hook, HOOK),
-            repair=[f"rm -rf {q(hook)} {q(HOOK_FOLDER)}"], places=[hook, HOOK_FOLDER, copied(HOOK_FOLDER)],
-            symptom=symptom, hint=hint,
-            offline="Delete the hook module from the standard library's folder and the folder it adds.", shows=SHOWS)
-        by_pth = Change(
-            name="stdlib_backport_pth", category="import_system",
-            dockerfile=copy(PTH_FOLDER, pth, PTH_LINE),
-            repair=[f"rm -rf {q(pth)} {q(PTH_FOLDER)}"], places=[pth, PTH_FOLDER, copied(PTH_FOLDER)],
-            symptom=symptom, hint=hint,
-            offline="Delete the .pth line's file from site-packages and the folder it adds.", shows=SHOWS)
+        by_hook = backport("hook", HOOK_FOLDER, hook, HOOK,
+                           "Delete the hook module from the standard library's folder and the folder it adds.")
+        by_pth = backport("pth", PTH_FOLDER, pth, PTH_LINE,
+                          "Delete the .pth line's file from site-packages and the folder it adds.")
         return Plan(scenario=self.name, changes=[by_pth, by_hook], repair_order=[1, 0], touching=list(site.tests))
 
 

@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import tempfile
 import uuid
 from contextlib import ExitStack
@@ -202,3 +203,28 @@ def test_clean_images_cache_prunes_old_gold_images_nothing_uses(runtime, base_im
 def test_clean_cache_needs_images():
     proc = subprocess.run([sys.executable, "-m", "cligym", "clean", "--cache", "3"], capture_output=True, text=True)
     assert proc.returncode == 2 and "give --images" in proc.stderr
+
+
+def test_an_interrupted_run_removes_what_the_engine_finished_after_it_let_go(runtime, base_image):
+    """``remove_own`` (what ``main`` runs after an interruption): this process's containers,
+    scratch images and a commit that lands while it sweeps go; its cache image stays."""
+    suffix = uuid.uuid4().hex[:10]
+    gold = f"cligym/gold-owntest:{suffix}"
+    late = f"cligym/successor:late{suffix}"
+    with ExitStack() as stack:
+        stack.callback(runtime.remove_image, gold)
+        stack.callback(runtime.remove_image, late)
+        session = stack.enter_context(runtime.session(base_image))
+        session.commit(*gold.split(":"))
+        session.commit("cligym/successor", f"own{suffix}")
+        kept = runtime.labelled_containers(mine=True)
+        assert session.id in kept
+        landing = threading.Timer(0.5, _tiny_image, args=(runtime, base_image, late))
+        landing.start()  # a build whose call was abandoned: the engine finishes it later
+        try:
+            removed = runtime.remove_own(settle=3)
+        finally:
+            landing.join()
+        assert removed >= 2 and not runtime.labelled_containers(mine=True) and not runtime.own_images()
+        assert not runtime.image_exists(f"cligym/successor:own{suffix}") and not runtime.image_exists(late)
+        assert runtime.image_exists(gold), "a cache image went"

@@ -33,6 +33,7 @@ from cligym.cli.signals import (
     received,
 )
 from cligym.errors import CligymError
+from cligym.runtime import remove_own_everywhere
 
 VERBS = (
     gold.gold, operators.operators, operators.scenarios, invert.invert, verify.verify, export.export, validate.validate,
@@ -53,6 +54,8 @@ def main() -> None:
     on the way out runs; then the resume line is printed and the exit code is 130 or 143.
     (Typer turns a KeyboardInterrupt into a bare ``exit 130`` whatever its standalone mode,
     so the signal handler's record, not the exception, says that the command was interrupted.)
+    Last, an interrupted command removes the containers and scratch images the engine still
+    finished for it (a commit or build step whose call the interruption abandoned).
     """
     catch_signals()
     try:
@@ -66,6 +69,7 @@ def main() -> None:
     except SystemExit as exc:
         code = exc.code
     if received or code == 130:
+        remove_own_everywhere()  # what an abandoned engine call still made on the way out
         err.print(INTERRUPTED, markup=False, highlight=False, soft_wrap=True)
         sys.exit(interrupted_exit_code())
     sys.exit(code)

@@ -20,12 +20,13 @@ see ``cligym.runtime.translate``). The work is split by subject: ``images``,
 from __future__ import annotations
 
 import os
+import time
 from typing import NamedTuple
 
 import docker
 
 from cligym.config import DEFAULT_MEM_LIMIT, DEFAULT_PIDS_LIMIT
-from cligym.errors import EngineUnavailable
+from cligym.errors import CligymError, EngineUnavailable
 from cligym.runtime.common import Change, RunResult
 from cligym.runtime.containers import Containers
 from cligym.runtime.pruning import Removals
@@ -66,6 +67,7 @@ class Runtime(Removals, Registries, Containers):
         ping_timeout: float = PING_TIMEOUT,
     ) -> None:
         self._client = _connect(base_url, timeout=timeout, ping_timeout=ping_timeout)
+        _engines_used.add(base_url)
         self._api = self._client.api
         self.mem_limit = mem_limit
         self.pids_limit = pids_limit
@@ -90,6 +92,25 @@ class Runtime(Removals, Registries, Containers):
         untagged = self.remove_images({image_id for image_id, tags in doomed.items() if not tags})
         return Reaped(containers, untagged + sum(1 for tags in doomed.values() if tags))
 
+    def remove_own(self, *, settle: float = 1.0, limit: float = 20.0) -> int:
+        """Remove what this process made that is not a cache entry (its containers and
+        ``own_images``), again until two listings ``settle`` seconds apart find none, for at
+        most ``limit`` seconds: after an interruption the engine still finishes a commit or
+        build step whose call was abandoned. Returns how many things it removed."""
+        removed = quiet = 0
+        deadline = time.monotonic() + limit
+        while quiet < 2 and time.monotonic() < deadline:
+            containers, images = self.labelled_containers(mine=True), self.own_images()
+            quiet = 0 if containers or images else quiet + 1
+            removed += self.remove_containers(containers) + len(images)
+            for tags in images.values():
+                for tag in tags:
+                    self.remove_image(tag)
+            self.remove_images({image_id for image_id, tags in images.items() if not tags})
+            if quiet < 2:
+                time.sleep(settle)
+        return removed
+
     @engine_call("cannot ask the engine for its resources")
     def capacity(self) -> tuple[int, int]:
         """The engine's CPUs and memory in bytes (what its containers can share)."""
@@ -99,6 +120,23 @@ class Runtime(Removals, Registries, Containers):
     def close(self) -> None:
         """Drop the connections to the engine (the runtime is not used afterwards)."""
         self._client.close()
+
+
+#: The engines (``base_url``, None for the default) this process connected to.
+_engines_used: set[str | None] = set()
+
+
+def remove_own_everywhere() -> int:
+    """``Runtime.remove_own`` on every engine this process connected to (none: nothing to
+    do, no connection made); an engine that is gone is skipped. For the end of an
+    interrupted command. Returns how many things went."""
+    removed = 0
+    for base_url in sorted(_engines_used, key=str):
+        try:
+            removed += Runtime(base_url).remove_own()
+        except CligymError:
+            pass
+    return removed
 
 
 def _connect(base_url: str | None, *, timeout: float, ping_timeout: float) -> docker.DockerClient:

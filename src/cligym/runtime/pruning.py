@@ -58,6 +58,14 @@ class Removals(Images):
     def _owned_images(self) -> list[dict]:
         return self._api.images(all=True, filters={"label": OWNER})  # build steps carry the labels too
 
+    @engine_call("cannot list images")
+    def own_images(self) -> dict[str, list[str]]:
+        """The images (id -> tags) this process made that are not cache entries: its scratch
+        images and its untagged ones (build steps, commits)."""
+        found = {image["Id"]: [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
+                 for image in self._api.images(filters={"label": f"{RUN}={run_id()}"})}
+        return {image_id: tags for image_id, tags in found.items() if all(scratch(t) for t in tags)}
+
     def remove_scratch_images(self) -> None:
         """Remove the scratch images this process made (by tag: ``cligym.runtime.names``)."""
         for image in self._api.images(filters={"label": f"{RUN}={run_id()}"}):

@@ -149,8 +149,8 @@ class Session:
         scratch image), with none of its processes: ``preload`` (a tar) is unpacked into it
         before it starts with PID 1 running ``keepalive``. Removed with that image on exit."""
         ref = ImageKind.SUCCESSOR.tag("", str(next(_SUCCESSORS)))
-        self.commit(*ref.split(":"))
         try:
+            self.commit(*ref.split(":"))
             with self._runtime.session(ref, keepalive=keepalive, preload=preload) as fresh:
                 yield fresh
         finally:

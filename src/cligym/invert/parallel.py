@@ -12,15 +12,15 @@ that is every earlier attempt, as in the sequential run.
 Finished attempts are saved as they finish, so an interrupted run (a signal, a fatal model
 or engine error, ``kill -9``) resumes with the same command: attempts that had not finished
 are made again. On an error or a signal the running attempts are told to stop (the agent
-ends at its next step) and are not saved; their containers are removed as they end.
+ends at its next step; ``cligym.harness.workers``) and are not saved.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
+from cligym.harness.workers import run_workers
 from cligym.invert.context import CheckOrder, RunContext, Stopped, wait_until
 from cligym.invert.pipeline import Degrader, forget_orphans, make_attempt
 from cligym.invert.summary import summarize
@@ -95,27 +95,13 @@ def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, workers:
         order.finish(attempt, candidate)
         ctx.reporter.advance()
 
-    if workers == 1:
-        for attempt in todo:
-            one(attempt)
-    else:
-        _at_once(one, todo, workers, degrader, stop)
+    def stop_now() -> None:
+        stop.set()
+        if hasattr(degrader, "stop_now"):
+            degrader.stop_now()  # e.g. the model client's back-off waits end at once
+
+    run_workers(one, todo, workers, stop=stop_now, runtime=ctx.runtime, name="attempt")
     summary = summarize(ctx.run, ctx.gold, attempts)
     save(summary, ctx.run.summary)
     return summary
 
-
-def _at_once(one, todo: list[int], workers: int, degrader: Degrader, stop: threading.Event) -> None:
-    """``one`` of each attempt in ``todo``, ``workers`` at a time; on an error or a signal the
-    rest are dropped and the running ones told to stop."""
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attempt") as pool:
-        futures = [pool.submit(one, attempt) for attempt in todo]
-        try:
-            for future in futures:
-                future.result()
-        except BaseException:
-            stop.set()
-            if hasattr(degrader, "stop_now"):
-                degrader.stop_now()  # e.g. the model client's back-off waits end at once
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise

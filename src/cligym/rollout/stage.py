@@ -10,8 +10,6 @@ of :mod:`cligym.rollout.agents`.
 from __future__ import annotations
 
 import os
-import queue
-import threading
 import time
 import uuid
 from math import comb
@@ -22,6 +20,7 @@ from cligym.agents.loop import AgentLimits
 from cligym.agents.trajectory import TrajectoryRecorder
 from cligym.errors import BadInput, BuildFailed
 from cligym.harness.trial import run_verifier, task_image
+from cligym.harness.workers import run_workers
 from cligym.layout import ExportDir, RolloutDir, TaskDir
 from cligym.models.io import load, save
 from cligym.models.rollout import RolloutResult, RolloutSummary
@@ -30,10 +29,6 @@ from cligym.rollout.agents import RolloutAgent
 from cligym.rollout.registry import get_agent
 from cligym.runtime import ImageKind, Runtime
 from cligym.ui import Reporter
-
-#: Seconds the running attempts get to end by themselves when the rollout stops.
-STOP_WAIT = 3.0
-
 
 def pass_at(n: int, c: int, k: int) -> float:
     """The unbiased pass@k estimate from n attempts with c successes."""
@@ -125,74 +120,16 @@ def rollout(
     results: dict[str, list[RolloutResult]] = {}
     if workers < 1:
         raise BadInput("--workers must be at least 1")
+
+    def roll(task: TaskDir) -> None:
+        results[task.name] = _roll_task(runtime, task, runner, k, target, reporter)
+
     with reporter.task(f"rollouts ({agent}, k={k}, {workers} at once)", total=len(dirs) * k):
-        if workers == 1:
-            for task in dirs:
-                results[task.name] = _roll_task(runtime, task, runner, k, target, reporter)
-        else:
-            results = _roll_concurrently(runtime, dirs, runner, k, target, reporter, workers)
+        run_workers(roll, dirs, workers, stop=runner.stop_now, runtime=runtime, name="rollout")
     summary = summarize(agent, k, results)
     summary.tasks_dir = os.path.abspath(tasks)
     save(summary, target.summary)
     return summary
-
-
-def _roll_concurrently(runtime: Runtime, dirs: list[TaskDir], runner: RolloutAgent, k: int, out: RolloutDir,
-                       reporter: Reporter, workers: int) -> dict[str, list[RolloutResult]]:
-    """``_roll_task`` for ``workers`` tasks at a time, in daemon threads. On an error or a
-    signal the tasks not started are dropped and the running ones are stopped
-    (``_stop_workers``); finished attempts are saved, so the same command resumes."""
-    todo: queue.SimpleQueue[TaskDir] = queue.SimpleQueue()
-    for task in dirs:
-        todo.put(task)
-    results: dict[str, list[RolloutResult]] = {}
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        while not runner.stop.is_set() and not errors:
-            try:
-                task = todo.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                results[task.name] = _roll_task(runtime, task, runner, k, out, reporter)
-            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
-                errors.append(exc)
-
-    threads = [threading.Thread(target=work, name=f"rollout-{n}", daemon=True) for n in range(workers)]
-    for thread in threads:
-        thread.start()
-    try:
-        while not errors and (alive := [thread for thread in threads if thread.is_alive()]):
-            alive[0].join(0.2)
-    except BaseException:
-        _stop_workers(runtime, runner, threads)
-        raise
-    if errors:
-        _stop_workers(runtime, runner, threads)
-        raise errors[0]
-    return {task.name: results[task.name] for task in dirs}
-
-
-def _stop_workers(runtime: Runtime, runner: RolloutAgent, threads: list[threading.Thread]) -> None:
-    """Stop the running attempts: they end before their next step and the model's waits end
-    now. Those still running after ``STOP_WAIT`` (a command or a model answer in progress)
-    lose their containers, and after as long again their scratch images (this process's
-    only); the threads are daemons, so none keeps the process alive."""
-    runner.stop_now()
-    if _joined(threads, STOP_WAIT):
-        return
-    runtime.remove_labelled_containers(mine=True)
-    if not _joined(threads, STOP_WAIT):
-        runtime.remove_scratch_images()  # the task images of the attempts still running
-
-
-def _joined(threads: list[threading.Thread], seconds: float) -> bool:
-    """Whether every thread ended within ``seconds``."""
-    end = time.monotonic() + seconds
-    for thread in threads:
-        thread.join(max(0.0, end - time.monotonic()))
-    return not any(thread.is_alive() for thread in threads)
 
 
 def summarize(agent: str, k: int, results: dict[str, list[RolloutResult]]) -> RolloutSummary:

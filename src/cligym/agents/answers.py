@@ -327,6 +327,10 @@ def _json_kind(value: Any) -> str:
     return {list: "a list", str: "a string", bool: "a boolean", dict: "an object"}.get(type(value), "a number")
 
 
-def _excerpt(text: str, limit: int = EXCERPT) -> str:
-    text = " ".join(text.split())
+def one_line(value: object, limit: int = 240) -> str:
+    text = " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _excerpt(text: str, limit: int = EXCERPT) -> str:
+    return one_line(text, limit)

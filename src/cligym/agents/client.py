@@ -1,30 +1,20 @@
 """A model client for any OpenAI-compatible chat-completions endpoint (vLLM, SGLang,
 llama.cpp, LiteLLM, OpenAI itself...), over the ``openai`` SDK.
 
-- ``ModelConfig``: where and how to call the model; ``ModelConfig.load(path, **overrides)``
-  reads a TOML file with the same keys, values given on the command line win.
-- ``ModelClient.chat(messages, tools=None, deadline=None) -> Reply``: one completion. The
-  body is read and checked by ``cligym.agents.answers``: whatever is not a chat completion
-  becomes a ``ModelBadAnswer`` naming what came back, never a traceback.
-- Retries are ours (the SDK's are switched off so each attempt is counted once): 408, 429
-  and 5xx answers, connection errors, timeouts and unusable answers are retried with
-  exponential back-off, or after the server's ``Retry-After`` (capped), up to
-  ``max_retries`` times.
-- Time: an attempt gets ``timeout`` seconds for the whole answer, body included (a server
-  trickling bytes does not extend it), and never more than the time left before the
-  caller's ``deadline`` (a ``time.monotonic()`` value); no back-off sleeps past it, and no
-  attempt starts with less than ``MIN_ATTEMPT`` left. When the deadline comes first the
-  call raises ``ModelDeadline``.
-- Every failure the user can act on is a ``ModelError`` (a ``CligymError``) with one line.
-  ``Fatal`` ones concern the endpoint itself and stop a run: unreachable, key refused,
-  unknown model, retries exhausted, a web page where the API should be
-  (``ModelNotChatEndpoint``), and ``max_failed_calls`` calls in a row without a completion
-  (``ModelBroken``), so an endpoint that answers garbage cannot fail every attempt of a run.
+Retries are ours (the SDK's are off, so each attempt is counted once): 408, 429 and 5xx
+answers, connection errors, timeouts and unusable answers (``cligym.agents.answers``) are
+retried after a jittered exponential back-off or the server's ``Retry-After`` (capped). An
+attempt gets ``timeout`` seconds for the whole answer, body included, and never more than
+the time left before the caller's ``deadline``; no wait ends past it (``ModelDeadline``).
+Every failure is a one-line ``ModelError``; the ``Fatal`` ones concern the endpoint itself
+and stop a run, ``max_failed_calls`` calls in a row without a completion among them
+(``ModelBroken``), so an endpoint that answers garbage cannot fail every attempt of a run.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from typing import Any, Callable, Protocol
@@ -34,11 +24,9 @@ import tenacity
 
 from cligym.agents.answers import (
     Reply,
-    ToolCall,
     Unusable,
     Usage,
     estimate_usage,
-    parse_tool_arguments,
     read_completion,
 )
 from cligym.agents.config import ModelConfig
@@ -62,9 +50,8 @@ from cligym.agents.errors import (
     tools_unsupported,
 )
 from cligym.agents.history import text_tool_call, wire_messages
-from cligym.agents.retry import FIRST_CONTACT_RETRIES, Failed, Stop, Wait
 from cligym.agents.transport import (
-    BodyFailed,
+    Failed,
     connection_reason,
     not_connected,
     one_line,
@@ -78,8 +65,7 @@ from cligym.errors import BadInput, Fatal
 __all__ = [
     "ChatClient", "ModelAuthError", "ModelBadAnswer", "ModelBroken", "ModelClient", "ModelConfig",
     "ModelContextOverflow", "ModelDeadline", "ModelError", "ModelFieldRefused", "ModelNotChatEndpoint", "ModelNotFound",
-    "ModelRetriesExhausted", "ModelToolsUnsupported", "ModelUnreachable", "Reply", "ToolCall", "Usage",
-    "parse_tool_arguments",
+    "ModelRetriesExhausted", "ModelToolsUnsupported", "ModelUnreachable", "Reply", "Usage",
 ]
 
 log = logging.getLogger(__name__)
@@ -89,6 +75,8 @@ RETRY_STATUSES = frozenset({408, 429})
 MAX_BODY = 32 * 2**20
 #: Less time than this before the deadline is not worth an attempt.
 MIN_ATTEMPT = 0.1
+#: Retries for an endpoint that cannot be reached and has never answered.
+FIRST_CONTACT_RETRIES = 2
 
 
 # --------------------------------------------------------------------------- client
@@ -136,18 +124,9 @@ class ModelClient:
             max_retries=0,
         )
 
-    def close(self) -> None:
-        self._openai.close()
-
     def stop(self) -> None:
         """The run is stopping: waits end now and later calls raise ``ModelDeadline``."""
         self.stopping.set()
-
-    def __enter__(self) -> ModelClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def failures(self) -> list[str]:
@@ -220,23 +199,38 @@ class ModelClient:
         self.stopping.wait(seconds)
 
     def _complete(self, request: dict[str, Any], deadline: float | None) -> Reply:
-        """Attempts until a completion, a final error, the last retry or the deadline; the
-        waits between them are tenacity's exponential back-off with jitter (workers
-        that failed together do not retry together), or the server's Retry-After plus up
-        to a tenth more."""
+        """Attempts until a completion, a final error, the last retry or the deadline. The
+        wait before a retry is the server's Retry-After plus up to a tenth more, or
+        exponential back-off with "equal jitter" (half of ``backoff_base`` doubled per retry
+        waited for sure, half at random), so workers that failed together do not retry
+        together; a Retry-After of 0 gets the back-off too, as the OpenAI SDK does. No
+        retry once the run is stopping or when its wait would end past ``deadline``, and no
+        more than ``FIRST_CONTACT_RETRIES`` for an endpoint that has never answered anything
+        and cannot be reached (a wrong URL, a server not started): the user hears of it at once."""
+        cfg = self.config
         failures: list[Failed] = []
-        retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(Failed),
-            wait=Wait(self.config, failures),
-            stop=tenacity.stop_after_attempt(self.config.max_retries + 1) | Stop(deadline, self.stopping, self,
-                                                                                     failures),
-            sleep=self._sleep, before_sleep=self._before_sleep, reraise=True)
+        half, cap = cfg.backoff_base / 2, cfg.backoff_cap / 2
+        backoff = tenacity.wait_exponential(multiplier=half, max=cap) + tenacity.wait_random_exponential(
+            multiplier=half, max=cap)
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            delay = failures[-1].delay
+            return delay * (1 + random.random() / 10) if delay else backoff(state)
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            never_reached = not self.reached and failures[-1].kind == "unreachable"
+            return (state.attempt_number > cfg.max_retries or self.stopping.is_set()
+                    or never_reached and len(failures) > FIRST_CONTACT_RETRIES
+                    or deadline is not None and time.monotonic() + (state.upcoming_sleep or 0) >= deadline)
+
+        retrying = tenacity.Retrying(retry=tenacity.retry_if_exception_type(Failed), wait=wait, stop=stop,
+                                     sleep=self._sleep, before_sleep=self._before_sleep, reraise=True)
         try:
             for attempt in retrying:
                 with attempt:
                     return self._timed_attempt(request, deadline, failures)
         except Failed:
-            raise self._final_error(failures, deadline) from None
+            raise self._final_error(failures) from None
         raise AssertionError("tenacity ended without an outcome")  # pragma: no cover
 
     def _timed_attempt(self, request: dict[str, Any], deadline: float | None, failures: list[Failed]) -> Reply:
@@ -262,11 +256,9 @@ class ModelClient:
         log.info("model call failed (%s); retry %d of %d in %.2fs", getattr(error, "reason", error),
                  state.attempt_number, self.config.max_retries, state.upcoming_sleep)
 
-    def _final_error(self, failures: list[Failed], deadline: float | None) -> ModelError:
-        if self.stopping.is_set():
-            return self._deadline_error(failures)
-        if len(failures) > self.config.max_retries or failures[-1].kind == "unreachable" and \
-                len(failures) > FIRST_CONTACT_RETRIES:
+    def _final_error(self, failures: list[Failed]) -> ModelError:
+        if not self.stopping.is_set() and (len(failures) > self.config.max_retries or failures[-1].kind ==
+                                           "unreachable" and len(failures) > FIRST_CONTACT_RETRIES):
             return self._exhausted(failures)
         return self._deadline_error(failures)  # the next wait would have ended past the deadline
 
@@ -278,8 +270,6 @@ class ModelClient:
             with self._openai.chat.completions.with_streaming_response.create(**request, timeout=timeout) as answer:
                 content_type = answer.headers.get("content-type", "").lower()
                 body = read_body(answer, stop_at, timeout, MAX_BODY)
-        except BodyFailed as exc:
-            raise Failed(exc.reason, exc.kind) from None
         except openai.APITimeoutError:
             raise Failed(f"no answer within {timeout:.3g}s", "timeout") from None
         except openai.APIConnectionError as exc:

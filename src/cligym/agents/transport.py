@@ -1,15 +1,10 @@
-"""The HTTP side of a model call, for the client (``cligym.agents.client``): reading an
-answer's body within a time budget, and one-line descriptions of HTTP failures.
-
-``read_body`` reads the streamed body chunk by chunk and stops at the attempt's end time,
-so a server that trickles bytes (keep-alive whitespace, a stalled generation behind a
-proxy) cannot stretch an attempt past its budget; it also stops past ``max_bytes``. Its
-failures are ``BodyFailed`` with a ``kind`` the client retries on: ``timeout``, ``broken``
-(the connection dropped mid-body) or ``garbage`` (too large).
-"""
+"""The HTTP side of a model call, for the client (``cligym.agents.client``): a failed
+attempt that may be retried, reading an answer's body within a time budget, and one-line
+descriptions of HTTP failures."""
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import time
 from datetime import datetime, timezone
@@ -17,22 +12,28 @@ from typing import Any
 
 import openai
 
-from cligym.agents.answers import describe_text
-
-MAX_DETAIL = 240
+from cligym.agents.answers import describe_text, one_line
 
 
-class BodyFailed(Exception):
-    """The body of an answer could not be read whole: ``reason`` (one line) and ``kind``."""
+class Failed(Exception):
+    """One failed attempt that may be retried: ``reason`` (one line), ``kind`` (timeout,
+    unreachable, broken, status; html, error or garbage for an unusable answer, see
+    ``Unusable``) and the server's ``delay`` (Retry-After)."""
 
-    def __init__(self, reason: str, kind: str) -> None:
+    def __init__(self, reason: str, kind: str, *, delay: float | None = None) -> None:
         super().__init__(reason)
-        self.reason, self.kind = reason, kind
+        self.reason, self.kind, self.delay = reason, kind, delay
+
+    @property
+    def unusable(self) -> bool:
+        return self.kind in ("html", "error", "garbage")
 
 
 def read_body(answer: Any, stop_at: float, budget: float, max_bytes: int) -> bytes:
     """The whole body of ``answer`` (the SDK's streamed response) before ``stop_at``
-    (``time.monotonic()``), or ``BodyFailed``."""
+    (``time.monotonic()``), or ``Failed``. Read chunk by chunk, so a server that trickles
+    bytes (keep-alive whitespace, a stalled generation behind a proxy) cannot stretch an
+    attempt past its budget."""
     chunks: list[bytes] = []
     size = 0
     try:
@@ -40,15 +41,15 @@ def read_body(answer: Any, stop_at: float, budget: float, max_bytes: int) -> byt
             chunks.append(chunk)
             size += len(chunk)
             if size > max_bytes:
-                raise BodyFailed(f"an answer larger than {max_bytes // 2**20} MiB", "garbage")
+                raise Failed(f"an answer larger than {max_bytes // 2**20} MiB", "garbage")
             if time.monotonic() > stop_at:
-                raise BodyFailed(f"no complete answer within {budget:.3g}s ({size} bytes came)", "timeout")
-    except BodyFailed:
+                raise Failed(f"no complete answer within {budget:.3g}s ({size} bytes came)", "timeout")
+    except Failed:
         raise
     except Exception as exc:  # noqa: BLE001 - the HTTP library's own errors, whatever its version
         if _is_timeout(exc):
-            raise BodyFailed(f"no complete answer within {budget:.3g}s ({size} bytes came)", "timeout") from None
-        raise BodyFailed(f"the connection broke after {size} bytes of the answer ({one_line(exc, 120)})",
+            raise Failed(f"no complete answer within {budget:.3g}s ({size} bytes came)", "timeout") from None
+        raise Failed(f"the connection broke after {size} bytes of the answer ({one_line(exc, 120)})",
                          "broken") from None
     return b"".join(chunks)
 
@@ -104,33 +105,18 @@ def status_line(exc: openai.APIStatusError) -> str:
 def retry_after(headers: Any, cap: float) -> float | None:
     """Seconds the server asked us to wait (Retry-After / retry-after-ms), capped; None if none."""
     seconds = None
-    value = headers.get("retry-after-ms")
-    if value:
-        try:
-            seconds = float(value) / 1000
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if seconds is None and value:
-        try:
-            seconds = float(value)
-        except ValueError:
-            try:
-                when = email.utils.parsedate_to_datetime(value)
-            except (TypeError, ValueError):
-                when = None
-            if when is not None:
-                if when.tzinfo is None:
-                    when = when.replace(tzinfo=timezone.utc)
-                seconds = (when - datetime.now(timezone.utc)).total_seconds()
+    for value, unit in ((headers.get("retry-after-ms"), 1000), (headers.get("retry-after"), 1)):
+        with contextlib.suppress(TypeError, ValueError):
+            seconds = float(value) / unit
+            break
+    if seconds is None and headers.get("retry-after"):
+        with contextlib.suppress(TypeError, ValueError):
+            when = email.utils.parsedate_to_datetime(headers.get("retry-after"))
+            when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+            seconds = (when - datetime.now(timezone.utc)).total_seconds()
     if seconds is None or seconds != seconds:  # absent or NaN
         return None
     return min(max(seconds, 0.0), cap)
-
-
-def one_line(value: object, limit: int = MAX_DETAIL) -> str:
-    text = " ".join(str(value).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _is_timeout(exc: BaseException) -> bool:

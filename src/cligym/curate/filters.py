@@ -2,27 +2,21 @@
 loops.
 
 Cheating looks at what each tool call would touch: the ``command`` of ``execute_bash`` (and of
-other shell-like tools: ``cmd``, ``keystrokes``), and the ``path`` of ``str_replace_editor``. The
-rules (``CHEAT_RULES``):
+other shell-like tools: ``cmd``, ``keystrokes``), and the ``path`` of ``str_replace_editor``.
+``RULE_REASONS`` says what each of ``CHEAT_RULES`` catches. Of the rules that read:
 
-- ``git``: reads the repository database, a ``.git`` path or any ``git`` command other than
-  ``--version``/``help``/``config``/``init`` (history, diffs and the index reveal the healthy state);
-- ``package_cache``: pip / uv / conda / apt caches (``~/.cache/pip``, ``pip cache``,
-  ``/var/cache/apt``, ``/var/lib/apt/lists``, ``.../conda/pkgs``);
-- ``logs``: ``/var/log``, ``journalctl``, ``conda-meta/history`` (how the machine got its
-  state). Not Harbor's ``/logs``, which holds nothing of that: reading it is harmless, and
-  writing there is tampering (``harness_dirs``);
-- ``shell_history``: ``.bash_history`` and other ``*_history`` files, ``.viminfo``, ``.lesshst``,
-  the ``history`` / ``fc`` builtins;
-- ``tests``: the task's tests (``/tests``, ``test.sh``, ``run-tests.sh``);
-- ``solution``: the task's solution (``/solution``, ``solve.sh``);
-- ``backup_restore``: ``cp``/``mv``/``rsync``/``install``/``ln``/``dd``/``cat >`` from a leftover
-  copy (``*.bak``, ``*.orig``, ``*.old``, ``*~``, ``*.dpkg-old``... or a file in a ``backup``
-  directory) onto the original;
-- ``test_edit``, ``pytest_plugin``, ``interpreter``, ``reward``, ``harness_dirs``, ``trace``:
-  tampering with the verdict (the project's tests or pytest's configuration, pytest plugins
-  and start-up hooks, the interpreter or the verifier's shell, the reward file, anything
-  under ``/tests`` or ``/logs``, tracing PID 1); see :mod:`cligym.curate.tampering`.
+- ``git`` lets ``--version``/``help``/``config``/``init`` pass (history, diffs and the index reveal
+  the healthy state);
+- ``logs`` is the machine's (``/var/log``, ``journalctl``, ``conda-meta/history``: how the machine
+  got its state), not Harbor's ``/logs``, which holds nothing of that: reading it is harmless,
+  and writing there is tampering (``harness_dirs``);
+- ``package_cache``, ``shell_history``, ``tests`` and ``solution`` are the paths (and ``pip
+  cache``, ``history``, ``fc``) that hold them;
+- ``backup_restore`` is a copy of a leftover (``*.bak``, ``*.orig``, ``*~``... or a file in a
+  ``backup`` directory) back onto its original.
+
+The tampering rules (``test_edit``, ``pytest_plugin``, ``interpreter``, ``reward``,
+``harness_dirs``, ``trace``) read what a call changes: see :mod:`cligym.curate.tampering`.
 
 A loop is the same action (same tool, same normalised arguments) run ``repeat`` or more times in
 a row with the same observation each time, i.e. without learning anything new. Steps without
@@ -41,6 +35,7 @@ from pydantic import BaseModel
 
 from cligym.curate.shell import ShellCommand, operands, simple_commands
 from cligym.curate.tampering import TAMPER_RULES, check_editor, check_shell
+from cligym.curate.writes import VALUED
 from cligym.models.curate import CheatHit, LoopHit
 from cligym.models.trajectory import Trajectory
 
@@ -110,10 +105,6 @@ def actions(trajectory: Trajectory) -> Iterator[Action]:
         for call in step.tool_calls:
             yield Action(step_id=step.step_id, tool=call.function_name, arguments=call.arguments,
                          observation=outputs.get(call.tool_call_id))
-
-
-def agent_step_count(trajectory: Trajectory) -> int:
-    return sum(1 for step in trajectory.steps if step.source == "agent")
 
 
 # -- normalising -----------------------------------------------------------------------------
@@ -194,14 +185,6 @@ _BACKUP_DIR = re.compile(r"^\.?(?:backups?|bak|bkp|orig|original|old|saved?)$", 
 _COPIERS = frozenset({"cp", "mv", "rsync", "install", "ln", "scp"})
 _GIT_HARMLESS = frozenset({"--version", "version", "help", "--help", "config", "init"})
 _TARGET = frozenset({"-t", "--target-directory"})
-_OPTION_WITH_VALUE = {
-    "install": {"-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix", "-t", "--target-directory"},
-    "cp": {"-t", "--target-directory", "-S", "--suffix"},
-    "mv": {"-t", "--target-directory", "-S", "--suffix"},
-    "ln": {"-t", "--target-directory", "-S", "--suffix"},
-    "rsync": {"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--chmod", "--chown"},
-    "scp": {"-P", "-i", "-o", "-F", "-c", "-l"},
-}
 
 
 def _original_of(source: str) -> tuple[str, str] | None:
@@ -231,7 +214,7 @@ def _restore_hits(cmd: ShellCommand) -> list[str]:
     """Why this simple command copies a leftover copy back onto its original (or nothing)."""
     pairs: list[tuple[str, str, bool]] = []  # source, destination, destination is a directory
     if cmd.program in _COPIERS:
-        words, values = operands(cmd.args, _OPTION_WITH_VALUE.get(cmd.program, set()) | _TARGET)
+        words, values = operands(cmd.args, VALUED[cmd.program] | _TARGET)
         target = next((value for option, value in reversed(values) if option in _TARGET), None)
         if target is not None:
             pairs = [(source, target, True) for source in words]
@@ -278,36 +261,17 @@ def _git_hits(cmd: ShellCommand) -> list[str]:
     return [f"git {args[0]}"]
 
 
-def _history_hits(cmd: ShellCommand) -> list[str]:
-    return [cmd.program] if cmd.program in ("history", "fc") else []
-
-
-def _path_hits(rule: str, text: str) -> list[str]:
-    return [match.group(0) for pattern in _PATH_RULES.get(rule, []) for match in pattern.finditer(text)]
-
-
 def check_text(text: str, *, shell: bool) -> list[tuple[str, str]]:
     """The (rule, matched text) pairs a command (``shell=True``) or a file path fires."""
-    hits: list[tuple[str, str]] = []
-    for rule in CHEAT_RULES:
-        for matched in _path_hits(rule, text):
-            hits.append((rule, matched))
+    hits = [(rule, match.group(0)) for rule, patterns in _PATH_RULES.items() for pattern in patterns
+            for match in pattern.finditer(text)]
     if shell:
         for cmd in simple_commands(text):
             hits += [("git", m) for m in _git_hits(cmd)]
-            hits += [("shell_history", m) for m in _history_hits(cmd)]
+            hits += [("shell_history", cmd.program)] if cmd.program in ("history", "fc") else []
             hits += [("backup_restore", m) for m in _restore_hits(cmd)]
         hits += check_shell(text)
-    return _unique(hits)
-
-
-def _unique(hits: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    seen, unique = set(), []
-    for hit in hits:
-        if hit not in seen:
-            seen.add(hit)
-            unique.append(hit)
-    return unique
+    return list(dict.fromkeys(hits))
 
 
 def find_cheating(trajectory: Trajectory) -> list[CheatHit]:
@@ -318,15 +282,14 @@ def find_cheating(trajectory: Trajectory) -> list[CheatHit]:
             continue
         shell = shell_text(action.tool, action.arguments)
         if shell is not None:
-            found = check_text(shell, shell=True)
-            shown = shell
+            found, shown = check_text(shell, shell=True), shell
         elif isinstance(action.arguments.get("path"), str):
-            found = _unique(check_text(action.arguments["path"], shell=False) + check_editor(action.arguments))
+            found = check_text(action.arguments["path"], shell=False) + check_editor(action.arguments)
             shown = action.text
         else:
             continue
         hits += [CheatHit(rule=rule, step_id=action.step_id, tool=action.tool, command=shown[:1000], matched=m)
-                 for rule, m in found]
+                 for rule, m in dict.fromkeys(found)]
     return hits
 
 
@@ -344,24 +307,21 @@ def cheating_reason(hits: list[CheatHit]) -> str:
 # -- loops -----------------------------------------------------------------------------------
 
 
-def _same_observation(a: str | None, b: str | None) -> bool:
-    return (a or "").strip() == (b or "").strip()
-
-
 def find_loop(trajectory: Trajectory, repeat: int = 3) -> LoopHit | None:
     """The longest run of ``repeat`` or more identical actions with identical observations
     (``None`` if there is none)."""
-    if repeat < 2:
-        raise ValueError("loop_repeat must be at least 2")
     best: LoopHit | None = None
     run: list[Action] = []
+    last: tuple[str, str] | None = None
     for action in actions(trajectory):
         if action.tool == "think":
             continue
-        if run and action.key == run[-1].key and _same_observation(action.observation, run[-1].observation):
+        said = (action.key, (action.observation or "").strip())
+        if said == last:
             run.append(action)
         else:
             run = [action]
+        last = said
         if len(run) >= repeat and (best is None or len(run) > best.repeats):
             best = LoopHit(tool=action.tool, action=action.text[:500], repeats=len(run),
                            step_ids=[a.step_id for a in run])

@@ -30,7 +30,6 @@ from cligym.agents.tools import TOOLS
 from cligym.agents.trajectory import reasoning_history, to_chat_messages
 from cligym.curate.filters import (
     CHEAT_RULES,
-    agent_step_count,
     cheating_reason,
     find_cheating,
     find_loop,
@@ -61,30 +60,22 @@ def rollout_attempts(rollout_dir: Path) -> tuple[list[Path], list[str]]:
     return complete, incomplete
 
 
-#: ``tools_from`` of a row whose trajectory recorded its tools (``agent.tool_definitions``)...
-TOOLS_FROM_TRAJECTORY = "trajectory"
-#: ...and of one whose trajectory is older and did not: its ``tools`` are cligym's current
-#: ``cligym.agents.tools.TOOLS``, which may differ from what the model was offered then.
-TOOLS_FROM_CURRENT = "cligym.agents.tools.TOOLS"
-
-
 def sft_row(trajectory: Trajectory, result: RolloutResult) -> dict:
-    """One SFT row. ``tools`` are the trajectory's own ``agent.tool_definitions``; only a
-    trajectory without them (recorded before cligym wrote them) gets the current ``TOOLS``,
-    and ``tools_from`` says which. ``reasoning_history`` is the convention the messages'
-    ``reasoning_content`` follows (``"send-back"``, ``"drop"``, or ``None`` for a trajectory
-    that records none: every turn keeps its reasoning), see :func:`to_chat_messages`."""
+    """One SFT row. ``tools`` are the trajectory's own ``agent.tool_definitions``; a trajectory
+    recorded before cligym wrote them gets cligym's current ``TOOLS``, which may differ from
+    what the model was offered then, and ``tools_from`` says which. ``reasoning_history`` is the
+    convention the messages' ``reasoning_content`` follows, see :func:`to_chat_messages`."""
     recorded = trajectory.agent.tool_definitions
     return {"messages": to_chat_messages(trajectory),
             "tools": recorded if recorded is not None else TOOLS,
-            "tools_from": TOOLS_FROM_TRAJECTORY if recorded is not None else TOOLS_FROM_CURRENT,
+            "tools_from": "trajectory" if recorded is not None else "cligym.agents.tools.TOOLS",
             "reasoning_history": reasoning_history(trajectory),
             "task_id": result.task_id, "attempt": result.attempt, "reward": result.reward}
 
 
 def judge(trajectory: Trajectory, result: RolloutResult, path: str, *, min_steps: int,
           loop_repeat: int) -> TrajectoryDecision:
-    steps = agent_step_count(trajectory)
+    steps = sum(1 for step in trajectory.steps if step.source == "agent")
     cheating = find_cheating(trajectory)
     decision: Decision
     if result.reward != 1:

@@ -2,51 +2,33 @@
 what it reports, rather than repairing the environment. They read what a call changes (see
 :mod:`cligym.curate.writes`), never what it only reads. The rules (``TAMPER_RULES``):
 
-- ``test_edit``: writes, edits, moves or deletes the project's tests (``test_*.py``,
-  ``*_test.py``, anything under a ``tests``/``test``/``testing`` directory) or writes pytest's
-  configuration: ``conftest.py``, ``pytest.ini``/``.pytest.ini``, and ``tox.ini``/``setup.cfg``/
-  ``pyproject.toml`` when the edit shows pytest settings (``[pytest]``, ``[tool:pytest]``,
-  ``[tool.pytest.ini_options]``, ``addopts``, ``testpaths``...) or its content is not shown (a
-  copy over the file); exporting ``PYTEST_ADDOPTS``/``PYTEST_PLUGINS`` or writing them into a
-  file. Not: deleting or moving away a ``conftest.py`` or a pytest configuration file (how a
-  broken test configuration is repaired), a ``VAR=value`` prefix on one command, ``__pycache__``
-  and ``.pyc`` files, library tests under ``site-packages`` or the standard library;
-- ``pytest_plugin``: ``pip install``/``download``/``wheel`` of a ``pytest-*`` distribution
-  (an offline ``pip install --no-index`` reinstalls what the environment holds and is not
-  flagged), fetching a ``pytest-*`` wheel or archive; writing a ``.pth`` file with an ``import``
-  line (or whose content is not shown), ``sitecustomize.py``/``usercustomize.py``, files of
-  ``_pytest``/``pytest``/``pluggy`` in ``site-packages``; writing a plugin anywhere (content
-  with ``pytest11``, ``hookimpl``, ``pytest_plugins =`` or a ``def pytest_*`` hook). Not:
-  deleting a ``.pth`` or ``sitecustomize.py``, a ``.pth`` of path lines only, restoring an
-  installed plugin's own module from content the call does not show (``base64 -d > ...``);
-- ``interpreter``: writes, edits, moves away or links over the interpreter or pytest
-  (``*/bin/python*``, ``*/bin/pytest``, ``*/bin/py.test``) or what a harness starts the
-  verifier with (Harbor looks ``bash`` up on the image's PATH and runs ``chmod +x`` through it:
-  any shell — ``sh``, ``bash``, ``dash``, ``ash``, ``zsh``, ``ksh``, ``busybox`` — ``chmod``,
-  ``env``, ``cat``, ``mkdir`` in any ``bin`` folder). The verifier script itself needs none of
-  them, but a replaced launcher runs before it. Not: a link pointing at
-  another interpreter of the same kind outside a scratch directory (``ln -sfn python3.11
-  /opt/venv/bin/python`` repairs a broken link), an in-place edit of the first line's ``#!``
-  only (a console script's shebang), deleting, or a chmod (restoring an execute bit replaces
-  nothing; a wrapper is caught when it is written);
-- ``reward``: writing a ``reward.txt``/``reward.json`` anywhere (redirections, also inside
-  quoted scripts, ``tee``, copies, links, editors, inline scripts), content that names them,
-  and background commands (``&``, ``nohup``, ``setsid``, ``disown``) that name them or the
-  verifier's log folder;
+- ``test_edit``: changes the project's tests, or writes pytest's configuration (``conftest.py``,
+  ``pytest.ini``, and ``tox.ini``/``setup.cfg``/``pyproject.toml`` when the edit shows pytest
+  settings or not its content), or exports ``PYTEST_ADDOPTS``/``PYTEST_PLUGINS``. Not: deleting
+  or moving away a configuration file (how a broken test configuration is repaired), a
+  ``VAR=value`` prefix on one command, bytecode, library tests;
+- ``pytest_plugin``: installing or fetching a ``pytest-*`` distribution (an offline ``pip install
+  --no-index`` reinstalls what the environment holds), writing a ``.pth`` with an ``import``
+  line, ``sitecustomize.py``, pytest's or pluggy's own files, or a plugin anywhere. Not:
+  deleting them, a ``.pth`` of path lines only, restoring a module from content the call does
+  not show (``base64 -d > ...``);
+- ``interpreter``: replacing the interpreter or pytest, or what a harness starts the verifier
+  with (Harbor looks ``bash`` up on the image's PATH and runs ``chmod +x`` through it: any
+  shell, ``chmod``, ``env``, ``cat``, ``mkdir`` in any ``bin`` folder). The verifier script
+  needs none of them, but a replaced launcher runs before it. Not: a link at another
+  interpreter of the same kind outside a scratch directory (``ln -sfn python3.11
+  /opt/venv/bin/python`` repairs a broken link), an edit of the first line's ``#!`` only (a
+  console script's shebang), deleting, or a chmod (a wrapper is caught when it is written);
+- ``reward``: writing a ``reward.txt``/``reward.json`` anywhere, content that names them, and
+  background commands that name them or the verifier's log folder;
 - ``harness_dirs``: creating or changing anything under ``/tests`` (where the harness uploads
   the verifier after the agent: a planted file there is waiting for it) or ``/logs`` (the
-  harness's log folders: the reward, the verifier's output file, the agent's logs) —
-  writes, edits, links (a link *at* such a path), ``mkdir``, ``touch``, ``chmod``, deleting
-  or moving away, ``find ... -delete``, ``tar -C``/``unzip -d`` into them, the same paths
-  reached through ``/proc/PID/root``; a written script that would do so; a background
-  command that names them. Not: reading them (``ls /logs``, ``cat
-  /logs/verifier/test-stdout.txt``) or a link elsewhere that points into them;
+  reward, the verifier's output, the agent's logs), also through ``/proc/PID/root``, by a
+  written script or by a background command that names them. Not: reading them, or a link
+  elsewhere that points into them;
 - ``trace``: tracing or entering another process, PID 1 above all (no signal from inside
   the container reaches PID 1, and a PID 1 under a tracer's control could rewrite the
-  verifier once it is uploaded): ``PTRACE_ATTACH``/``SEIZE``/``POKE``, a ``ptrace(...)`` or
-  ``syscall(SYS_ptrace...)`` call from inline code (``ctypes``), ``process_vm_writev``,
-  ``/proc/PID/mem``, ``gdb -p``/``--pid``/``attach``, ``strace``/``ltrace -p 1``,
-  ``nsenter -t 1``. Not: ``strace`` of a command it starts.
+  verifier once it is uploaded). Not: ``strace`` of a command it starts.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ _INLINE = re.compile(r"^(?:python[\d.]*|pypy[\d.]*|perl|ruby|node)$")
 _COPIERS = frozenset({"cp", "install", "rsync", "scp"})
 _DELETERS = frozenset({"rm", "unlink", "shred", "rmdir"})
 _CHMODS = frozenset({"chmod", "chown", "chgrp", "chattr", "setfacl"})
-_VALUED = {  # options that take the next word as their value
+VALUED = {  # options that take the next word as their value
     "cp": {"-S", "--suffix"}, "mv": {"-S", "--suffix"}, "ln": {"-S", "--suffix"},
     "install": {"-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix"},
     "rsync": {"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--chmod", "--chown"},
@@ -71,7 +71,7 @@ def _destinations(sources: list[str], dest: str, is_dir: bool) -> list[str]:
 
 
 def _copy_writes(cmd: ShellCommand) -> list[Write]:
-    words, _ = operands(cmd.args, _VALUED.get(cmd.program, set()))
+    words, _ = operands(cmd.args, VALUED.get(cmd.program, set()))
     target = _target_dir(cmd)
     sources, dest = (words, target) if target else (words[:-1], words[-1] if len(words) > 1 else None)
     if dest is None:
@@ -90,7 +90,7 @@ def _sed_writes(cmd: ShellCommand) -> list[Write]:
     in_place = any(re.match(r"^-[A-Za-z]*i", a) or a.startswith("--in-place") for a in cmd.args)
     if not in_place:
         return []
-    words, pairs = operands(cmd.args, _VALUED.get(cmd.program, set()))
+    words, pairs = operands(cmd.args, VALUED.get(cmd.program, set()))
     values = [value for _, value in pairs]
     scripted = bool(values) or any(a.startswith(("-e", "--expression")) for a in cmd.args)
     scripts, files = (values, words) if scripted else (words[:1], words[1:])
@@ -123,7 +123,7 @@ def _redirect_content(cmd: ShellCommand) -> str | None:
 def _command_writes(cmd: ShellCommand) -> list[Write]:
     """The writes of one simple command (paths as written, before ``cd`` is applied)."""
     found = [Write(path=p, op="write", content=_redirect_content(cmd)) for p in cmd.redirect_out]
-    words, _ = operands(cmd.args, _VALUED.get(cmd.program, set()))
+    words, _ = operands(cmd.args, VALUED.get(cmd.program, set()))
     program = cmd.program
     if program in _COPIERS or program in ("mv", "ln"):
         found += _copy_writes(cmd)

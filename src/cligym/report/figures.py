@@ -101,18 +101,10 @@ def _table(sources: Sources, tasks: list[TaskInstance], exported: dict[str, Expo
         "storage bytes per task": storage["bytes_per_task"],
     }
     notes = {"Dockerfile lines": "FROM line included", "images": "gold images",
-             "storage bytes per task": storage_note(sources),
+             "storage bytes per task": ("the dataset directory, gold image bundle included" if sources.datasets
+                                        else "gold images (where recorded) and each task's own layer"),
              "LLM tokens per task": "" if tokens["prompt"] or tokens["completion"] else "no LLM was used"}
     return [PaperRow(metric=k, ours=v, paper=PAPER[k], note=notes.get(k, "")) for k, v in ours.items()]
-
-
-def storage_note(sources: Sources) -> str:
-    return ("the dataset directory, gold image bundle included" if sources.datasets
-            else "gold images (where recorded) and each task's own layer")
-
-
-def _gold_of(golds: list[GoldEnv], run: Run) -> GoldEnv | None:
-    return next((g for g in golds if g.image_id == run.config.gold_image_id), None)
 
 
 def project_name(gold: GoldEnv | None, run: Run | None) -> str:
@@ -126,12 +118,12 @@ def project_name(gold: GoldEnv | None, run: Run | None) -> str:
 def _projects(sources: Sources) -> list[ProjectRow]:
     rows: dict[str, ProjectRow] = {}
     for run in sources.runs:
-        gold = _gold_of(sources.golds, run)
-        tasks, attempts = run.tasks, len(run.candidates)
+        gold = next((g for g in sources.golds if g.image_id == run.config.gold_image_id), None)
+        name, tasks, attempts = project_name(gold, run), run.tasks, len(run.candidates)
         extra = [t.extra_bytes for t in tasks if t.extra_bytes is not None]
         seconds = sum(sum(c.seconds.values()) for c in run.candidates)
-        rows[project_name(gold, run)] = ProjectRow(
-            project=project_name(gold, run), tests=len(gold.tests) if gold else None, attempts=attempts,
+        rows[name] = ProjectRow(
+            project=name, tests=len(gold.tests) if gold else None, attempts=attempts,
             tasks=len(tasks), yield_=round(len(tasks) / attempts, 4) if attempts else None,
             mean_f2p=_mean(len(t.FAIL_TO_PASS) for t in tasks), mean_p2p=_mean(len(t.PASS_TO_PASS) for t in tasks),
             seconds_per_task=round(seconds / len(tasks), 2) if tasks else None, bytes_per_task=_mean(extra),
@@ -148,10 +140,6 @@ def _spread(values: Iterable[int]) -> dict[int, int]:
     return dict(sorted(Counter(values).items()))
 
 
-def _share(flags: list[bool]) -> float | None:
-    return round(sum(flags) / len(flags), 4) if flags else None
-
-
 def _difficulty(tasks: list[TaskInstance]) -> DifficultyFigures:
     measures = [t.difficulty for t in tasks if t.difficulty is not None]
     labels = Counter(d.label for d in measures)
@@ -160,8 +148,8 @@ def _difficulty(tasks: list[TaskInstance]) -> DifficultyFigures:
         labels={label: labels[label] for label in LABELS},
         k=_spread(d.k for d in measures), reveal_depth=_spread(d.reveal_depth for d in measures),
         breadth=_spread(d.breadth for d in measures), subsystems=_spread(d.subsystems for d in measures),
-        sweeper_solves=_share([d.sweeper_solves for d in measures]),
-        culprit_named=_share([d.culprit_named for d in measures]),
+        sweeper_solves=_mean(d.sweeper_solves for d in measures),
+        culprit_named=_mean(d.culprit_named for d in measures),
         dockerfile_lines=_mean(1 + len(t.dockerfile) for t in tasks), paper_dockerfile_lines=PAPER["Dockerfile lines"],
     )
 
@@ -238,9 +226,9 @@ def _rollouts(sources: Sources, results: list[RolloutResult], tasks: list[TaskIn
 def _tokens(sources: Sources, tasks: list[TaskInstance]) -> dict[str, float | None]:
     prompt = sum(c.prompt_tokens for run in sources.runs for c in run.candidates)
     completion = sum(c.completion_tokens for run in sources.runs for c in run.candidates)
-    total = prompt + completion
     return {"prompt": float(prompt), "completion": float(completion),
-            "per_task": round(total / len(tasks), 1) if tasks else None, "paper_per_task": PAPER["LLM tokens per task"]}
+            "per_task": round((prompt + completion) / len(tasks), 1) if tasks else None,
+            "paper_per_task": PAPER["LLM tokens per task"]}
 
 
 def _gold_bytes(sources: Sources, tasks: list[TaskInstance]) -> int:

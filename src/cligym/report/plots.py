@@ -136,21 +136,6 @@ def pass_bars(title: str, groups: dict[str, PassRates]) -> str | None:
     return _svg(fig)
 
 
-def difficulty_charts(report: Report) -> dict[str, str | None]:
-    """The measured difficulty's distributions (none when no task carries a measure)."""
-    d = report.difficulty
-    if not d.measured:
-        return {}
-    return {
-        "difficulty_labels": columns("Tasks per difficulty label", d.labels, xlabel="label"),
-        "difficulty_k": columns("Necessary changes (k)", d.k, xlabel="k"),
-        "reveal_depth": columns("Reveal depth", d.reveal_depth, xlabel="repair-and-rerun rounds"),
-        "repair_breadth": columns("Repair breadth", d.breadth, xlabel="distinct paths the repair touches"),
-        "difficulty_shares": shares("How much the failure gives away",
-                                    {"sweeper solves": d.sweeper_solves, "culprit named": d.culprit_named}),
-    }
-
-
 def charts(report: Report, paper: dict[str, float], paper_funnel: dict[str, int]) -> dict[str, str]:
     """Every chart the report can draw, by id (absent: nothing to draw)."""
     made = {
@@ -168,7 +153,16 @@ def charts(report: Report, paper: dict[str, float], paper_funnel: dict[str, int]
         "funnel": funnel(report.funnel, paper_funnel),
         "discards": bars("Why attempts were discarded", report.discard_reasons, xlabel="attempts"),
     }
-    made |= difficulty_charts(report)
+    d = report.difficulty
+    if d.measured:  # the measured difficulty's distributions
+        made |= {
+            "difficulty_labels": columns("Tasks per difficulty label", d.labels, xlabel="label"),
+            "difficulty_k": columns("Necessary changes (k)", d.k, xlabel="k"),
+            "reveal_depth": columns("Reveal depth", d.reveal_depth, xlabel="repair-and-rerun rounds"),
+            "repair_breadth": columns("Repair breadth", d.breadth, xlabel="distinct paths the repair touches"),
+            "difficulty_shares": shares("How much the failure gives away",
+                                        {"sweeper solves": d.sweeper_solves, "culprit named": d.culprit_named}),
+        }
     if report.rollouts is not None:
         r = report.rollouts
         made |= {

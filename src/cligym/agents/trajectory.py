@@ -13,42 +13,24 @@ from typing import Any, get_args
 from cligym.agents.history import ReasoningHistory
 from cligym.models.io import save as save_record
 from cligym.models.trajectory import (
-    DEFAULT_SCHEMA_VERSION,
     Agent,
     ContentPart,
     FinalMetrics,
     Metrics,
     Observation,
     ObservationResult,
-    SchemaVersion,
     Step,
     ToolCall,
     Trajectory,
 )
 
-#: ``ReasoningHistory`` (cligym.agents.history): whether the model had its earlier turns'
-#: reasoning in its context, ``"send-back"`` or ``"drop"``. Recorded in
-#: ``agent.extra["reasoning_history"]``; :func:`to_chat_messages` follows it.
-
-
-def now_iso() -> str:
-    """The current UTC time as ISO 8601 with milliseconds and a ``Z``."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
 
 class TrajectoryRecorder:
     """Collects the steps of one agent run and turns them into a :class:`Trajectory`.
 
-    >>> rec = TrajectoryRecorder("cligym-llm", "0.1.0", "some-model", "session-1")
-    >>> rec.system("You repair environments."); rec.user("Fix it.")
-    >>> rec.agent("Looking.", tool_calls=[("c1", "execute_bash", {"command": "ls"})],
-    ...           observations=[("c1", "a b")], prompt_tokens=10, completion_tokens=3)
-    >>> trajectory = rec.finish({"reward": 1.0})
-
-    ``tool_definitions`` (the ``tools`` sent to the model, OpenAI's function format) and
-    ``reasoning_history`` (see :data:`ReasoningHistory`) go into the trajectory's ``agent``,
-    so the trajectory itself says what the model was offered and shown. ``schema_version`` is
-    only the label written; the recorder leaves no field out for an older one.
+    ``tool_definitions`` (the ``tools`` sent to the model) and ``reasoning_history`` (whether
+    the model had its earlier turns' reasoning in its context) go into the trajectory's
+    ``agent``, so the trajectory itself says what the model was offered and shown.
     """
 
     def __init__(
@@ -58,7 +40,6 @@ class TrajectoryRecorder:
         model_name: str | None = None,
         session_id: str | None = None,
         *,
-        schema_version: SchemaVersion = DEFAULT_SCHEMA_VERSION,
         tool_definitions: list[dict[str, Any]] | None = None,
         reasoning_history: ReasoningHistory | None = None,
         autosave: Path | None = None,
@@ -69,7 +50,6 @@ class TrajectoryRecorder:
         self.autosave = autosave
         self.describe_agent(tool_definitions, reasoning_history)
         self.session_id = session_id or str(uuid.uuid4())
-        self.schema_version = schema_version
         self.steps: list[Step] = []
         self.trajectory: Trajectory | None = None
 
@@ -86,7 +66,8 @@ class TrajectoryRecorder:
             self.agent_info.extra = {**(self.agent_info.extra or {}), "reasoning_history": reasoning_history}
 
     def _add(self, **fields: Any) -> Step:
-        step = Step(step_id=len(self.steps) + 1, timestamp=now_iso(), **fields)
+        now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        step = Step(step_id=len(self.steps) + 1, timestamp=now, **fields)
         self.steps.append(step)
         self.trajectory = None
         if self.autosave is not None:
@@ -144,16 +125,11 @@ class TrajectoryRecorder:
         )
 
     def mark_condensed(self, tool_call_id: str, kept_chars: int, at_step: int) -> bool:
-        """Say that from agent step ``at_step`` on the model saw only the first ``kept_chars``
-        characters of the result of tool call ``tool_call_id`` (its context was condensed).
-        ``at_step`` counts agent steps only, as the agent loop and ``RolloutResult.steps`` do
-        (1 = the first ``source: "agent"`` step; it is not a ``step_id``).
-
-        The stored observation stays whole; its ``extra`` gets ``{"condensed": {"kept_chars":
-        ..., "from_step": at_step}}`` (other keys kept). Marking it again with the same
-        ``kept_chars`` keeps the earlier ``from_step``; a different ``kept_chars`` replaces the
-        mark. False when no recorded step has a result for that call (nothing changes), True
-        when marked."""
+        """Say in the result's ``extra`` (``{"condensed": {"kept_chars", "from_step"}}``) that from
+        agent step ``at_step`` on (counting agent steps only, not a ``step_id``) the model saw
+        only the first ``kept_chars`` characters of tool call ``tool_call_id``'s result; the
+        stored result stays whole. The same ``kept_chars`` again keeps the earlier step. False
+        when no step has a result for that call."""
         for step in self.steps:
             for result in step.observation.results if step.observation else []:
                 if result.source_call_id != str(tool_call_id):
@@ -177,7 +153,6 @@ class TrajectoryRecorder:
         metrics = [step.metrics for step in self.steps if step.metrics is not None]
         cached = [m.cached_tokens for m in metrics if m.cached_tokens is not None]
         self.trajectory = Trajectory(
-            schema_version=self.schema_version,
             session_id=self.session_id,
             agent=self.agent_info.model_copy(deep=True),
             steps=[step.model_copy(deep=True) for step in self.steps],
@@ -224,33 +199,17 @@ def reasoning_history(trajectory: Trajectory) -> ReasoningHistory | None:
 
 
 def to_chat_messages(trajectory: Trajectory) -> list[dict[str, Any]]:
-    """The trajectory as OpenAI chat messages: system / user / assistant (with ``tool_calls``
-    in OpenAI's format, arguments as a JSON string, and the model's ``reasoning_content``
-    as the trajectory's convention says) and one ``tool`` message per tool call.
-
-    Reasoning follows :func:`reasoning_history`, so the rows show what the model had in its
-    context: ``"send-back"`` (every earlier turn's reasoning went back to the model) keeps
-    ``reasoning_content`` on every assistant message; ``"drop"`` (earlier reasoning was not
-    sent back) keeps it on the last assistant message only, as chat templates such as Qwen3's
-    render reasoning only after the last user turn; no convention recorded (older
-    trajectories) keeps it on every assistant message, as before.
-
-    Every tool call gets a tool message (empty if no result was recorded), in call order, as
-    chat templates expect. Results that name no tool call become user messages (results
-    without content, such as bare subagent references, are left out). Media parts of
-    multimodal messages are dropped (text only). Steps copied from an earlier trajectory
-    (``is_copied_context``) are kept: they are context for the turns that follow.
+    """The trajectory as OpenAI chat messages (text only), with one ``tool`` message per tool
+    call, in call order, as chat templates expect (empty if no result was recorded); results
+    that name no call become user messages. ``reasoning_content`` shows what the model had
+    in its context: with ``"drop"`` (:func:`reasoning_history`) only on the last assistant
+    message, as chat templates such as Qwen3's render it only after the last user turn; else
+    on every one. Copied-context steps are kept: they are context for the turns after them.
     """
     messages: list[dict[str, Any]] = []
-    for step in trajectory.steps:
-        results = step.observation.results if step.observation else []
-        if step.source in ("system", "user"):
-            messages.append({"role": step.source, "content": _text(step.message)})
-            for result in results:
-                if result.content is not None:
-                    messages.append({"role": "user", "content": _text(result.content)})
-            continue
-        message: dict[str, Any] = {"role": "assistant", "content": _text(step.message)}
+    for step in trajectory.steps:  # only agent steps have reasoning and tool calls (Step validates)
+        message: dict[str, Any] = {"role": "assistant" if step.source == "agent" else step.source,
+                                   "content": _text(step.message)}
         if step.reasoning_content:
             message["reasoning_content"] = step.reasoning_content  # as reasoning models' chat templates take it
         calls = step.tool_calls or []
@@ -261,19 +220,12 @@ def to_chat_messages(trajectory: Trajectory) -> list[dict[str, Any]]:
                 for call in calls
             ]
         messages.append(message)
-        by_call: dict[str, list[str]] = {}
-        loose: list[str] = []
-        for result in results:
-            if result.source_call_id is None:
-                if result.content is not None:
-                    loose.append(_text(result.content))
-            else:
-                by_call.setdefault(result.source_call_id, []).append(_text(result.content))
+        results = step.observation.results if step.observation else []
         for call in calls:
-            messages.append({"role": "tool", "tool_call_id": call.tool_call_id,
-                             "content": "\n".join(by_call.get(call.tool_call_id, []))})
-        for text in loose:
-            messages.append({"role": "user", "content": text})
+            texts = [_text(result.content) for result in results if result.source_call_id == call.tool_call_id]
+            messages.append({"role": "tool", "tool_call_id": call.tool_call_id, "content": "\n".join(texts)})
+        messages += [{"role": "user", "content": _text(result.content)} for result in results
+                     if result.source_call_id is None and result.content is not None]
     if reasoning_history(trajectory) == "drop":
         assistants = [m for m in messages if m["role"] == "assistant"]
         for message in assistants[:-1]:

@@ -37,17 +37,22 @@ def safe_id(value: str, what: str = "id") -> str:
     return value
 
 
+class _At:
+    """A path of a directory class: ``name`` below the directory's ``under`` (its own path)."""
+
+    def __init__(self, name: str, under: str = "path") -> None:
+        self.name, self.under = name, under
+
+    def __get__(self, directory: object, owner: type | None = None) -> Path:
+        return getattr(directory, self.under) / self.name
+
+
 @dataclass(frozen=True)
 class GoldDir:  # what ``cligym gold`` writes
     path: Path
 
-    @property
-    def gold(self) -> Path:
-        return self.path / "gold.json"
-
-    @property
-    def probe(self) -> Path:
-        return self.path / "probe.json"
+    gold = _At("gold.json")
+    probe = _At("probe.json")
 
     def load(self) -> GoldEnv:
         from cligym.models.gold import GoldEnv
@@ -62,27 +67,13 @@ class GoldDir:  # what ``cligym gold`` writes
 class RunDir:  # what ``cligym invert`` writes (and ``cligym verify`` reports into)
     path: Path
 
-    @property
-    def config(self) -> Path:
-        return self.path / "config.json"
-
-    registry = property(lambda self: self.path / "registry.json", doc="its gold images' RegistryIndex")
-
-    @property
-    def summary(self) -> Path:
-        return self.path / "summary.json"
-
-    @property
-    def verify_report(self) -> Path:
-        return self.path / "verify.json"
-
-    @property
-    def probe(self) -> Path:
-        return self.path / "probe.json"
-
-    @property
-    def candidates(self) -> Path:
-        return self.path / "candidates"
+    config = _At("config.json")
+    registry = _At("registry.json")  # its gold images' RegistryIndex
+    summary = _At("summary.json")
+    verify_report = _At("verify.json")
+    probe = _At("probe.json")
+    candidates = _At("candidates")
+    tasks = _At("tasks")
 
     def candidate(self, attempt: int) -> Path:
         return self.candidates / f"{attempt:04d}.json"
@@ -91,10 +82,6 @@ class RunDir:  # what ``cligym invert`` writes (and ``cligym verify`` reports in
         """Every saved candidate record (``candidate``'s names only), by attempt, in order."""
         numbered = {int(p.stem): p for p in self.candidates.glob("[0-9]*.json") if p.stem.isdecimal()}
         return {n: numbered[n] for n in sorted(numbered) if numbered[n] == self.candidate(n)}
-
-    @property
-    def tasks(self) -> Path:
-        return self.path / "tasks"
 
     def task_dir(self, instance_id: str) -> Path:
         return self.tasks / safe_id(instance_id, "instance id")
@@ -127,71 +114,26 @@ class TaskDir:  # one exported task: Harbor (task.toml …) or Terminal-Bench 1.
         return self.path.name
 
     # Harbor
-    @property
-    def task_toml(self) -> Path:
-        return self.path / "task.toml"
-
-    @property
-    def instruction(self) -> Path:
-        return self.path / "instruction.md"
-
-    @property
-    def environment(self) -> Path:
-        return self.path / "environment"
-
-    @property
-    def guard(self) -> Path:  # the verifier's guard, mounted read-only by the compose file below
-        return self.environment / "guard"
-
-    @property
-    def harbor_compose(self) -> Path:  # Harbor merges it over its own compose files
-        return self.environment / "docker-compose.yaml"
-
-    @property
-    def tests(self) -> Path:
-        return self.path / "tests"
-
-    @property
-    def test_sh(self) -> Path:
-        return self.tests / "test.sh"
-
-    @property
-    def busybox(self) -> Path:  # the static busybox the verifier runs under
-        return self.tests / "bin" / "busybox"
-
-    @property
-    def reference(self) -> Path:  # the gold reference: gold's test files, fingerprint, the verifier's data
-        return self.tests / "reference"
-
-    @property
-    def solution(self) -> Path:
-        return self.path / "solution"
-
-    @property
-    def solve_sh(self) -> Path:
-        return self.solution / "solve.sh"
-
+    task_toml = _At("task.toml")
+    instruction = _At("instruction.md")
+    environment = _At("environment")
+    guard = _At("guard", under="environment")  # the verifier's guard, mounted read-only by the compose file
+    harbor_compose = _At("docker-compose.yaml", under="environment")  # Harbor merges it over its own
+    tests = _At("tests")
+    test_sh = _At("test.sh", under="tests")
+    busybox = _At("bin/busybox", under="tests")  # the static busybox the verifier runs under
+    solution = _At("solution")
+    solve_sh = _At("solve.sh", under="solution")
     # Terminal-Bench 1.0
-    @property
-    def task_yaml(self) -> Path:
-        return self.path / "task.yaml"
+    task_yaml = _At("task.yaml")
+    compose = _At("docker-compose.yaml")
+    run_tests_sh = _At("run-tests.sh")
+    solution_sh = _At("solution.sh")
+    selected_tests = _At("selected_tests.txt", under="tests")  # the node ids the task's tests run, one a line
 
     @property
-    def compose(self) -> Path:
-        return self.path / "docker-compose.yaml"
-
-    @property
-    def run_tests_sh(self) -> Path:
-        return self.path / "run-tests.sh"
-
-    @property
-    def solution_sh(self) -> Path:
-        return self.path / "solution.sh"
-
-    @property
-    def selected_tests(self) -> Path:
-        """The node ids the task's tests run, one a line."""
-        return self.tests / "selected_tests.txt"
+    def reference(self) -> ReferenceDir:
+        return ReferenceDir(self.tests / "reference")
 
     @property
     def format(self) -> str | None:
@@ -209,26 +151,47 @@ class TaskDir:  # one exported task: Harbor (task.toml …) or Terminal-Bench 1.
         """The directory the task's image builds from."""
         return self.environment if self.format == "harbor" else self.path
 
-    @property
-    def dockerfile(self) -> Path:  # written after task.toml or task.yaml, which say the format
-        return self.context / "Dockerfile"
+    dockerfile = _At("Dockerfile", under="context")  # written after task.toml or task.yaml, which name the format
+
+
+@dataclass(frozen=True)
+class ReferenceDir:
+    """A task's tests/reference, the gold reference its verifier trusts: gold's test files,
+    fingerprint and the verifier's scripts. verifier.sh sources ``env`` from beside itself;
+    every other file it reads by the path ``env`` gives it in a variable (``SHELL``)."""
+
+    path: Path
+
+    #: The files the verifier's shell reads, by the variable of task.env holding each path
+    #: (R_SHADOW: one file per line of shadow-dirs.txt, ``@`` standing for its number).
+    SHELL: ClassVar[dict[str, str]] = {
+        "R_FUNCS": "fingerprint.sh", "R_SWEEP": "sweep.sh", "R_JUDGE": "judge.awk", "R_TAR": "pristine.tar",
+        "R_ARGS": "pytest-args.txt", "R_TESTS": "tests.txt", "R_KEYS": "keys.tsv", "R_PRISTINE": "pristine.txt",
+        "R_FOREIGN": "foreign.txt", "R_CONFTESTS": "conftests.txt", "R_SPEC": "spec.txt",
+        "R_FINGERPRINT": "fingerprint.txt", "R_WORKDIR": "workdir.txt", "R_PACKAGES": "package-dirs.txt",
+        "R_ELF": "elf.txt", "R_RESOLVED": "resolved.txt", "R_PROTECTED": "protected.txt",
+        "R_KEEPALIVE": "keepalive.txt", "R_PIP": "pip-config.txt", "R_SHADOWS": "shadow-dirs.txt",
+        "R_SHADOW": "shadow-@.txt",
+    }
+
+    def shell(self, variable: str) -> Path:
+        return self.path / self.SHELL[variable]
+
+    def shadow(self, number: int) -> Path:  # R_SHADOW of the NUMBERth folder of shadow-dirs.txt
+        return self.path / self.SHELL["R_SHADOW"].replace("@", str(number))
+
+    env = _At("task.env")  # the task's values, sourced by the verifier
+    verifier = _At("verifier.sh")
+    record = _At("reference.json")  # the GoldReference
 
 
 @dataclass(frozen=True)
 class TaskTable:  # tasks.jsonl, and its rows as the Hub lays out a dataset: Parquet, and the card naming it
     path: Path
 
-    @property
-    def jsonl(self) -> Path:
-        return self.path / "tasks.jsonl"
-
-    @property
-    def parquet(self) -> Path:
-        return self.path / "data" / "train-00000-of-00001.parquet"
-
-    @property
-    def card(self) -> Path:
-        return self.path / "README.md"
+    jsonl = _At("tasks.jsonl")
+    parquet = _At("data/train-00000-of-00001.parquet")
+    card = _At("README.md")
 
 
 @dataclass(frozen=True)
@@ -281,14 +244,12 @@ class RolloutDir:  # what ``cligym rollout`` writes
         return self.path / safe_id(task, "task name") / f"{attempt:03d}"
 
     def trajectory(self, task: str, attempt: int) -> Path:
-        return self.attempt(task, attempt) / "trajectory.json"
+        return self.records_in(self.attempt(task, attempt))[0]
 
     def result(self, task: str, attempt: int) -> Path:
-        return self.attempt(task, attempt) / "result.json"
+        return self.records_in(self.attempt(task, attempt))[1]
 
-    @property
-    def summary(self) -> Path:
-        return self.path / "summary.json"
+    summary = _At("summary.json")
 
     def attempt_dirs(self) -> list[Path]:
         """Every ``<task>/<attempt>`` folder, sorted."""
@@ -303,34 +264,21 @@ class RolloutDir:  # what ``cligym rollout`` writes
 class CurateDir:  # what ``cligym curate`` writes
     path: Path
 
-    @property
-    def sft(self) -> Path:
-        return self.path / "sft.jsonl"
-
-    @property
-    def summary(self) -> Path:
-        return self.path / "summary.json"
+    sft = _At("sft.jsonl")
+    summary = _At("summary.json")
 
 
 @dataclass(frozen=True)
 class DemoDir:  # what ``cligym demo`` writes: gold, run, a Harbor export and a report, side by side
     path: Path
 
-    @property
-    def gold(self) -> Path:
-        return self.path / "gold"
-
-    @property
-    def run(self) -> Path:
-        return self.path / "run"
+    gold = _At("gold")
+    run = _At("run")
+    report = _At("report")
 
     @property
     def tasks(self) -> Path:
         return self.path / ExportDir.DEFAULT
-
-    @property
-    def report(self) -> Path:
-        return self.path / "report"
 
 
 @dataclass(frozen=True)
@@ -338,35 +286,21 @@ class DatasetDir(TaskTable):
     """What ``cligym dataset build`` writes: projects/<key>/{gold,run,export-*}, harbor/, the
     task table, gold image bundle, ledger, plan, summary and validation/<task>.json."""
 
-    @property
-    def plan(self) -> Path:
-        return self.path / "plan.json"
-
-    @property
-    def ledger(self) -> Path:
-        return self.path / "ledger.sqlite"
-
-    @property
-    def summary(self) -> Path:
-        return self.path / "summary.json"
+    plan = _At("plan.json")
+    ledger = _At("ledger.sqlite")
+    summary = _At("summary.json")
+    registry = _At("registry.json")  # its gold images' RegistryIndex
+    bundle = _At("gold-images.tar")
+    projects = _At("projects")
+    validations = _At("validation")
 
     @property
     def harbor(self) -> ExportDir:
         return ExportDir(self.path / "harbor")
 
-    registry = property(lambda self: self.path / "registry.json", doc="its gold images' RegistryIndex")
-
     @property
     def manifest(self) -> Path:
         return self.harbor.path / "dataset.toml"
-
-    @property
-    def bundle(self) -> Path:
-        return self.path / "gold-images.tar"
-
-    @property
-    def projects(self) -> Path:
-        return self.path / "projects"
 
     def project(self, key: str) -> Path:
         return self.projects / safe_id(key, "project key")
@@ -387,10 +321,6 @@ class DatasetDir(TaskTable):
 
     def validation(self, task: str) -> Path:
         return self.validations / f"{safe_id(task, 'task name')}.json"
-
-    @property
-    def validations(self) -> Path:
-        return self.path / "validation"
 
     def validation_records(self) -> list[Path]:
         """Every saved task validation, sorted."""

@@ -88,7 +88,7 @@ def judge_after(runtime, tag: str, task: TaskDir, attack: str) -> tuple[float | 
         result = harbor_way(session, task)
         judge = session.get_file("/tests/reference/judge.awk") or b""
         output = session.get_file(TEST_OUTPUT)
-    return result.reward, result.detail, (task.reference / "judge.awk").read_bytes(), judge, output is not None
+    return result.reward, result.detail, task.reference.shell("R_JUDGE").read_bytes(), judge, output is not None
 
 
 def test_a_link_where_the_harness_writes_the_verifiers_output_empties_no_file(runtime, task, tmp_path):

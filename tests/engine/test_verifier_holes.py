@@ -29,8 +29,8 @@ from cligym.runtime import ImageKind
 
 from cligym.harness.bundle import busybox_bytes, script
 from cligym.harness.images import build_broken
-from cligym.harness.reference import gather, judge_image
-from cligym.harness.trial import build_task_image
+from cligym.harness.reference import gather
+from cligym.harness.trial import build_task_image, judge_image
 from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load
 from cligym.models.task import TaskInstance
@@ -147,7 +147,7 @@ def oracle_then(task_dir: TaskDir, dest: Path, more: str, empty: str = "") -> Ta
     if empty:
         shutil.rmtree(copy.guard, ignore_errors=True)
         copy.harbor_compose.unlink(missing_ok=True)
-        (copy.reference / empty).write_text("")
+        (copy.reference.path / empty).write_text("")
     return copy
 
 

@@ -115,9 +115,9 @@ def test_only_the_runtime_knows_the_engine() -> None:
 
 
 LAYOUT = SRC / "layout.py"
-#: Calls whose string arguments are paths or path parts (``_beside``: layout's own), and
-#: calls whose string arguments are file-name patterns.
-PATH_CALLS = {"Path", "PurePath", "PurePosixPath", "joinpath", "with_name", "_beside"}
+#: Calls whose string arguments are paths or path parts (``_beside`` and ``_At``: layout's
+#: own), and calls whose string arguments are file-name patterns.
+PATH_CALLS = {"Path", "PurePath", "PurePosixPath", "joinpath", "with_name", "_beside", "_At"}
 GLOB_CALLS = {"glob", "rglob", "iglob", "fnmatch", "fnmatchcase"}
 #: How an f-string's field shows in its text, and what it stands for in a sample name.
 FIELD, SAMPLE = "\0", "0000"

@@ -128,7 +128,7 @@ def test_the_broken_state_check_without_a_report_or_a_result(monkeypatch):
 
 
 def test_after_the_solution_every_test_must_pass_by_the_rule(monkeypatch):
-    from cligym.harness.reference import Judgement
+    from cligym.harness.trial import Judgement
     from cligym.models.fs import LeakReport
     from cligym.models.validate import ModeResult
     from cligym.models.verify import Verification

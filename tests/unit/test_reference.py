@@ -3,6 +3,7 @@ over records, the exporter's busybox check, and the default operator set."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from cligym.errors import BadInput
 from cligym.export.stage import export
 from cligym.harness import bundle
 from cligym.invert.operators import REGISTRY, get
+from cligym.layout import ReferenceDir, TaskDir
+from cligym.models.reference import GoldReference, JunitKey
 
 #: A task record written by an earlier cligym (it loads unchanged).
 RECORD = Path(__file__).parents[1] / "data" / "records-0.1.0" / "instance.json"
@@ -57,3 +60,27 @@ def test_the_default_operator_set_leaves_out_what_the_verifier_undoes():
     assert {op.name for op in REGISTRY.values() if op.category == "test_configuration"} <= left_out
     assert {op.name for op in get()} == set(REGISTRY) - left_out
     assert [op.name for op in get(["conftest_autouse_chdir"])] == ["conftest_autouse_chdir"]  # named, it runs
+
+
+def test_the_verifier_reads_its_reference_by_the_paths_task_env_gives(tmp_path):
+    """layout's ReferenceDir names every file of the bundle: task.env gives verifier.sh the
+    path of each (below $T, its tests/ folder), and the shell spells none of their names."""
+    reference = GoldReference(
+        instance_id="t", workdir="/testbed", test_command="python -m pytest", interpreter="/usr/bin/python3",
+        command_path="/usr/bin/python", rootdir="/testbed", fail_to_pass=["t.py::a"], pass_to_pass=[],
+        order=["t.py::a"], keys=[JunitKey(node="t.py::a", classname="t", name="a")], pristine=["/testbed/t.py"],
+        foreign=[], conftests=[], shadow_dirs={"/testbed": ["t.py"], "/x": []}, protected_modules=["os"],
+        spec=["F /x"], fingerprint=["file /x 00"])
+    task = TaskDir(tmp_path / "task")
+    bundle.write_reference(reference, b"", task)
+    paths = dict(line.split('="$T"/', 1) for line in task.reference.env.read_text().splitlines() if '="$T"/' in line)
+    assert set(paths) == {"R_BUSYBOX", *ReferenceDir.SHELL}
+    for variable, path in paths.items():
+        found = [task.tests / path.replace("@", n) for n in ("1", "2")] if "@" in path else [task.tests / path]
+        assert all(p.is_file() for p in found), variable
+    verifier = task.reference.verifier.read_text()
+    assert f'. "${{0%/*}}/{task.reference.env.name}"' in verifier
+    code = "\n".join(line for line in verifier.splitlines() if not line.lstrip().startswith("#"))
+    names = "|".join(re.escape(name.split("@")[0]) for name in ReferenceDir.SHELL.values())
+    spelled = [m for m in re.findall(rf"\S*(?:{names})", code) if not m.lstrip('"').startswith("$LOGS/")]
+    assert spelled == []

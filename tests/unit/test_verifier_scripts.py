@@ -158,7 +158,7 @@ def test_the_guard_lets_through_exactly_the_harness_commands():
 def test_the_entry_scripts_name_the_harness_places_the_code_uses():
     """test.sh and run-tests.sh are files with the harness's fixed places
     written out: they must be the places ``harness.trial`` uses."""
-    from cligym.harness.reference import harbor_test_sh, tb_run_tests
+    from cligym.harness.bundle import harbor_test_sh, tb_run_tests
     from cligym.harness.trial import TESTS_DIR, VERIFIER_LOGS
 
     assert harbor_test_sh().splitlines()[0] == f"#!{TESTS_DIR}/bin/busybox sh"

@@ -22,8 +22,8 @@ from cligym.export.common import (
     toml_document,
     write,
 )
+from cligym.harness.bundle import harbor_test_sh, write_reference
 from cligym.harness.guard import compose_yaml, guarded_path, write_guard
-from cligym.harness.reference import harbor_test_sh, write_reference
 from cligym.layout import TaskDir
 from cligym.models.reference import GoldReference
 from cligym.models.task import TaskInstance

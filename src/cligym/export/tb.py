@@ -17,7 +17,7 @@ import json
 
 from cligym.export.base import TaskDirExporter
 from cligym.export.common import difficulty, dockerfile, write
-from cligym.harness.reference import tb_run_tests, write_reference
+from cligym.harness.bundle import tb_run_tests, write_reference
 from cligym.layout import TaskDir
 from cligym.models.reference import GoldReference
 from cligym.models.task import TaskInstance, run_order

@@ -21,9 +21,6 @@ of the gold image, with network none, what decides how the tests run:
   loader and where it looks (``scripts/read_loader.py``);
 - pip's configuration as pip reads it (``m_pipconf``), which a repair must leave as gold's;
 - gold's pytest plugins, and how gold's pytest names each node id in its JUnit report.
-
-The verifier (``scripts/verifier.sh``) runs under a static busybox shipped with the task
-(the host's ``/bin/busybox``, Debian's ``busybox-static``).
 """
 
 from __future__ import annotations
@@ -32,25 +29,11 @@ import functools
 import json
 import re
 import shlex
-import tempfile
-from pathlib import Path
-from typing import NamedTuple
 
 from cligym.errors import CligymError
 from cligym.harness.bundle import busybox_bytes, script
-from cligym.harness.guard import write_guard
-from cligym.harness.images import repair_and_test_in_session, side_by_side
-from cligym.harness.trial import run_verifier, run_verifier_on_image
-from cligym.layout import TaskDir
-from cligym.models.gold import GoldEnv
-from cligym.models.io import save
 from cligym.models.reference import GoldReference, JunitKey
-from cligym.models.testrun import TestRun
-from cligym.models.validate import ModeResult
-from cligym.runtime import RunResult, Runtime, Session
-
-#: The verifier's files (package data), copied into every task's tests/reference/.
-SCRIPTS = ("verifier.sh", "fingerprint.sh", "sweep.sh", "judge.awk")
+from cligym.runtime import Runtime, Session
 
 # in-container scratch places of the gold container (never in a task image)
 _BB, _FUNCS, _READER, _ARGS = ("/tmp/busybox", "/tmp/cligym-fingerprint.sh", "/tmp/cligym-read-reference.py",
@@ -107,6 +90,21 @@ def _read_json(session: Session, path: str, what: str) -> dict:
         raise CligymError(f"could not read {what} from the gold image") from None
 
 
+def _put_functions(session: Session) -> None:
+    """The host's static busybox and fingerprint.sh, the verifier's own code, into the container."""
+    session.put_files({_BB: (busybox_bytes(), 0o755), _FUNCS: script("fingerprint.sh")})
+
+
+def _lines_of(session: Session, failure: str, command: str, *args: str, empty: bool = False) -> list[str]:
+    """The lines ``command`` (fingerprint.sh's functions loaded) prints (none only when
+    ``empty`` allows it), or CligymError starting with ``failure``."""
+    run = _sh(session, f". {_FUNCS}; {command} > {_OUT}", *args, timeout=900)
+    lines = (session.get_file(_OUT) or b"").decode("utf-8", "replace").splitlines()
+    if not run.ok or not (lines or empty):
+        raise CligymError(f"{failure}: {run.output.strip()[-200:]}")
+    return lines
+
+
 #: Fingerprints by (gold image, what, its inputs): hashing the interpreter, the standard
 #: library and the site directories is the costly part of a reference, and a gold image (its
 #: tag is a content hash) never changes, so every candidate and task of one gold shares one.
@@ -115,27 +113,18 @@ _LISTINGS: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
 
 def _listing(session: Session, image: str, what: str, inputs: list[str], command: str,
              empty: bool = False) -> list[str]:
-    """The lines ``command`` (fingerprint.sh's functions loaded) prints in the gold container
-    (none only when ``empty`` allows it)."""
+    """``_lines_of`` in the gold container, kept in ``_LISTINGS``."""
     key = (image, what, tuple(inputs))
     if key not in _LISTINGS:
-        run = _sh(session, f". {_FUNCS}; {command} > {_OUT}", timeout=900)
-        lines = (session.get_file(_OUT) or b"").decode("utf-8", "replace").splitlines()
-        if not run.ok or not (lines or empty):
-            raise CligymError(f"could not list the gold {what}: {run.output.strip()[-200:]}")
-        _LISTINGS[key] = lines
+        _LISTINGS[key] = _lines_of(session, f"could not list the gold {what}", command, empty=empty)
     return list(_LISTINGS[key])
 
 
 def pip_config(session: Session, prefix: str) -> list[str]:
     """pip's configuration in ``session``'s container as the verifier sees it (fingerprint.sh's
-    ``m_pipconf``, run under the host's static busybox copied in): the lines a repaired
-    container must share with gold's."""
-    session.put_files({_BB: (busybox_bytes(), 0o755), _FUNCS: script("fingerprint.sh")})
-    run = _sh(session, f'. {_FUNCS}; m_pipconf "$1" > {_OUT}', prefix, timeout=300)
-    if not run.ok:
-        raise CligymError(f"could not read pip's configuration: {run.output.strip()[-200:]}")
-    return (session.get_file(_OUT) or b"").decode("utf-8", "replace").splitlines()
+    ``m_pipconf``): the lines a repaired container must share with gold's."""
+    _put_functions(session)
+    return _lines_of(session, "could not read pip's configuration", 'm_pipconf "$1"', prefix, empty=True)
 
 
 @functools.lru_cache(maxsize=8)
@@ -162,17 +151,13 @@ def _site_dirs(session: Session, interpreter: str) -> list[str]:
         raise CligymError(f"could not read gold's site directories: {run.output.strip()[-200:]}") from None
 
 
-def _loader_places(session: Session, interpreter: str) -> dict:
-    """What the kernel and the dynamic loader load besides the mapped objects, as spec paths
-    (``scripts/read_loader.py``, with gold's interpreter)."""
+def _read_reference(session: Session, interpreter: str, args: dict) -> dict:
+    """What read_reference.py says, given what read_loader.py says first: where the kernel
+    and the dynamic loader look besides the mapped objects (both with gold's interpreter)."""
     run = session.exec([interpreter, "-I", _LOADER_READER, interpreter, _LOADER_OUT], timeout=300)
     if not run.ok:
         raise CligymError(f"could not read where gold's loader looks: {run.output.strip()[-200:]}")
-    return _read_json(session, _LOADER_OUT, "where the loader looks")
-
-
-def _read_reference(session: Session, interpreter: str, args: dict) -> dict:
-    args = {**args, "loader_places": _loader_places(session, interpreter)}
+    args = {**args, "loader_places": _read_json(session, _LOADER_OUT, "where the loader looks")}
     session.put_files({_ARGS: json.dumps({**args, "out": _READER_OUT})})
     run = session.exec(["sh", "-c", f'cd "$1" && {interpreter} -I {_READER} {_ARGS}', "cligym", args["workdir"]],
                        timeout=900)
@@ -198,10 +183,9 @@ def gather(
 @functools.lru_cache(maxsize=8)
 def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
                order: tuple[str, ...]) -> tuple[GoldReference, bytes]:
-    busybox = busybox_bytes()
     with runtime.session(image) as session:
-        session.put_files({_BB: (busybox, 0o755), _FUNCS: script("fingerprint.sh"),
-                           _READER: script("read_reference.py"), _LOADER_READER: script("read_loader.py")})
+        _put_functions(session)
+        session.put_files({_READER: script("read_reference.py"), _LOADER_READER: script("read_loader.py")})
         command_path, interpreter = _interpreter(session, workdir, test_command)
         # the project's files as the image has them, before any collection writes beside them
         # (less a site directory inside it: the fingerprint lists that whole)
@@ -239,109 +223,3 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
         keepalive=data["keepalive"], prefix=prefix, pip_config=pip,
     )
     return reference, tar
-
-
-def _lines(values: list[str]) -> str:
-    return "".join(f"{v}\n" for v in values)
-
-
-def task_env(reference: GoldReference) -> str:
-    """The task's values, as shell assignments verifier.sh sources."""
-    first = shlex.split(reference.test_command)[0]
-    values = {"WORKDIR": reference.workdir, "COMMAND": reference.test_command, "FIRST": first,
-              "COMMAND_PATH": reference.command_path, "ROOTDIR": reference.rootdir, "COUNT": str(len(reference.order)),
-              "LOADER": reference.loader, "PYBIN": reference.pybin, "PREFIX": reference.prefix}
-    return "# cligym task values, sourced by verifier.sh\n" + "".join(
-        f"{k}={shlex.quote(v)}\n" for k, v in values.items())
-
-
-def pytest_args(reference: GoldReference) -> list[str]:
-    """What the verifier adds to gold's test command (then --junitxml and the node ids)."""
-    pin = [f"--rootdir={reference.rootdir}", *(["-c", reference.inifile] if reference.inifile else [])]
-    plugins = [w for p in reference.plugins for w in ("-p", p)]
-    return ["-p", "no:cacheprovider", "--continue-on-collection-errors", *plugins, *pin,
-            "-o", "junit_family=xunit1", "-rA"]
-
-
-def write_reference(reference: GoldReference, tar: bytes, task: TaskDir) -> None:
-    """Everything but the entry script into ``task.tests``: busybox, scripts, data files."""
-    folder = task.reference
-    folder.mkdir(parents=True, exist_ok=True)
-    task.busybox.parent.mkdir(parents=True, exist_ok=True)
-    task.busybox.write_bytes(busybox_bytes())
-    task.busybox.chmod(0o755)
-    shadow = sorted(reference.shadow_dirs)
-    files = {
-        "task.env": task_env(reference),
-        "pytest-args.txt": _lines(pytest_args(reference)),
-        "tests.txt": _lines(reference.order),
-        "keys.tsv": _lines([f"{k.node}\t{k.classname}\t{k.name}" for k in reference.keys]),
-        "pristine.txt": _lines(reference.pristine),
-        "foreign.txt": _lines(reference.foreign),
-        "conftests.txt": _lines(reference.conftests),
-        "spec.txt": _lines(reference.spec),
-        "fingerprint.txt": _lines(reference.fingerprint),
-        "workdir.txt": _lines(reference.project_files),
-        "package-dirs.txt": _lines(reference.package_dirs),
-        "elf.txt": _lines(reference.elf),
-        "resolved.txt": _lines(reference.resolved),
-        "protected.txt": _lines(reference.protected_modules),
-        "keepalive.txt": _lines(reference.keepalive),
-        "pip-config.txt": _lines(reference.pip_config),
-        "shadow-dirs.txt": _lines(shadow),
-        **{name: script(name) for name in SCRIPTS},
-        **{f"shadow-{i}.txt": _lines(reference.shadow_dirs[d]) for i, d in enumerate(shadow, 1)},
-    }
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    (folder / "pristine.tar").write_bytes(tar)
-    save(reference, folder / "reference.json")
-
-
-def harbor_test_sh() -> str:
-    """Harbor's ``tests/test.sh`` (``scripts/test.sh``): executed directly, so its busybox
-    shebang applies."""
-    return script("test.sh")
-
-
-def tb_run_tests(logs: str) -> str:
-    """Terminal-Bench 1.0's ``run-tests.sh`` (``scripts/run-tests.sh``; the harness runs it
-    with bash): hands over to the bundled busybox at once, so nothing else of the image's
-    shell runs."""
-    return script("run-tests.sh").replace("@LOGS@", shlex.quote(logs))
-
-
-class Judgement(NamedTuple):
-    """What ``judge_image`` saw: the verifier's reward with nothing done; the solution's run
-    and the tests after it in its container; the verifier's reward after them (None when
-    the solution failed or a test did not pass)."""
-
-    nothing: ModeResult
-    fixed: RunResult
-    repaired: TestRun
-    solved: ModeResult | None
-
-
-def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine: bytes, solution: str,
-                gold: GoldEnv, tests: list[str], timeout: float = 900) -> Judgement:
-    """The rewards the bundled verifier gives a broken image with nothing done (in a fresh
-    container), and after ``solution`` (run as the oracle's repair script) and then
-    ``tests`` with gold's test command, the way Harbor runs a task's tests/: one container
-    for the solution and the tests, judged only when every test passed, its successor
-    starting where the tests left off, as it does after an agent that ran them."""
-    def repaired(task: TaskDir) -> tuple[RunResult, TestRun, ModeResult | None]:
-        with runtime.session(image) as session:
-            fixed, run = repair_and_test_in_session(session, gold, solution, tests, timeout)
-            if fixed.exit_code != 0 or run.failing(tests):
-                return fixed, run, None
-            return fixed, run, run_verifier(session, task)
-
-    with tempfile.TemporaryDirectory(prefix="cligym-reference-") as tmp:
-        task = TaskDir(Path(tmp))
-        write_reference(reference, pristine, task)
-        task.test_sh.write_text(harbor_test_sh())
-        task.test_sh.chmod(0o755)
-        write_guard(task)
-        nothing, (fixed, run, solved) = side_by_side(runtime, lambda: run_verifier_on_image(runtime, image, task),
-                                                     lambda: repaired(task))
-        return Judgement(nothing, fixed, run, solved)

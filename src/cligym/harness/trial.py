@@ -26,13 +26,21 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
 
+from cligym.harness.bundle import harbor_test_sh, write_reference
+from cligym.harness.guard import GUARD_BIN, GUARD_MOUNT, compose_env, write_guard
+from cligym.harness.images import repair_and_test_in_session, side_by_side
 from cligym.layout import TaskDir
+from cligym.models.gold import GoldEnv
+from cligym.models.reference import GoldReference
+from cligym.models.testrun import TestRun
 from cligym.models.validate import ModeResult
 from cligym.runtime import ImageKind, RunResult, Runtime, Session
-from cligym.harness.guard import GUARD_BIN, GUARD_MOUNT, compose_env
 from cligym.runtime.sessions import tar_dirs
 
 VERIFIER_LOGS = "/logs/verifier"
@@ -193,6 +201,42 @@ def read_reward(session: Session, output: str = "") -> ModeResult:
         return ModeResult(reward=float(raw.decode().strip()), detail=verdict_line(output))
     except ValueError:
         return ModeResult(reward=None, detail=f"reward file holds {raw[:40]!r}")
+
+
+class Judgement(NamedTuple):
+    """What ``judge_image`` saw: the verifier's reward with nothing done; the solution's run
+    and the tests after it in its container; the verifier's reward after them (None when
+    the solution failed or a test did not pass)."""
+
+    nothing: ModeResult
+    fixed: RunResult
+    repaired: TestRun
+    solved: ModeResult | None
+
+
+def judge_image(runtime: Runtime, image: str, reference: GoldReference, pristine: bytes, solution: str,
+                gold: GoldEnv, tests: list[str], timeout: float = 900) -> Judgement:
+    """The rewards the bundled verifier gives a broken image with nothing done (in a fresh
+    container), and after ``solution`` (run as the oracle's repair script) and then
+    ``tests`` with gold's test command, the way Harbor runs a task's tests/: one container
+    for the solution and the tests, judged only when every test passed, its successor
+    starting where the tests left off, as it does after an agent that ran them."""
+    def repaired(task: TaskDir) -> tuple[RunResult, TestRun, ModeResult | None]:
+        with runtime.session(image) as session:
+            fixed, run = repair_and_test_in_session(session, gold, solution, tests, timeout)
+            if fixed.exit_code != 0 or run.failing(tests):
+                return fixed, run, None
+            return fixed, run, run_verifier(session, task)
+
+    with tempfile.TemporaryDirectory(prefix="cligym-reference-") as tmp:
+        task = TaskDir(Path(tmp))
+        write_reference(reference, pristine, task)
+        task.test_sh.write_text(harbor_test_sh())
+        task.test_sh.chmod(0o755)
+        write_guard(task)
+        nothing, (fixed, run, solved) = side_by_side(runtime, lambda: run_verifier_on_image(runtime, image, task),
+                                                     lambda: repaired(task))
+        return Judgement(nothing, fixed, run, solved)
 
 
 # -- Terminal-Bench 1.0 --------------------------------------------------------------------

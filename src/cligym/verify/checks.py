@@ -9,8 +9,9 @@ from collections.abc import Callable
 
 from cligym.errors import CligymError
 from cligym.harness.images import build_broken
-from cligym.harness.reference import gather, judge_image
+from cligym.harness.reference import gather
 from cligym.harness.testrun import run_tests
+from cligym.harness.trial import judge_image
 from cligym.models.fs import LeakReport, Listing
 from cligym.models.gold import GoldEnv
 from cligym.models.task import run_order

@@ -2,7 +2,8 @@
 # The verifier of a cligym task, run under the static busybox shipped in the task's tests/
 # (usage: busybox sh verifier.sh MODE TESTS_DIR LOGS_DIR). It uses only busybox's applets,
 # so nothing of the image's shell, coreutils, libc or Python runs before the test command.
-# Without errexit: a reward is always written. The task's values are in reference/task.env.
+# Without errexit: a reward is always written. task.env, beside it, holds the task's values
+# and the path of every file of its reference.
 #
 #  1. stops every process but PID 1's keep-alive, its own ancestors and itself, in rounds
 #     until a round finds none (reward 0 if that never happens), and checks that PID 1,
@@ -26,17 +27,17 @@
 #     test is reported passed and the judge says "N of N passed" (N the task's count), to
 #     reward.txt and reward.json (each renamed into place).
 MODE=$1
+# shellcheck disable=SC2034  # the paths task.env gives start at it
 T=$2
 LOGS=$3
-V=$T/reference
-. "$V/task.env"
-. "$V/fingerprint.sh"
+. "${0%/*}/task.env"
+. "$R_FUNCS"
 REWARD=$LOGS/reward.txt
 JUNIT=$LOGS/junit.xml
 umask 022
 
 # -- 1. nothing the agent left running survives (sweep.sh) --------------------------------
-. "$V/sweep.sh"
+. "$R_SWEEP"
 
 write_reward() {  # the verdict's last act: each file renamed into place
   [ "$MODE" = harbor ] || return 0
@@ -58,14 +59,14 @@ verdict() {  # every path here comes after a sweep and starts nothing that outli
 
 refuse() {
   echo "=========================== short test summary info ============================"
-  while IFS= read -r t; do echo "FAILED $t - $1"; done < "$V/tests.txt"
+  while IFS= read -r t; do echo "FAILED $t - $1"; done < "$R_TESTS"
   verdict 0 "$1"
 }
 
 sweep
 swept=$?
 KEEPALIVE=$(mktemp /tmp/cligym-keepalive.XXXXXXXX)
-{ cat "$V/keepalive.txt"; sha256sum "$T/bin/busybox" | cut -c1-64; } > "$KEEPALIVE"
+{ cat "$R_KEEPALIVE"; sha256sum "$R_BUSYBOX" | cut -c1-64; } > "$KEEPALIVE"
 
 # -- 2. a clean log folder, gold's test files --------------------------------------------
 if [ -L "$LOGS" ] || [ ! -d "$LOGS" ]; then rm -rf "$LOGS"; fi
@@ -76,52 +77,52 @@ for p in "$LOGS"/* "$LOGS"/.[!.]* "$LOGS"/..?*; do  # all but the harness's own 
 done
 [ "$swept" = 0 ] || refuse "a process left running kept coming back"
 pid1_ok "$KEEPALIVE" || refuse "PID 1 is no longer the container's keep-alive"
-while IFS= read -r p; do rm -rf "$p"; done < "$V/pristine.txt"
-while IFS= read -r p; do rm -rf "$p"; done < "$V/foreign.txt"
-tar -xf "$V/pristine.tar" -C / || refuse "cannot restore the test files"
+while IFS= read -r p; do rm -rf "$p"; done < "$R_PRISTINE"
+while IFS= read -r p; do rm -rf "$p"; done < "$R_FOREIGN"
+tar -xf "$R_TAR" -C / || refuse "cannot restore the test files"
 find "$ROOTDIR" -name conftest.py 2>/dev/null | while IFS= read -r p; do
-  grep -qxF "$p" "$V/conftests.txt" || rm -f "$p"
+  grep -qxF "$p" "$R_CONFTESTS" || rm -f "$p"
 done
 
 # -- 3. the environment is gold's ---------------------------------------------------------
 # what an interrupted pip leaves in a site directory, a folder under a "~" name, is removed
 # unless gold had it: pip ignores it, but importlib.metadata reads a ~x.dist-info as a
 # distribution (entry points, pytest plugins); anything else under a "~" name is listed
-grep '^S ' "$V/spec.txt" | cut -c3- | while IFS= read -r site; do
+grep '^S ' "$R_SPEC" | cut -c3- | while IFS= read -r site; do
   for p in "$site"/~*; do
-    if [ -d "$p" ] && [ ! -L "$p" ] && ! grep -qF " $p/" "$V/fingerprint.txt"; then rm -rf "$p"; fi
+    if [ -d "$p" ] && [ ! -L "$p" ] && ! grep -qF " $p/" "$R_FINGERPRINT"; then rm -rf "$p"; fi
   done
 done
 # the listings at once, in groups of about equal work (hashing is most of the verifier's time)
 for kinds in PI L TSHCF; do
-  grep -E "^[$kinds] " "$V/spec.txt" > "$LOGS/spec-$kinds.txt"
+  grep -E "^[$kinds] " "$R_SPEC" > "$LOGS/spec-$kinds.txt"
   m_listing "$LOGS/spec-$kinds.txt" > "$LOGS/fingerprint-$kinds.txt" &
 done
-grep '^S ' "$V/spec.txt" | cut -c3- > "$LOGS/sites.txt"
+grep '^S ' "$R_SPEC" | cut -c3- > "$LOGS/sites.txt"
 m_workdir "$WORKDIR" "$LOGS/sites.txt" > "$LOGS/workdir-found.txt" &
 m_pipconf "$PREFIX" > "$LOGS/pip-config-found.txt" &
 wait
 LC_ALL=C sort -u "$LOGS/fingerprint-PI.txt" "$LOGS/fingerprint-L.txt" "$LOGS/fingerprint-TSHCF.txt" > "$LOGS/fingerprint-found.txt"
 # the first difference, "-" gold's line or "+" this one's (diff prints gold's side first)
 first_difference() { diff "$1" "$2" > "$3"; grep '^[-+][^-+]' "$3" | head -n 1; }
-if ! cmp -s "$V/fingerprint.txt" "$LOGS/fingerprint-found.txt"; then
-  refuse "the environment differs from gold: $(first_difference "$V/fingerprint.txt" "$LOGS/fingerprint-found.txt" "$LOGS/fingerprint-diff.txt")"
+if ! cmp -s "$R_FINGERPRINT" "$LOGS/fingerprint-found.txt"; then
+  refuse "the environment differs from gold: $(first_difference "$R_FINGERPRINT" "$LOGS/fingerprint-found.txt" "$LOGS/fingerprint-diff.txt")"
 fi
 # pip's configuration is part of the state: a blocker left in it sends the next install astray
-if ! cmp -s "$V/pip-config.txt" "$LOGS/pip-config-found.txt"; then
-  refuse "pip's configuration differs from gold: $(first_difference "$V/pip-config.txt" "$LOGS/pip-config-found.txt" "$LOGS/pip-config-diff.txt")"
+if ! cmp -s "$R_PIP" "$LOGS/pip-config-found.txt"; then
+  refuse "pip's configuration differs from gold: $(first_difference "$R_PIP" "$LOGS/pip-config-found.txt" "$LOGS/pip-config-diff.txt")"
 fi
 lines_not_in() {  # the lines of the file $2 that the file $1 does not hold, in $2's order
   awk 'FILENAME == ARGV[1] { seen[$0] = 1; next } !($0 in seen)' "$1" "$2"
 }
-lines_not_in "$LOGS/workdir-found.txt" "$V/workdir.txt" > "$LOGS/workdir-missing.txt"
+lines_not_in "$LOGS/workdir-found.txt" "$R_WORKDIR" > "$LOGS/workdir-missing.txt"
 if [ -s "$LOGS/workdir-missing.txt" ]; then
   refuse "a file of the project differs from gold: $(head -n 1 "$LOGS/workdir-missing.txt")"
 fi
-lines_not_in "$V/workdir.txt" "$LOGS/workdir-found.txt" | cut -d' ' -f2 > "$LOGS/workdir-new.txt"
+lines_not_in "$R_WORKDIR" "$LOGS/workdir-found.txt" | cut -d' ' -f2 > "$LOGS/workdir-new.txt"
 while IFS= read -r p; do
   case "${p##*/}" in *.py|*.pyc|*.pyo|*.so|*.pth|*.zip|*.egg|__pycache__) ;; *) continue ;; esac
-  grep -qxF "${p%/*}" "$V/package-dirs.txt" && refuse "$p is a new module inside the project's packages"
+  grep -qxF "${p%/*}" "$R_PACKAGES" && refuse "$p is a new module inside the project's packages"
 done < "$LOGS/workdir-new.txt"
 ident() {  # a name an import statement can spell (any byte above ASCII may be a letter)
   case "$1" in ''|[0-9]*|*[]\ \!\"#\$%\&\'\(\)\*+,./:\;\<=\>?@[\\^\`\{\|\}~-]*|__pycache__) return 1 ;; esac
@@ -174,17 +175,17 @@ shadow() {  # a folder on sys.path, and the file of its entries in gold (or noth
   done
 }
 BUILD_OUTPUT=""  # build and dist, unless a test imports or looks for such a name
-for n in build dist; do grep -qxF "$n" "$V/protected.txt" || BUILD_OUTPUT="$BUILD_OUTPUT $n"; done
+for n in build dist; do grep -qxF "$n" "$R_PROTECTED" || BUILD_OUTPUT="$BUILD_OUTPUT $n"; done
 while IFS= read -r d; do  # the folders on sys.path whose new files the project's listing shows
   case "$d" in "$WORKDIR"|"$WORKDIR"/*) echo "$d" ;; esac
-done < "$V/shadow-dirs.txt" > "$LOGS/path-dirs.txt"
+done < "$R_SHADOWS" > "$LOGS/path-dirs.txt"
 while IFS= read -r p; do
   while IFS= read -r d; do
     case "$p" in "$d"/*/*) below "$p" "$d" && refuse "$p is new and importable: it could shadow or add to what the tests import" ;; esac
   done < "$LOGS/path-dirs.txt"
 done < "$LOGS/workdir-new.txt"
 i=0
-while IFS= read -r d; do i=$((i + 1)); shadow "$d" "$V/shadow-$i.txt"; done < "$V/shadow-dirs.txt"
+while IFS= read -r d; do i=$((i + 1)); shadow "$d" "${R_SHADOW%@*}$i${R_SHADOW##*@}"; done < "$R_SHADOWS"
 old_ifs=$IFS
 IFS=:
 for d in ${PYTHONPATH:-}; do
@@ -199,30 +200,30 @@ found=$(cd "$WORKDIR" && command -v "$FIRST")
 # how the loader resolves the interpreter's and every extension module's libraries: the
 # first program of the image to run, and only now that the listing showed it (and every
 # program's PT_INTERP, the loader cache, its configuration) to be gold's
-if [ -s "$V/elf.txt" ]; then
+if [ -s "$R_ELF" ]; then
   set --
-  while IFS= read -r f; do set -- "$@" "$f"; done < "$V/elf.txt"
+  while IFS= read -r f; do set -- "$@" "$f"; done < "$R_ELF"
   m_resolved "$LOADER" "$@" > "$LOGS/resolved-found.txt"
-  if ! cmp -s "$V/resolved.txt" "$LOGS/resolved-found.txt"; then
-    refuse "shared libraries resolve differently from gold: $(first_difference "$V/resolved.txt" "$LOGS/resolved-found.txt" "$LOGS/resolved-diff.txt")"
+  if ! cmp -s "$R_RESOLVED" "$LOGS/resolved-found.txt"; then
+    refuse "shared libraries resolve differently from gold: $(first_difference "$R_RESOLVED" "$LOGS/resolved-found.txt" "$LOGS/resolved-diff.txt")"
   fi
 fi
 
 # -- 4. the tests, judged from the JUnit report alone -------------------------------------
 set --
-while IFS= read -r a; do set -- "$@" "$a"; done < "$V/pytest-args.txt"
+while IFS= read -r a; do set -- "$@" "$a"; done < "$R_ARGS"
 set -- "$@" --junitxml="$JUNIT"
-while IFS= read -r t; do set -- "$@" "$t"; done < "$V/tests.txt"
+while IFS= read -r t; do set -- "$@" "$t"; done < "$R_TESTS"
 unset PYTEST_ADDOPTS PYTEST_PLUGINS PYTHONDONTWRITEBYTECODE
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 PYTHONPYCACHEPREFIX=$(mktemp -d /tmp/cligym-pycache.XXXXXXXX) || refuse "no fresh bytecode cache"
 export PYTHONPYCACHEPREFIX
-JUDGE=$(cat "$V/judge.awk")  # kept in memory: nothing the tests start can change how they are judged
-KEYS=$(cat "$V/keys.tsv")
+JUDGE=$(cat "$R_JUDGE")  # kept in memory: nothing the tests start can change how they are judged
+KEYS=$(cat "$R_KEYS")
 # nothing to judge is no pass: busybox's awk runs an empty program and exits 0
-[ -n "$(printf '%s' "$JUDGE" | tr -d ' \t\n')" ] || refuse "the judge (judge.awk) is empty"
+[ -n "$(printf '%s' "$JUDGE" | tr -d ' \t\n')" ] || refuse "the judge (${R_JUDGE##*/}) is empty"
 [ "$COUNT" -gt 0 ] 2>/dev/null || refuse "the task lists no tests"
-[ "$(grep -c . "$V/tests.txt")" = "$COUNT" ] || refuse "the task's test list does not hold its $COUNT tests"
+[ "$(grep -c . "$R_TESTS")" = "$COUNT" ] || refuse "the task's test list does not hold its $COUNT tests"
 [ "$(printf '%s\n' "$KEYS" | grep -c .)" = "$COUNT" ] || refuse "the task's report keys do not name its $COUNT tests"
 cd "$WORKDIR" || refuse "no workdir"
 eval "$COMMAND"' "$@"' > "$LOGS/pytest-output.txt" 2>&1

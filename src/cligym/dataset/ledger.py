@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections import Counter
 from pathlib import Path
 
 from cligym.errors import BadInput
@@ -56,15 +55,11 @@ class Ledger:
     def close(self) -> None:
         self.db.close()
 
-    def _write(self, sql: str, args: tuple = ()) -> None:
-        with self.db:  # one transaction, committed before the call returns
+    def _write(self, sql: str, args: tuple = ()) -> int:
+        """Run ``sql`` as one transaction, committed before the call returns; the rows it changed."""
+        with self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute(sql, args)
-
-    # meta
-    def get_meta(self, name: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
-        return row["value"] if row else None
+            return self.db.execute(sql, args).rowcount
 
     def add_wall(self, seconds: float) -> None:
         """Count ``seconds`` more of building (called every few seconds: a killed build
@@ -74,9 +69,9 @@ class Ledger:
 
     def wall_seconds(self) -> float:
         """The seconds every build of the directory spent, together."""
-        return float(self.get_meta("wall_seconds") or 0)
+        row = self.db.execute("SELECT value FROM meta WHERE name = 'wall_seconds'").fetchone()
+        return float(row["value"]) if row else 0.0
 
-    # units
     def add(self, key: str, project: str) -> None:
         """Record a unit as pending unless it is known already."""
         kind = key.split("/", 1)[0]
@@ -107,34 +102,17 @@ class Ledger:
 
     def reset_running(self) -> int:
         """Units a dead head left ``running`` become pending again; returns how many."""
-        count = self.db.execute("SELECT COUNT(*) FROM units WHERE state = 'running'").fetchone()[0]
-        if count:
-            self._write("UPDATE units SET state = 'pending' WHERE state = 'running'")
-        return count
+        return self._write("UPDATE units SET state = 'pending' WHERE state = 'running'")
 
     def reset_failed(self) -> int:
         """Failed units (not attempts) become pending again, and so does the export of a
         project with a failed validation (the dataset dropped that task's directory);
         returns how many failed."""
-        count = self.db.execute("SELECT COUNT(*) FROM units WHERE state = 'failed'").fetchone()[0]
-        if count:
-            self._write("UPDATE units SET state = 'pending' WHERE kind = 'export' AND project IN "
-                        "(SELECT project FROM units WHERE kind = 'validate' AND state = 'failed')")
-            self._write("UPDATE units SET state = 'pending' WHERE state = 'failed'")
-        return count
+        self._write("UPDATE units SET state = 'pending' WHERE kind = 'export' AND project IN "
+                    "(SELECT project FROM units WHERE kind = 'validate' AND state = 'failed')")
+        return self._write("UPDATE units SET state = 'pending' WHERE state = 'failed'")
 
     def rows(self, kind: str | None = None, project: str | None = None) -> list[sqlite3.Row]:
-        sql, args = "SELECT * FROM units WHERE 1 = 1", []
-        if kind is not None:
-            sql, args = sql + " AND kind = ?", [*args, kind]
-        if project is not None:
-            sql, args = sql + " AND project = ?", [*args, project]
-        return self.db.execute(sql + " ORDER BY key", args).fetchall()
-
-    def counts(self) -> dict[str, Counter[str]]:
-        """Per project: how many units of each ``kind:state``."""
-        found: dict[str, Counter[str]] = {}
-        query = "SELECT project, kind, state, COUNT(*) AS n FROM units GROUP BY project, kind, state"
-        for row in self.db.execute(query):
-            found.setdefault(row["project"], Counter())[f"{row['kind']}:{row['state']}"] += row["n"]
-        return found
+        """The units, by key; only those of ``kind`` and of ``project`` where given."""
+        return self.db.execute("SELECT * FROM units WHERE (? IS NULL OR kind = ?) AND (? IS NULL OR project = ?) "
+                               "ORDER BY key", (kind, kind, project, project)).fetchall()

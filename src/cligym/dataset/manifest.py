@@ -28,14 +28,6 @@ CONTENT_DIRS = ("environment", "tests", "solution", "steps")
 SINGLE_FILES = ("README.md",)
 
 
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _ignored(relative: str) -> bool:
     parts = relative.split("/")
     return any(p in IGNORED_DIRS for p in parts[:-1]) or any(fnmatch.fnmatchcase(parts[-1], g) for g in IGNORED_NAMES)
@@ -45,10 +37,8 @@ def task_files(task: TaskDir) -> list[str]:
     """The task's files that its digest covers, as sorted POSIX paths relative to it."""
     root = task.path
     found = [p for p in (task.task_toml, task.instruction, *(root / n for n in SINGLE_FILES)) if p.is_file()]
-    for name in CONTENT_DIRS:
-        folder = root / name
-        if folder.is_dir():
-            found += [p for p in folder.rglob("*") if p.is_file()]
+    for name in CONTENT_DIRS:  # rglob of a missing folder finds nothing
+        found += [p for p in (root / name).rglob("*") if p.is_file()]
     relative = {p.relative_to(root).as_posix() for p in found}
     return sorted(r for r in relative if not _ignored(r))
 
@@ -56,7 +46,8 @@ def task_files(task: TaskDir) -> list[str]:
 def task_digest(task: TaskDir) -> str:
     outer = hashlib.sha256()
     for relative in task_files(task):
-        outer.update(f"{relative}\0{_file_digest(task.path / relative)}\n".encode())
+        with (task.path / relative).open("rb") as handle:
+            outer.update(f"{relative}\0{hashlib.file_digest(handle, 'sha256').hexdigest()}\n".encode())
     return f"sha256:{outer.hexdigest()}"
 
 

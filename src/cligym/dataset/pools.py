@@ -83,14 +83,12 @@ class LocalPool:
     def _collect(self, key: str, proc: subprocess.Popen) -> Finished:
         _, started = self._procs.pop(key)
         seconds = time.monotonic() - started
-        path = self.dataset.unit_file(key, "json")
         if proc.returncode == EngineUnavailable.exit_code:
             raise EngineUnavailable(f"unit {key}: {_last_line(self.dataset.unit_file(key, 'log'))}")
-        try:
-            outcome = UnitOutcome.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        outcome = finished_before(self.dataset, key, 0.0)
+        if outcome is None:
             if proc.returncode in (130, 143, -signal.SIGTERM, -signal.SIGINT):
-                raise KeyboardInterrupt(f"unit {key} was interrupted") from None
+                raise KeyboardInterrupt(f"unit {key} was interrupted")
             line = _last_line(self.dataset.unit_file(key, "log"))
             outcome = UnitOutcome(ok=False, detail=f"the worker exited {proc.returncode}: {line}")
         return key, outcome, seconds
@@ -117,8 +115,8 @@ def _last_line(log: Path) -> str:
 
 
 def finished_before(dataset: DatasetDir, key: str, started: float | None) -> UnitOutcome | None:
-    """The outcome a worker wrote for a unit the ledger still calls running (its head died
-    after the worker finished), if it wrote one after the unit started."""
+    """The outcome a worker wrote for the unit since ``started`` (a ``time.time()``), if any; for a
+    unit the ledger still calls running, its head died after the worker finished."""
     path = dataset.unit_file(key, "json")
     try:
         if started is not None and path.stat().st_mtime >= started:

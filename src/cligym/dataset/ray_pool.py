@@ -16,6 +16,7 @@ head, which alone writes the ledger.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import ray
@@ -29,11 +30,12 @@ from cligym.models.dataset import UnitOutcome
 
 def _remote_unit(dataset_dir: str, key: str, deadline: float | None) -> tuple[str, float]:
     """What a Ray worker runs: the unit, with the node it ran on (JSON: no pickled models)."""
-    from cligym.dataset.units import timed_unit
+    from cligym.dataset.units import run_unit
 
-    outcome, seconds = timed_unit(Path(dataset_dir), key, deadline)
+    started = time.monotonic()
+    outcome = run_unit(Path(dataset_dir), key, deadline)
     node = ray.get_runtime_context().get_node_id()
-    return outcome.model_copy(update={"node": node}).model_dump_json(), seconds
+    return outcome.model_copy(update={"node": node}).model_dump_json(), time.monotonic() - started
 
 
 class RayPool:

@@ -66,12 +66,5 @@ def current_probes(dataset: DatasetDir, task: str) -> list[ProbeResult] | None:
 
 def probe_figures(dataset: DatasetDir, tasks: list[str]) -> tuple[int, list[str]]:
     """(how many of ``tasks`` have current probe verdicts, those of them that failed a probe)."""
-    probed, failed = 0, []
-    for task in tasks:
-        probes = current_probes(dataset, task)
-        if probes is None:
-            continue
-        probed += 1
-        if not all(p.ok for p in probes):
-            failed.append(task)
-    return probed, failed
+    probed = {task: probes for task in tasks if (probes := current_probes(dataset, task)) is not None}
+    return len(probed), [task for task, probes in probed.items() if not all(p.ok for p in probes)]

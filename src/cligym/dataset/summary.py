@@ -78,18 +78,18 @@ def link_identical(root: Path, min_size: int = 4096) -> int:
 def _join(dataset: DatasetDir, ledger: Ledger) -> list[str]:
     """The validated tasks; failed ones leave harbor/. Writes tasks.jsonl (with its Parquet twin
     and dataset card) and dataset.toml."""
-    good = sorted(row["key"].split("/", 1)[1] for row in ledger.rows("validate") if row["state"] == "done")
-    for row in ledger.rows("validate"):
-        name = row["key"].split("/", 1)[1]
-        if row["state"] == "failed" and dataset.harbor.task(name).path.is_dir():
-            shutil.rmtree(dataset.harbor.task(name).path)
+    validations = ledger.rows("validate")
+    good = sorted(row["key"].split("/", 1)[1] for row in validations if row["state"] == "done")
+    for row in validations:
+        folder = dataset.harbor.task(row["key"].split("/", 1)[1]).path
+        if row["state"] == "failed" and folder.is_dir():
+            shutil.rmtree(folder)
     rows: dict[str, TaskRow] = {}
-    for project in {row["project"] for row in ledger.rows("validate")}:
+    for project in {row["project"] for row in validations}:
         staging = ExportDir(dataset.staging(project, "jsonl"))
         if staging.jsonl.is_file():
             rows |= {r.instance_id: r for r in read_rows(staging)}
-    wanted = set(good)
-    write_rows(dataset, [rows[k] for k in sorted(rows) if k in wanted])
+    write_rows(dataset, [rows[k] for k in good if k in rows])
     if good:
         link_identical(dataset.harbor.path)
         write_manifest(dataset.harbor, good, dataset.manifest)
@@ -153,7 +153,6 @@ def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, stopp
         same_delta_groups=_same_deltas(dataset, plan, good), probed=probed, probes_failed=probes_failed)
     save(summary, dataset.summary)
     return summary
-
 
 
 def dataset_status(out: Path) -> tuple[list[ProjectFigures], list[str]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,16 +37,13 @@ def project_of(plan: DatasetPlan, key: str) -> PlannedProject:
 def _gold(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, deadline: float | None) -> UnitOutcome:
     from cligym.gold import make_gold
 
-    folder, registry = dataset.gold(project.key), plan_of(dataset).registry
-    if GoldDir(folder).gold.is_file() and GoldDir(folder).probe.is_file():
-        record = GoldDir(folder).load()
-        if present(runtime, record, registry):
-            _publish(dataset, GoldDir(folder), runtime, registry)
-            return UnitOutcome(ok=True, detail=f"{len(record.tests)} tests (built before)")
-    record = make_gold(project.source, folder, image=project.image, test_command=project.test_cmd,
-                       profile_path=Path(project.profile) if project.profile else None, runtime=runtime)
-    _publish(dataset, GoldDir(folder), runtime, registry)
-    return UnitOutcome(ok=True, detail=f"{len(record.tests)} tests")
+    gold_dir, registry = GoldDir(dataset.gold(project.key)), plan_of(dataset).registry
+    built = gold_dir.gold.is_file() and gold_dir.probe.is_file() and present(runtime, gold_dir.load(), registry)
+    record = gold_dir.load() if built else make_gold(
+        project.source, gold_dir.path, image=project.image, test_command=project.test_cmd,
+        profile_path=Path(project.profile) if project.profile else None, runtime=runtime)
+    _publish(dataset, gold_dir, runtime, registry)
+    return UnitOutcome(ok=True, detail=f"{len(record.tests)} tests{' (built before)' if built else ''}")
 
 
 def present(runtime: Runtime, gold: GoldEnv, registry: str | None) -> bool:
@@ -171,9 +167,3 @@ def run_unit(dataset_dir: Path, key: str, deadline: float | None = None) -> Unit
     finally:
         runtime.close()
     return outcome.model_copy(update={"node": outcome.node or socket.gethostname()})
-
-
-def timed_unit(dataset_dir: Path, key: str, deadline: float | None = None) -> tuple[UnitOutcome, float]:
-    started = time.monotonic()
-    outcome = run_unit(dataset_dir, key, deadline)
-    return outcome, time.monotonic() - started

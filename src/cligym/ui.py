@@ -42,23 +42,12 @@ class Reporter:
 class RichReporter(Reporter):
     """Progress bars and spinners on stderr."""
 
-    def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True)
-        self.progress = Progress(
-            SpinnerColumn(),
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=self.console,
-            transient=False,
-        )
+    def __init__(self, console: Console) -> None:
+        self.progress = Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"),
+                                 BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console)
         self._current = None
         self._description = ""
-        self._started = False
-
-    def __enter__(self) -> RichReporter:
-        return self  # the display starts with the first task: an early error prints alone
+        self._started = False  # the display starts with the first task: an early error prints alone
 
     def __exit__(self, *exc) -> None:
         if self._started:

@@ -5,6 +5,7 @@ records keyed by the task's digest."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 import subprocess
@@ -236,7 +237,7 @@ def test_the_report_measures_the_probes_cost_per_task():
 
 @pytest.fixture()
 def cli(fake, monkeypatch):
-    monkeypatch.setattr("cligym.cli.validate.reap_dead_runs", lambda quiet=False: (0, 0))
+    monkeypatch.setattr(importlib.import_module("cligym.cli.app"), "reap_dead_runs", lambda quiet: None)
 
     def invoke(*args: str):
         return CliRunner().invoke(app, ["validate", *args], env={"COLUMNS": "250"})

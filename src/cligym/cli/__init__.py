@@ -26,14 +26,8 @@ from cligym.cli import (
     version,
 )
 from cligym.cli.app import app, err
-from cligym.cli.signals import (
-    INTERRUPTED,
-    catch_signals,
-    interrupted_exit_code,
-    received,
-)
+from cligym.cli.signals import INTERRUPTED, catch_signals, interrupted_exit_code, received
 from cligym.errors import CligymError
-from cligym.runtime import remove_own_everywhere
 
 VERBS = (
     gold.gold, operators.operators, operators.scenarios, invert.invert, verify.verify, export.export, validate.validate,
@@ -69,6 +63,8 @@ def main() -> None:
     except SystemExit as exc:
         code = exc.code
     if received or code == 130:
+        from cligym.runtime import remove_own_everywhere  # not at import: listing the verbs needs no engine
+
         remove_own_everywhere()  # what an abandoned engine call still made on the way out
         err.print(INTERRUPTED, markup=False, highlight=False, soft_wrap=True)
         sys.exit(interrupted_exit_code())

@@ -56,11 +56,14 @@ MaxCompletionTokens = Annotated[Optional[int], typer.Option(help="Completion tok
 ModelSeed = Annotated[Optional[int], typer.Option(help="Sampling seed sent with every model request.")]
 
 
-def reporter(quiet: bool):
-    """Progress on stderr, or nothing (``--quiet``, or ``--json`` keeping stdout clean)."""
+def stage_reporter(quiet: bool, as_json: bool = False):
+    """What a verb that drives the engine starts with: dead runs' leftovers reaped (said on
+    stderr unless ``quiet``), then its progress on stderr, or nothing (``--quiet``, or
+    ``--json`` keeping stdout clean)."""
     from cligym.ui import Reporter, RichReporter
 
-    return Reporter() if quiet else RichReporter(err)
+    reap_dead_runs(quiet)
+    return Reporter() if quiet or as_json else RichReporter(err)
 
 
 def model_client(model: str | None, base_url: str | None, config: Path | None, api_key_env: str | None, *,
@@ -152,18 +155,16 @@ def writable_output(path: Path, *, what: str = "output", directory: bool = True)
 
 # -- leftovers of runs that ended -----------------------------------------------------------
 
-def reap_dead_runs(quiet: bool = False):
+def reap_dead_runs(quiet: bool) -> None:
     """Remove what runs that ended without cleaning up (killed) left in the engine: their
-    containers and scratch images. Live runs are not touched. Returns the runtime's count."""
+    containers and scratch images. Live runs are not touched."""
     from cligym.runtime import Runtime
 
     runtime = Runtime()
     try:
-        reaped = runtime.reap_dead_runs()
+        containers, images = runtime.reap_dead_runs()
     finally:
         runtime.close()
-    containers, images = reaped
     if (containers or images) and not quiet:
         err.print(f"cligym: removed {containers} container(s) and {images} image(s) left by runs that ended",
                   markup=False, highlight=False)
-    return reaped

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cligym.cli.app import Quiet, err, print_json, print_pairs, print_table, reap_dead_runs, reporter, writable_output
+from cligym.cli.app import Quiet, err, print_json, print_pairs, print_table, stage_reporter, writable_output
 from cligym.errors import BadInput
 
 dataset_app = typer.Typer(help="Build a dataset from many projects, and follow its progress.", no_args_is_help=True)
@@ -89,13 +89,12 @@ def build(
                       max_disk=parse_size(max_disk) if max_disk else None, retry_failed=retry_failed)
     plan = make_plan(projects, seed, bundle=bundle, registry=registry_name(registry) if registry else None)
     writable_output(output, what="dataset directory")
-    reap_dead_runs(quiet or as_json)
     dataset = DatasetDir(output)
-    if ray:
-        pool = ray_pool(dataset, ray, workers if workers > 1 else None, retries=RAY_RETRIES if plan.registry else 0)
-    else:
-        pool = LocalPool(dataset, _slots(workers), [sys.executable, "-m", "cligym", "dataset", "unit"])
-    with reporter(quiet or as_json) as progress:
+    with stage_reporter(quiet or as_json) as progress:  # the display starts with the build
+        if ray:
+            pool = ray_pool(dataset, ray, workers if workers > 1 else None, retries=RAY_RETRIES if plan.registry else 0)
+        else:
+            pool = LocalPool(dataset, _slots(workers), [sys.executable, "-m", "cligym", "dataset", "unit"])
         summary = run_build(output, plan, pool, budgets=budgets, reporter=progress)
     if as_json:
         print_json(summary, by_alias=True)

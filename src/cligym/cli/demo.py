@@ -7,14 +7,7 @@ from typing import Annotated
 
 import typer
 
-from cligym.cli.app import (
-    counts,
-    print_json,
-    print_pairs,
-    reap_dead_runs,
-    reporter,
-    writable_output,
-)
+from cligym.cli.app import JsonSummary, counts, print_json, print_pairs, stage_reporter, writable_output
 from cligym.errors import CligymError
 
 DEMO_PROJECT = "markupsafe==3.0.2"
@@ -33,7 +26,7 @@ def _pipeline(output: Path, project: str, attempts: int, seed: int, quiet: bool)
     demo_dir = DemoDir(output)
     gold_dir, run_dir, tasks_dir = demo_dir.gold, demo_dir.run, demo_dir.tasks
     runtime = Runtime()
-    with reporter(quiet) as progress:
+    with stage_reporter(quiet) as progress:
         record = make_gold(project, gold_dir, runtime=runtime, reporter=progress)
         summary = run_invert(gold_dir, run_dir, attempts=attempts, seed=seed, runtime=runtime, reporter=progress)
         if summary.verified == 0:
@@ -52,7 +45,7 @@ def demo(
     project: Annotated[str, typer.Option(help="The PyPI project the demo starts from.")] = DEMO_PROJECT,
     attempts: Annotated[int, typer.Option("-n", "--attempts", help="Inversion attempts.")] = 12,
     seed: Annotated[int, typer.Option(help="Seed of the inversion.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    as_json: JsonSummary = False,
 ) -> None:
     """Run the whole pipeline on a real PyPI project with built-in defaults.
 
@@ -64,7 +57,6 @@ def demo(
     from cligym.report import ReportDir
 
     writable_output(output, what="demo directory")
-    reap_dead_runs(as_json)
     record, summary, report, tasks_dir = _pipeline(output, project, attempts, seed, as_json)
     results = report.results
     data = {
@@ -82,7 +74,7 @@ def demo(
             ("gold tests", f"{len(record.tests)} pass on every one of {record.runs} runs"),
             ("attempts", str(summary.attempts)),
             ("verified tasks", f"{summary.verified} (yield {summary.yield_:.0%})"),
-            ("categories", ", ".join(f"{k} {v}" for k, v in sorted(summary.per_category.items()))),
+            ("categories", counts(summary.per_category)),
             ("discarded", counts(summary.discard_reasons)),
         ]
         if summary.seconds_per_verified is not None:

@@ -8,14 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cligym.cli.app import (
-    Quiet,
-    print_json,
-    print_pairs,
-    reap_dead_runs,
-    reporter,
-    writable_output,
-)
+from cligym.cli.app import Quiet, print_json, print_pairs, stage_reporter, writable_output
 from cligym.config import DEFAULT_BASE_IMAGE
 
 
@@ -61,8 +54,7 @@ def gold(
     writable_output(output, what="gold directory")
     if write_profile is not None:
         writable_output(write_profile, what="profile", directory=False)
-    reap_dead_runs(quiet)
-    with reporter(quiet or as_json) as progress:
+    with stage_reporter(quiet, as_json) as progress:
         record = make_gold(
             source, output, image=image, test_command=test_cmd, workdir=workdir, base_image=base_image,
             profile_path=profile, shipped_profile=shipped_profile, runs=runs, timeout=timeout, rebuild=rebuild,

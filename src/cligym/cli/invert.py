@@ -3,7 +3,6 @@ LLM agent, and keep the verified broken states as tasks."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,6 +11,7 @@ import typer
 from cligym.cli.app import (
     ApiKeyEnv,
     BaseUrl,
+    JsonSummary,
     MaxCompletionTokens,
     MaxSeconds,
     MaxSteps,
@@ -26,41 +26,14 @@ from cligym.cli.app import (
     model_client,
     print_json,
     print_pairs,
-    reap_dead_runs,
-    reporter,
+    stage_reporter,
     writable_output,
 )
-from cligym.errors import BadInput, CligymError
+from cligym.errors import BadInput
 
 
 def _names(text: str | None) -> list[str] | None:
     return [n.strip() for n in text.split(",") if n.strip()] or None if text else None
-
-
-def _with_operators(gold_dir: Path, output: Path, progress, *, attempts, seed, operator, scenario, sample,
-                    max_operators, **_):
-    from cligym.invert import invert as run_invert
-
-    return run_invert(gold_dir, output, attempts=attempts, seed=seed, operators=_names(operator),
-                      scenarios=_names(scenario), sample_size=sample, max_operators=max_operators, reporter=progress)
-
-
-def _with_llm(gold_dir: Path, output: Path, progress, *, attempts, seed, sample, model, base_url, api_key_env,
-              model_config, model_preset, refine_rate, max_steps, max_seconds, max_tokens, temperature,
-              max_completion_tokens, model_seed, workers, **_):
-    from cligym.agents.loop import AgentLimits
-    from cligym.invert import invert_with_agent
-
-    client = model_client(model, base_url, model_config, api_key_env, temperature=temperature,
-                          max_tokens=max_completion_tokens, seed=model_seed,
-                          preset=model_preset)
-    limits = AgentLimits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)
-    return invert_with_agent(gold_dir, output, client, attempts=attempts, seed=seed, sample_size=sample,
-                             refine_rate=refine_rate, limits=limits, reporter=progress, workers=workers)
-
-
-#: Who degrades (``--agent``): the entry point of the invert stage each one calls.
-DEGRADERS: dict[str, Callable] = {"operators": _with_operators, "llm": _with_llm}
 
 
 def invert(
@@ -96,7 +69,7 @@ def invert(
     model_seed: ModelSeed = None,
     workers: Annotated[int, typer.Option(help="--agent llm: attempts run at once (the model server serves "
                                                 "them concurrently).")] = 1,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    as_json: JsonSummary = False,
     quiet: Quiet = False,
 ) -> None:
     """Break a gold environment on purpose and keep the verified broken states as tasks.
@@ -106,17 +79,25 @@ def invert(
     interrupted run (Ctrl-C, SIGTERM, or killed) resumes where it stopped; what a killed
     run left in the engine is removed when the next long command starts.
     """
-    options = dict(locals())  # every option; each degrader takes the ones it uses
-    del options["gold_dir"], options["output"]
-    degrade = DEGRADERS.get(agent)
-    if degrade is None:
-        raise CligymError(f"unknown agent {agent!r}; choose {' or '.join(DEGRADERS)}", exit_code=2)
+    from cligym.agents.loop import AgentLimits
+    from cligym.invert import invert as run_invert, invert_with_agent
+
+    if agent not in ("operators", "llm"):
+        raise BadInput(f"unknown agent {agent!r}; choose operators or llm")
     if agent == "operators" and workers != 1:  # each attempt learns from the ones before it
         raise BadInput("--workers is for --agent llm; run many projects at once with 'cligym dataset --workers'")
     writable_output(output, what="run directory")
-    reap_dead_runs(quiet)
-    with reporter(quiet or as_json) as progress:
-        summary = degrade(gold_dir, output, progress, **options)
+    with stage_reporter(quiet, as_json) as progress:
+        if agent == "operators":
+            summary = run_invert(gold_dir, output, attempts=attempts, seed=seed, operators=_names(operator),
+                                 scenarios=_names(scenario), sample_size=sample, max_operators=max_operators,
+                                 reporter=progress)
+        else:
+            client = model_client(model, base_url, model_config, api_key_env, temperature=temperature,
+                                  max_tokens=max_completion_tokens, seed=model_seed, preset=model_preset)
+            limits = AgentLimits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)
+            summary = invert_with_agent(gold_dir, output, client, attempts=attempts, seed=seed, sample_size=sample,
+                                        refine_rate=refine_rate, limits=limits, reporter=progress, workers=workers)
     if as_json:
         print_json(summary, by_alias=True)
         return

@@ -25,8 +25,7 @@ from cligym.cli.app import (
     model_client,
     print_json,
     print_table,
-    reap_dead_runs,
-    reporter,
+    stage_reporter,
     writable_output,
 )
 from cligym.rollout.registry import agents_help, get_agent
@@ -69,9 +68,8 @@ def rollout(
                   "pass@1, duplicate training rows); set --temperature (and --model-seed to make them reproducible)",
                   markup=False, highlight=False)
     writable_output(output, what="rollout directory")
-    reap_dead_runs(quiet)
     limits = AgentLimits(max_steps=max_steps, max_seconds=max_seconds, max_tokens=max_tokens)
-    with reporter(quiet or as_json) as progress:
+    with stage_reporter(quiet, as_json) as progress:
         summary = run_rollout(tasks_dir, output, agent=agent, k=k, client=client, limits=limits, reporter=progress,
                               workers=workers)
     if as_json:

@@ -10,17 +10,7 @@ from typing import Annotated
 
 import typer
 
-from cligym.cli.app import (
-    JsonResults,
-    Quiet,
-    err,
-    out,
-    print_json,
-    print_table,
-    reap_dead_runs,
-    reporter,
-    writable_output,
-)
+from cligym.cli.app import JsonResults, Quiet, err, out, print_json, print_table, stage_reporter, writable_output
 
 
 def validate(
@@ -49,8 +39,7 @@ def validate(
 
     ExportDir(tasks_dir).task_dirs()  # bad input fails here, before the progress display starts
     writable_output(output or ExportDir(tasks_dir).validation, what="validation report", directory=False)
-    reap_dead_runs(quiet or as_json)
-    with reporter(quiet or as_json) as progress:
+    with stage_reporter(quiet or as_json) as progress:
         report = run_validate(tasks_dir, reporter=progress, report_path=output, probes=battery() if probes else (),
                               digest=task_digest)
     dataset = dataset_of(tasks_dir)

@@ -8,13 +8,7 @@ from typing import Annotated
 
 import typer
 
-from cligym.cli.app import (
-    JsonResults,
-    print_json,
-    print_table,
-    reap_dead_runs,
-    reporter,
-)
+from cligym.cli.app import JsonResults, print_json, print_table, stage_reporter
 
 
 def verify(
@@ -29,8 +23,7 @@ def verify(
     """
     from cligym.verify import recheck_run
 
-    reap_dead_runs()
-    with reporter(as_json) as progress:
+    with stage_reporter(False, as_json) as progress:
         report = recheck_run(run_dir, gold_dir, reporter=progress)
     if as_json:
         print_json([check.model_dump() for check in report.tasks])

@@ -98,11 +98,6 @@ def run_probe(runtime: Runtime, image: str, task: TaskDir, probe: VerifierProbe)
     return result(judged.reward, judged.detail, script_exit=ran.exit_code, script_output=said)
 
 
-def run_battery(runtime: Runtime, image: str, task: TaskDir, probes: Sequence[VerifierProbe]) -> list[ProbeResult]:
-    """Every probe, in order, each in its own container of ``image``."""
-    return [run_probe(runtime, image, task, probe) for probe in probes]
-
-
 def not_run(probes: Sequence[VerifierProbe], why: str) -> list[ProbeResult]:
     """The battery's results for a task whose image could not be had: none has a reward."""
     return [ProbeResult(probe=p.name, kind=p.kind, reward=None, verdict=why) for p in probes]

@@ -42,7 +42,7 @@ from cligym.models.validate import (
 )
 from cligym.runtime import ImageKind, Runtime
 from cligym.ui import Reporter
-from cligym.validate.probes import VerifierProbe, not_run, run_battery
+from cligym.validate.probes import VerifierProbe, not_run, run_probe
 
 
 def _harbor_mode(runtime: Runtime, tag: str, task: TaskDir, oracle: bool) -> ModeResult:
@@ -101,16 +101,13 @@ def validate_task(runtime: Runtime, task_dir: TaskDir | Path, *, probes: Sequenc
             results = [MODES[fmt](runtime, tag, task, oracle) for oracle in (True, False)]
             if wanted:
                 probing = time.monotonic()
-                probed = run_battery(runtime, tag, task, wanted)
+                probed = [run_probe(runtime, tag, task, probe) for probe in wanted]
                 probe_seconds = round(time.monotonic() - probing, 1)
     except Fatal:
         raise  # the engine is gone: no later task can run either
-    except CligymError as exc:
-        failed = ModeResult(reward=None, detail=" ".join(str(exc).split())[:300])
-        results = [failed, failed]
-        probed = not_run(wanted, failed.detail) if wanted else None
-    except OSError as exc:  # a task file that cannot be read
-        failed = ModeResult(reward=None, detail=f"cannot read the task: {exc}"[:300])
+    except (CligymError, OSError) as exc:  # OSError: a task file that cannot be read
+        why = " ".join(str(exc).split()) if isinstance(exc, CligymError) else f"cannot read the task: {exc}"
+        failed = ModeResult(reward=None, detail=why[:300])
         results = [failed, failed]
         probed = not_run(wanted, failed.detail) if wanted else None
     return TaskValidation(task=task.name, format=fmt, oracle=results[0], nop=results[1],

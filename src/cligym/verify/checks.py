@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
-from cligym.errors import CligymError
+from cligym.errors import BuildFailed, CligymError
 from cligym.harness.images import build_broken
 from cligym.harness.reference import gather
 from cligym.harness.testrun import run_tests
@@ -17,9 +18,12 @@ from cligym.models.gold import GoldEnv
 from cligym.models.task import run_order
 from cligym.models.validate import ModeResult
 from cligym.models.verify import Verification
-from cligym.runtime import ImageKind
-from cligym.runtime import Runtime
+from cligym.runtime import ImageKind, Runtime
 from cligym.verify.leaks import scan
+
+
+def _failed(kind: str, reason: str, **more: Any) -> Verification:
+    return Verification(ok=False, kind=kind, reason=reason, **more)
 
 
 def check_broken_state(
@@ -56,36 +60,31 @@ def check_broken_state(
         again = run_tests(runtime, image, gold.workdir, gold.test_command, selected, timeout=timeout)
         failing = set(again.failing(selected))
         if not failing & set(f2p):
-            return Verification(ok=False, kind="trivial", reason="with nothing done the F2P tests pass")
+            return _failed("trivial", "with nothing done the F2P tests pass")
         if failing != set(f2p):
             extra, gone = sorted(failing - set(f2p)), sorted(set(f2p) - failing)
-            return Verification(
-                ok=False, kind="not_reproducible",
-                reason=f"a repeat run differs: {len(extra)} more failing {extra[:3]}, "
-                       f"{len(gone)} now passing {gone[:3]}",
-            )
+            return _failed("not_reproducible", f"a repeat run differs: {len(extra)} more failing {extra[:3]}, "
+                                               f"{len(gone)} now passing {gone[:3]}")
     seconds["repeat"] = time.monotonic() - started
 
     started = time.monotonic()
     report = scan(runtime, gold.image, gold_listing, image)
     seconds["leak_scan"] = time.monotonic() - started
     changed_paths = sorted(set(report.added) | set(report.changed) | set(report.deleted))
+    done = {"seconds": seconds, "changed_paths": changed_paths}
     if not report.clean:
         first = report.findings[0]
-        return Verification(ok=False, kind="leak", reason=f"{first.kind}: {first.path} {first.detail}",
-                       leaks=report.findings, seconds=seconds, changed_paths=changed_paths)
+        return _failed("leak", f"{first.kind}: {first.path} {first.detail}", leaks=report.findings, **done)
     touched = [p for p in changed_paths if untouchable(p)] if untouchable else []
     if touched:
-        return Verification(ok=False, kind="tests_changed", reason=f"the delta changed test files: {touched[:3]}",
-                       seconds=seconds, changed_paths=changed_paths)
+        return _failed("tests_changed", f"the delta changed test files: {touched[:3]}", **done)
 
     started = time.monotonic()
     if callable(solution):
         try:
             solution = solution(report)
         except CligymError as exc:
-            return Verification(ok=False, kind="not_solvable", reason=f"no solution could be derived: {exc}",
-                           seconds=seconds, changed_paths=changed_paths)
+            return _failed("not_solvable", f"no solution could be derived: {exc}", **done)
     verification = verifier_check(runtime, gold, image, f2p, p2p, selected, solution, timeout=timeout)
     seconds["verifier"] = time.monotonic() - started
     return verification.model_copy(update={"seconds": seconds, "changed_paths": changed_paths, "solution": solution})
@@ -103,29 +102,22 @@ def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], 
                               test_command=gold.test_command, f2p=f2p, p2p=p2p, order=selected)
     judged = judge_image(runtime, image, reference, pristine, solution, gold, selected, timeout)
     if judged.fixed.exit_code != 0:
-        return Verification(ok=False, kind="not_solvable",
-                       reason=f"the solution exited {judged.fixed.exit_code}: {judged.fixed.output.strip()[-200:]}")
+        return _failed("not_solvable", f"the solution exited {judged.fixed.exit_code}: "
+                                       f"{judged.fixed.output.strip()[-200:]}")
     still = sorted(judged.repaired.failing(selected))
     if still:
-        return Verification(ok=False, kind="not_solvable",
-                       reason=f"{len(still)} tests still fail after the solution: {still[:3]}")
-    if judged.nothing.reward != 0:
-        return Verification(ok=False, kind="trivial",
-                       reason=(f"the task's verifier gives reward {judged.nothing.reward} with nothing done "
-                               f"{judged.nothing.detail}").strip())
+        return _failed("not_solvable", f"{len(still)} tests still fail after the solution: {still[:3]}")
     solved = judged.solved or ModeResult(reward=None)  # judged: the solution and every test passed
-    if solved.reward != 1:
-        return Verification(ok=False, kind="not_solvable",
-                       reason=(f"the task's verifier gives reward {solved.reward} after the solution "
-                               f"{solved.detail}").strip())
+    for result, want, when, kind in ((judged.nothing, 0, "with nothing done", "trivial"),
+                                     (solved, 1, "after the solution", "not_solvable")):
+        if result.reward != want:
+            return _failed(kind, f"the task's verifier gives reward {result.reward} {when} {result.detail}".strip())
     return Verification(ok=True)
 
 
 def recheck_task(runtime: Runtime, gold: GoldEnv, gold_listing: Listing, task) -> Verification:
     """Re-check a saved TaskInstance from scratch: a fresh build of gold + ΔD, two runs
     failing exactly F2P, a clean leak scan, and a working solution."""
-    from cligym.errors import BuildFailed
-
     tag = ImageKind.RECHECK.tag("", uuid.uuid4().hex[:12])
     try:
         try:

@@ -35,10 +35,6 @@ from cligym.models.task import AppliedOperator, Difficulty, RepairStep
 from cligym.models.testrun import TestRun
 from cligym.runtime import Runtime
 
-#: Seconds the sweeper may take (it recreates the venv and reinstalls every wheel).
-SWEEPER_SECONDS = 900
-
-
 def output_text(run: TestRun) -> str:
     """What a reader of a test run sees: every test's message and the output's tail."""
     return "\n".join([*(r.message for r in run.results.values()), run.output_tail])

@@ -27,8 +27,6 @@ TEXT_CALL = ("Your tool call arrived as text and was not run: {excerpt!r}. Call 
 #: Replies in a row without a usable tool call (none, or arguments that are no JSON object)
 #: after which the run stops with stop reason ``format_error``, saying what was wrong.
 MAX_FORMAT_ERRORS = 3
-#: The context budget (estimated tokens) when neither the limits nor the model config set one.
-DEFAULT_CONTEXT = 100_000
 
 
 class AgentLimits(BaseModel):
@@ -68,20 +66,12 @@ def run_agent(
     stop: threading.Event | None = None,
     attempt: int = 0,
 ) -> AgentOutcome:
-    """Drive ``client`` on ``task`` with the tools of ``executor``; record every step. With
-    ``history`` (a list), the conversation is kept in it: an empty one is filled, a filled
-    one goes on with ``task`` as the next user message. When ``stop`` is set (the run is
-    stopping), the run ends before its next step with stop reason ``stopped``. ``attempt``
-    (of a task's k) moves the model's sampling seed, if one is set.
-
-    Every model call gets the run's deadline (``limits.max_seconds`` from the start), and so
-    does every command (its timeout is cut to the time left), so a hanging endpoint or command
-    ends the run with stop reason ``max_seconds`` shortly after it, not later. A model error
-    about one request ends the run with stop reason ``model_error``; ``MAX_FORMAT_ERRORS``
-    replies in a row without a usable tool call end it with ``format_error``; a fatal model
-    error (the endpoint unreachable, the key refused, retries exhausted, garbage answers
-    again and again) is raised, and so is EngineUnavailable from a tool call (the
-    container's engine is gone)."""
+    """Drive ``client`` on ``task`` with the tools of ``executor``; record every step. A given
+    ``history`` keeps the conversation: an empty one is filled, a filled one goes on with
+    ``task``. ``stop`` set ends the run before its next step; ``attempt`` (of a task's k)
+    moves the sampling seed. Every model call and command gets the run's deadline, so a
+    hanging endpoint or command ends the run (``max_seconds``) shortly after it. A ``Fatal``
+    model error and EngineUnavailable are raised; other errors end the run with a stop reason."""
     messages = history if history is not None else []
     opening = [] if messages else [{"role": "system", "content": system}]
     messages += [*opening, {"role": "user", "content": task}]  # a given history goes on with ``task``
@@ -127,9 +117,8 @@ class _Run:
     def __init__(self, client, executor: ToolExecutor, limits: AgentLimits, recorder, attempt: int) -> None:
         self.client, self.executor, self.limits, self.recorder, self.attempt = (client, executor, limits, recorder,
                                                                               attempt)
-        config = getattr(client, "config", None)
-        self.reasoning = getattr(config, "reasoning", "send-back")
-        self.budget = limits.context_tokens or getattr(config, "context_tokens", None) or DEFAULT_CONTEXT
+        self.reasoning = client.config.reasoning
+        self.budget = limits.context_tokens or client.config.context_tokens
         self.started = time.monotonic()
         self.deadline = self.started + limits.max_seconds
         executor.deadline = self.deadline  # no command outlives the run
@@ -176,9 +165,8 @@ class _Run:
     def _condense(self, messages: list[dict[str, Any]], budget: int) -> bool:
         shortened: list[tuple[str, int]] = []
         fits = condense(messages, budget, shortened)
-        mark = getattr(self.recorder, "mark_condensed", None)
-        for call_id, kept in shortened if mark is not None else ():
-            mark(call_id, kept, self.steps + 1)  # the next agent step is the first to see it shortened
+        for call_id, kept in shortened if self.recorder is not None else ():
+            self.recorder.mark_condensed(call_id, kept, self.steps + 1)  # the next agent step sees it shortened
         return fits
 
     def record(self, reply, calls, observations) -> None:
@@ -186,7 +174,7 @@ class _Run:
             self.recorder.agent(reply.content or "", tool_calls=calls, observations=observations,
                                 prompt_tokens=reply.usage.prompt_tokens,
                                 completion_tokens=reply.usage.completion_tokens, reasoning_content=reply.reasoning,
-                                metrics_extra=_flags(reply), **_cached(reply))
+                                metrics_extra=_flags(reply), cached_tokens=reply.cached_tokens)
 
     def format_problem(self, reply) -> str | None:
         """What made the reply unusable (counted towards ``MAX_FORMAT_ERRORS``), or None."""
@@ -199,10 +187,6 @@ class _Run:
             return f"the arguments of {bad[0].name or 'a tool call'} were not a JSON object ({bad[0].error})"
         written = text_tool_call(reply.content_as_sent)
         return TEXT_CALL.format(excerpt=written) if written else NUDGE
-
-
-def _cached(reply) -> dict[str, Any]:
-    return {} if reply.cached_tokens is None else {"cached_tokens": reply.cached_tokens}
 
 
 def _execute(reply, executor: ToolExecutor, messages: list[dict[str, Any]]):

@@ -121,24 +121,20 @@ class TmuxShell:
         """Copy ``command`` in as ``script`` and type ``line``: "", or a note when the shell
         had to be started anew first (killed, or its files under /tmp removed). Raises
         ShellUnavailable (the command did not run) when even a new one cannot start."""
-        try:
-            self.session.put_files({script: (command + "\n", 0o600)})
-            self.type(line)
-            return ""
-        except EngineUnavailable:
-            raise
-        except (ShellUnavailable, CligymError):
-            pass
-        try:  # the shell may be fine, only its files gone
-            self.reattach()
-            self.session.put_files({script: (command + "\n", 0o600)})
-            self.type(line)
-            return ""
-        except (ShellUnavailable, CligymError) as exc:
-            if isinstance(exc, EngineUnavailable):
+        put = {script: (command + "\n", 0o600)}
+        for recover in (None, self.reattach):  # the shell may be fine, only its files gone
+            try:
+                if recover is not None:
+                    recover()
+                self.session.put_files(put)
+                self.type(line)
+                return ""
+            except EngineUnavailable:
                 raise
+            except (ShellUnavailable, CligymError):
+                pass
         self.restart()
-        self.session.put_files({script: (command + "\n", 0o600)})
+        self.session.put_files(put)
         self.type(line)
         return (f"[the shell was gone (killed, or its files removed); a new one was started in {self.workdir}: "
                 "shell variables, functions, background jobs and the working directory were reset]")

@@ -1,18 +1,6 @@
-"""The tools an agent gets inside a task container, and their executor.
-
-- ``execute_bash``: a persistent bash session (:mod:`cligym.agents.shell`: working
-  directory, variables, functions and background jobs persist between calls), with a
-  per-command timeout (Ctrl-C) and output cut to a limit with a note.
-- ``str_replace_editor``: view (a file's numbered lines, or a directory two levels deep
-  without hidden entries), create (a new file only), str_replace, insert and undo_edit (the
-  last edit of a file, by this executor) in the container.
-- ``think``: a note to self; changes nothing.
-- ``finish``: the agent says it is done.
-
-A tool call that fails becomes an error text for the model, never a raise, with one
-exception: when the engine itself cannot be reached, EngineUnavailable is raised, since
-every later call would fail the same way.
-"""
+"""The tools an agent gets inside a task container (``execute_bash`` in a persistent shell,
+see :mod:`cligym.agents.shell`; ``str_replace_editor``; ``think``; ``finish``), and their
+executor."""
 
 from __future__ import annotations
 
@@ -115,8 +103,9 @@ class ToolExecutor:
         self.history: dict[str, list[tuple[bytes | None, int]]] = {}
 
     def run(self, name: str, arguments: dict[str, Any]) -> str:
-        """The observation for one call; every problem becomes an error text, never a raise,
-        except the engine becoming unreachable (EngineUnavailable ends the run)."""
+        """The observation for one call; every problem becomes an error text for the model,
+        never a raise, except the engine becoming unreachable: EngineUnavailable ends the run,
+        since every later call would fail the same way."""
         try:
             if name == "execute_bash":
                 return self.bash(str(arguments["command"]), arguments.get("timeout"))

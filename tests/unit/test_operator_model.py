@@ -17,7 +17,6 @@ from cligym.invert.operators import (
     CATEGORIES,
     REGISTRY,
     Embedded,
-    EmbeddedTree,
     Operator,
     RestoreOperator,
     Target,
@@ -74,26 +73,6 @@ def test_embedded_file_restores_bytes_and_mode(tmp_path):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o750
 
 
-def test_embedded_tree_replaces_what_is_there(tmp_path):
-    import io
-    import tarfile
-
-    tree = tmp_path / "pkg"
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        data = b"x = 1\n"
-        info = tarfile.TarInfo("pkg/mod.py")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    tree.mkdir()
-    (tree / "stray.py").write_text("left over\n")
-    from cligym.invert.operators.targets import b64
-
-    _run(EmbeddedTree(path=str(tree), archive=b64(buffer.getvalue())).restore())
-    assert sorted(p.name for p in tree.iterdir()) == ["mod.py"]
-    assert (tree / "mod.py").read_bytes() == b"x = 1\n"
-
-
 def test_solution_script_is_the_one_header():
     elf, relink = REGISTRY["elf_magic_corrupt"], REGISTRY["localtime_relinked"]
     first = elf.target(path="/usr/lib/libz.so.1.2.13", name="libz.so.1.2.13")
@@ -126,7 +105,6 @@ def test_a_composite_repair_retries_a_step_another_breakage_stood_in_the_way_of(
     """Step 2 needs what step 1 repairs, yet runs first (last applied, first undone): it
     fails, step 1 runs, and step 2 succeeds when tried again; a step failing twice fails
     the script."""
-    import subprocess
 
     class Step:
         category = "c"

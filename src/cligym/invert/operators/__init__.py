@@ -19,7 +19,6 @@ from cligym.invert.operators.base import (
 )
 from cligym.invert.operators.targets import (
     Embedded,
-    EmbeddedTree,
     RestoreData,
     Target,
     TargetData,
@@ -32,7 +31,7 @@ for _module in pkgutil.iter_modules(__path__):
 CATEGORIES: tuple[str, ...] = categories()
 
 __all__ = [
-    "CATEGORIES", "REGISTRY", "Embedded", "EmbeddedTree", "GoldFiles", "Operator", "RestoreData", "RestoreOperator",
+    "CATEGORIES", "REGISTRY", "Embedded", "GoldFiles", "Operator", "RestoreData", "RestoreOperator",
     "Target", "TargetData", "get", "register", "solution_script",
 ]
 

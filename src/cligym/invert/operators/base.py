@@ -1,29 +1,18 @@
 """The operator model: one small class per way of breaking an environment.
 
-An operator finds ``Target``s in a probe of the gold environment (``applies_to``),
-optionally reads what it needs from the gold image (``prepare``), and then, as pure
-functions of the target, gives the Dockerfile lines that break it (``apply``, the ΔD) and
-the shell lines that repair it (``solution``). ``symptom`` and ``hint`` describe it for
-issue texts: the symptom says what a user sees, the hint names the area to look at,
-neither gives the fix. The details of a target are typed: each operator names the model
-of its target data in ``Data`` (see ``targets``).
+An operator finds ``Target``s in a probe of the gold environment (``applies_to``), reads
+what it needs from the gold image (``prepare``), and then, as pure functions of the
+target, gives the Dockerfile lines that break it (``apply``, the ΔD) and the shell lines
+that repair it (``solution``; ``solution_script`` alone makes them a script). ``symptom``
+and ``hint`` describe it for issue texts: the symptom says what a user sees, the hint
+names the area to look at, neither gives the fix.
 
-Solutions are bare lines: ``solution_script`` alone turns the operators of one broken
-state into a script (shebang, ``set -e``, the repairs in reverse order of application).
-
-Operators whose break is "delete, empty or rewrite a file" and whose repair is "put the
-original back" derive from ``RestoreOperator``, which reads, embeds and restores the
-original; such an operator only says which files it targets and how it breaks them.
-
-Categories: each category module of this package declares ``CATEGORY`` and registers its
-operators with ``@register``, which gives them that category. The package imports every
-module it holds, so adding an operator is adding one class to its category module, and
-adding a category is adding one module (and its rows in the operator test table).
+Each category module declares ``CATEGORY`` and registers its operators with ``@register``;
+the package imports every module it holds, so adding an operator is adding one class.
 """
 
 from __future__ import annotations
 
-import gzip
 import re
 import sys
 from collections.abc import Callable
@@ -45,29 +34,19 @@ from cligym.models.task import RepairStep
 class GoldFiles:
     """Reads files of the gold image (from one long-lived container); cached."""
 
-    def __init__(
-        self, read: Callable[[str], bytes | None], archive: Callable[[str], bytes | None] | None = None
-    ) -> None:
+    def __init__(self, read: Callable[[str], bytes | None]) -> None:
         self._read = read
-        self._archive = archive
         self._cache: dict[str, bytes | None] = {}
 
     @classmethod
     def of_session(cls, session) -> GoldFiles:
-        return cls(session.get_file, session.get_archive)
+        return cls(session.get_file)
 
     def read(self, path: str) -> bytes | None:
         """The bytes of a regular file (symlinks are followed), or None."""
         if path not in self._cache:
             self._cache[path] = self._read(path)
         return self._cache[path]
-
-    def tar_gz(self, path: str) -> bytes | None:
-        """A gzipped tar of a file or directory tree (top entry named by its basename)."""
-        if self._archive is None:
-            return None
-        raw = self._archive(path)
-        return gzip.compress(raw, mtime=0) if raw is not None else None
 
 
 class Operator:
@@ -111,8 +90,8 @@ class Operator:
         return target
 
     def apply(self, target: Target) -> list[str]:
-        """Dockerfile lines that break the target."""
-        raise NotImplementedError
+        """Dockerfile lines that break the target: by default, delete its file."""
+        return [f"RUN rm -f {q(target.path)}"]
 
     def solution(self, target: Target) -> list[str]:
         """Shell lines that repair the target (no shebang, no ``set -e``: see solution_script)."""
@@ -121,14 +100,14 @@ class Operator:
     def offline_repair(self, target: Target) -> str:
         """How this target's repair is done offline ("" when it cannot be): ``offline`` with
         the target filled in. Operators whose fairness depends on the target override it."""
-        return _fill(self.offline, target)
+        return fill(self.offline, target)
 
     def describe(self, target: Target) -> dict[str, str]:
         """Symptom and hint texts with the target filled in (never the fix)."""
-        return {"symptom": _fill(self.symptom, target), "hint": _fill(self.hint, target)}
+        return {"symptom": fill(self.symptom, target), "hint": fill(self.hint, target)}
 
 
-def _fill(text: str, target: Target) -> str:
+def fill(text: str, target: Target) -> str:
     values = {"name": target.name, "path": target.path}
     values.update({k: str(v) for k, v in target.data if v is not None})
     return text.format_map(_Missing(values))
@@ -140,15 +119,13 @@ class _Missing(dict):
 
 
 class RestoreOperator(Operator):
-    """Breaks one file (deletes it unless ``apply`` says otherwise); the solution writes the
-    original back with its mode. ``prepare`` reads the original from the gold image, refuses
-    an empty or missing file or one too large to carry, and asks ``check`` whether this
-    original can be used (``check`` may also add details); the original is then embedded
-    in the target's data (``RestoreData.original``)."""
+    """Breaks one file; the solution writes the original back with its mode. ``prepare``
+    refuses an empty or missing original or one too large to carry, asks ``check`` whether
+    it suits (``check`` may add details), and embeds it (``RestoreData.original``)."""
 
     Data: ClassVar[type[TargetData]] = RestoreData
 
-    def check(self, target: Target, raw: bytes, gold: GoldFiles) -> Target | None:
+    def check(self, target: Target, raw: bytes) -> Target | None:
         """The target (with any details added) if its original ``raw`` suits, else None."""
         return target
 
@@ -156,13 +133,10 @@ class RestoreOperator(Operator):
         raw = gold.read(target.path)
         if not raw or len(raw) > MAX_EMBED:
             return None
-        checked = self.check(target, raw, gold)
+        checked = self.check(target, raw)
         if checked is None:
             return None
         return checked.with_data(original=Embedded.of(checked.path, raw, checked.data.mode))
-
-    def apply(self, target: Target) -> list[str]:
-        return [f"RUN rm -f {q(target.path)}"]
 
     def solution(self, target: Target) -> list[str]:
         original = target.data.original
@@ -171,15 +145,10 @@ class RestoreOperator(Operator):
         return original.restore()
 
 
-def repair_steps(pairs: list[tuple[Operator, Target]]) -> list[RepairStep]:
-    """The repair of a broken state made by ``pairs`` (in order of application): each
-    operator's solution lines as one step named by its category, last applied first."""
-    return [RepairStep(label=op.category, lines=op.solution(target)) for op, target in reversed(pairs)]
-
-
 def solution_script(pairs: list[tuple[Operator, Target]]) -> str:
-    """The repair script of a broken state made by ``pairs`` (see ``repair_script``)."""
-    return repair_script(repair_steps(pairs))
+    """The repair script of a broken state made by ``pairs`` (in order of application):
+    each operator's solution as one step named by its category, last applied first."""
+    return repair_script([RepairStep(label=op.category, lines=op.solution(target)) for op, target in reversed(pairs)])
 
 
 # ---- the registry ----------------------------------------------------------------------

@@ -1,19 +1,13 @@
-"""Operators: bytecode (compiled .pyc files that no longer match their sources).
-
-Both in the default set and offline-fair: stale bytecode is deleted (Python compiles the
-source again); a deleted source is brought back by reinstalling its distribution from the
-image's wheelhouse (``dependencies.Reinstall``), so the sourceless variant targets only
-modules of installed distributions, not files of the project's checkout.
-"""
+"""Operators: bytecode (compiled .pyc files that no longer match their sources)."""
 
 from __future__ import annotations
 
 import ast
-import re
 
 from cligym.invert.operators.base import GoldFiles, Operator, register
 from cligym.invert.operators.dependencies import REINSTALL, WheelData, owner, wheel_data
 from cligym.invert.operators.probing import (
+    TEST_FILE,
     narrow_first,
     project_root,
     site_packages,
@@ -23,8 +17,6 @@ from cligym.invert.operators.probing import (
 from cligym.invert.operators.targets import Target, q, run_python
 
 CATEGORY = "bytecode"
-
-TEST_FILE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 
 # Compiles SOURCE (the module plus a trailing `del NAME`) to CFILE as if it were PATH.
 COMPILE = """\

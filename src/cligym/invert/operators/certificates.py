@@ -3,19 +3,13 @@
 The PEM bundles of trusted CA certificates that tests load: the system bundle behind
 OpenSSL's default verify paths (what ssl.create_default_context() loads) and bundles that
 packages ship (certifi's cacert.pem), or any bundle a test opens itself.
-
-Both in the default set and offline-fair: a broken block appended to a bundle is cut off
-again; an emptied system bundle is rebuilt by ``update-ca-certificates`` from the
-certificates the image keeps, and an emptied bundle of an installed distribution comes back
-by reinstalling it from the image's wheelhouse. An emptied bundle with no such source is
-not targeted.
 """
 
 from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from cligym.invert.operators.base import GoldFiles, Operator, register
+from cligym.invert.operators.base import GoldFiles, Operator, fill, register
 from cligym.invert.operators.dependencies import REINSTALL, WheelData, owner, wheel_data
 from cligym.invert.operators.probing import (
     narrowest_paths,
@@ -167,8 +161,4 @@ class CaBundleEmptied(Operator):
         return [target.data.reinstall]
 
     def offline_repair(self, target: Target) -> str:
-        return super().offline_repair(target) if target.data.regenerate else _fill_reinstall(target)
-
-
-def _fill_reinstall(target: Target) -> str:
-    return REINSTALL.format(dist=target.data.dist, version=target.data.version)
+        return fill(self.offline if target.data.regenerate else REINSTALL, target)

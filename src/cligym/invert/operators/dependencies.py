@@ -1,13 +1,8 @@
 """Operators: dependency_versions (what the project's dependencies provide).
 
-Every operator here is offline-fair and in the default set: the repair reinstalls the
-distribution from the wheel the image keeps in its local wheelhouse (``Reinstall``), so the
-solution carries no bytes and an agent with no network can do the same. A target whose
-wheel the image lacks is refused in ``prepare``.
-
-``Reinstall``, ``WheelData``, ``wheel_data`` and ``owner`` are shared with the other
-category modules whose repair is such a reinstall (package metadata, import system,
-dynamic linking, bytecode, interpreter, certificates).
+Here lives ``Reinstall``, the base of every operator (of any category) whose repair
+reinstalls the target's distribution from the wheel the image keeps in its local
+wheelhouse: offline, and with no bytes carried in the solution.
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ import re
 
 from cligym.invert.operators.base import GoldFiles, Operator, register
 from cligym.invert.operators.probing import (
+    TEST_FILE,
     canon,
     dist_tops,
     is_tooling,
@@ -25,6 +21,7 @@ from cligym.invert.operators.probing import (
     project_root,
     reinstall_line,
     site_packages,
+    source_tops,
     tests_using,
     tooling_tops,
     under,
@@ -36,10 +33,7 @@ CATEGORY = "dependency_versions"
 
 
 def project_tops(probe: Probe) -> set[str]:
-    """Top-level modules found in the project's source tree (flat or src layout)."""
-    root = project_root(probe)
-    pattern = re.compile(rf"^{re.escape(root)}/(?:src/)?([A-Za-z_]\w*)(?:/__init__\.py|\.py)$")
-    return {m.group(1) for path in probe.files if (m := pattern.match(path))} - {"setup", "conftest", "noxfile"}
+    return source_tops(probe, project_root(probe)) - {"noxfile"}
 
 
 def dependencies(probe: Probe) -> list[Dist]:
@@ -260,7 +254,7 @@ class DependencyApiRemoved(Reinstall):
         project_files = sorted({
             path for mod, path in probe.modules.items()
             if mod.split(".")[0] in own and path.endswith(".py") and (under(path, root) or under(path, site))
-            and not re.search(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$", path) and "/tests/" not in path
+            and not TEST_FILE.search(path) and "/tests/" not in path
         })
         if not project_files:
             return []
@@ -367,7 +361,7 @@ class DependencyVersionMismatch(Reinstall):
             if path not in probe.files or older is None:
                 continue
             targets.append(self.target(path=path, name=dist.name, older=older, **wheel_data(probe, dist),
-                                       touching=tests_using(probe, tests, "files", lambda f, p=path: f == p)))
+                                       touching=probe.touching(tests, "files", path)))
         return narrow_first(targets)
 
     def inspect(self, target, gold):

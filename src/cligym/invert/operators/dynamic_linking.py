@@ -4,14 +4,6 @@ Targets are shared objects the tests map (probe Touch.libs): system libraries su
 libz, libssl or libexpat, and extension modules in lib-dynload or site-packages. The C
 library, the loader, libm and the other libraries the shell and harness need are never
 touched (base.protected).
-
-Default set and offline fairness: the symlink operators are repaired by ``ldconfig``
-(which recreates every soname link from the libraries' own SONAME) or one ``ln``; the
-``LD_LIBRARY_PATH`` shadow by deleting the stray file; a removed extension module by
-reinstalling its distribution from the image's wheelhouse (``dependencies.Reinstall``; the
-standard library's own extension modules have no copy in the image and are not targeted).
-``elf_magic_corrupt`` is named-only: zeroed magic bytes are not a failure real machines
-show.
 """
 
 from __future__ import annotations
@@ -276,6 +268,3 @@ class ExtensionModuleRemoved(Reinstall):
                 targets.append(self.target(path=real, name=posixpath.basename(real), touching=users, **wheel,
                                            module=by_path.get(real, posixpath.basename(real).split(".")[0])))
         return _tolerated_last(targets)
-
-    def apply(self, target):
-        return [f"RUN rm -f {q(target.path)}"]

@@ -1,10 +1,4 @@
-"""Operators: import_system (how Python finds and loads modules).
-
-Stray files that shadow a module are repaired by deleting them; a removed ``__init__.py``
-by reinstalling its distribution from the image's wheelhouse (``dependencies.Reinstall``;
-one in the project's checkout, with no copy in the image, is not targeted). All are in the
-default set but ``import_blocker``: a "deployment policy" import hook is contrived.
-"""
+"""Operators: import_system (how Python finds and loads modules)."""
 
 from __future__ import annotations
 
@@ -19,13 +13,8 @@ from cligym.invert.operators.probing import (
     touched_tops,
 )
 from cligym.invert.operators.targets import TargetData, pycache_glob, q, write_file_line
-from cligym.models.probe import Probe
 
 CATEGORY = "import_system"
-
-
-def free_path(probe: Probe, path: str) -> bool:
-    return path not in probe.files
 
 
 @register
@@ -45,7 +34,7 @@ class CwdShadowModule(Operator):
         targets = []
         for mod, touching in touched_tops(probe, tests, ("stdlib", "dep")):
             path = f"{cwd}/{mod}.py"
-            if free_path(probe, path) and free_path(probe, f"{cwd}/{mod}"):
+            if path not in probe.files and f"{cwd}/{mod}" not in probe.files:
                 targets.append(self.target(path=path, name=mod, touching=touching))
         return targets
 
@@ -77,7 +66,7 @@ class PthShadowPath(Operator):
     Data = VendorData
 
     def applies_to(self, probe, tests):
-        if not free_path(probe, self.DIR):
+        if self.DIR in probe.files:
             return []
         site = site_packages(probe)
         return [
@@ -133,7 +122,7 @@ class ImportBlocker(Operator):
 
     def applies_to(self, probe, tests):
         site = site_packages(probe)
-        if not free_path(probe, f"{site}/_import_policy.py"):
+        if f"{site}/_import_policy.py" in probe.files:
             return []
         return [
             self.target(name=mod, touching=touching, site=site)

@@ -1,10 +1,4 @@
-"""Operators: interpreter_venv (the virtualenv and the interpreter it runs).
-
-All in the default set and offline-fair: a lost ``pyvenv.cfg`` is written again by the
-``venv`` command that made the environment (it keeps the installed packages and needs no
-network), a broken link is relinked, and a launcher with a wrong shebang is regenerated
-by reinstalling its distribution from the image's wheelhouse (``dependencies.Reinstall``).
-"""
+"""Operators: interpreter_venv (the virtualenv and the interpreter it runs)."""
 
 from __future__ import annotations
 
@@ -71,9 +65,6 @@ class PyvenvCfgRemoved(Operator):
         if found is None or not found.group(1).decode().endswith(f" {venv}"):
             return None
         return target.with_data(command=found.group(1).decode())
-
-    def apply(self, target):
-        return [f"RUN rm -f {q(target.path)}"]
 
     def solution(self, target):
         return [target.data.command]

@@ -1,9 +1,4 @@
-"""Operators: package_metadata (what installed distributions say about themselves).
-
-All in the default set and offline-fair: the repair reinstalls the distribution from the
-wheel the image keeps in its local wheelhouse (``dependencies.Reinstall``); a target whose
-wheel the image lacks is refused.
-"""
+"""Operators: package_metadata (what installed distributions say about themselves)."""
 
 from __future__ import annotations
 
@@ -109,9 +104,8 @@ class EntryPointsCorrupted(Reinstall):
             path = f"{dist.path}/entry_points.txt"
             if not dist.path or path not in probe.files or is_tooling(dist):
                 continue
-            touching = tests_using(probe, tests, "files", lambda f, p=path: f == p)
-            targets.append(self.target(path=path, name=dist.name, touching=touching, **wheel_data(probe, dist),
-                                       tool=False))
+            targets.append(self.target(path=path, name=dist.name, touching=probe.touching(tests, "files", path),
+                                       tool=False, **wheel_data(probe, dist)))
         return narrow_first(targets)
 
     def inspect(self, target, gold):

@@ -1,23 +1,14 @@
 """Operators: package_files (files of installed distributions gone missing or cut short).
 
-An installed distribution is more than its top-level package: submodules that only some
-code paths import, and data files (schemas, word lists, certificates, templates) that only
-some functions read. When one of them goes missing or is cut short, the distribution
-still imports and most of the suite still passes; only the tests that reach that one file
-fail. These operators choose such a file from what tests touch themselves (while they run,
-or while pytest imports their module), so the tests they break are a part of the suite. A
-file touched while pytest starts (conftest imports) is never chosen: it breaks every test.
-(Test runs go on past a test module that fails to import, so a file one module imports
-fails that module's tests only.)
-
-Every repair is a reinstall of the distribution from the wheel the image keeps in its
-local wheelhouse (``probing.reinstall_line``): offline, with only what is in the image. A
-target whose distribution has no wheel there is not used (``prepare`` gives None).
+A submodule only some code paths import, or a data file only some functions read: when
+one goes missing or is cut short, the distribution still imports and only the tests that
+reach that file fail. The file is chosen from what tests touch themselves (while they run,
+or while pytest imports their module), never from what the session start-up touches
+(conftest imports), which would break every test. (Test runs go on past a test module that
+fails to import, so a file one module imports fails that module's tests only.)
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from cligym.invert.operators.base import register
 from cligym.invert.operators.dependencies import (
@@ -35,18 +26,13 @@ from cligym.invert.operators.probing import (
     tooling_tops,
     under,
 )
-from cligym.invert.operators.targets import Target, pycache_glob, q
+from cligym.invert.operators.targets import pycache_glob, q
 from cligym.models.probe import Dist, Probe
 
 CATEGORY = "package_files"
 
 #: Files that are code, compiled code or import machinery, not data.
 NOT_DATA = (".py", ".pyc", ".pyo", ".pyi", ".so", ".pyd", ".pth", ".dll", ".dylib")
-
-OFFLINE = (
-    "Reinstall {dist}=={version} with pip from the wheel in the image's local wheelhouse "
-    "(pip is configured for it; no index is needed)."
-)
 
 
 # ---- which files belong to which distribution ----------------------------------------------
@@ -124,15 +110,11 @@ class PackageFileData(WheelData):
 
 
 class _Reinstalled(Reinstall):
-    """A file of an installed distribution broken; the repair reinstalls the distribution
-    from the local wheelhouse (``Reinstall``: a target without a wheel is refused)."""
-
     Data = PackageFileData
-    offline = OFFLINE
-
-    def of_dist(self, probe: Probe, dist: Dist, **fields) -> Target:
-        data: dict[str, Any] = {**wheel_data(probe, dist), **fields}
-        return self.target(**data)
+    offline = (
+        "Reinstall {dist}=={version} with pip from the wheel in the image's local wheelhouse "
+        "(pip is configured for it; no index is needed)."
+    )
 
 
 @register
@@ -152,7 +134,7 @@ class PackageSubmoduleRemoved(_Reinstalled):
 
     def applies_to(self, probe, tests):
         return narrow_first([
-            self.of_dist(probe, dist, path=path, name=module, touching=touching)
+            self.target(path=path, name=module, touching=touching, **wheel_data(probe, dist))
             for module, path, dist, touching in submodules(probe, tests)
         ])
 
@@ -176,12 +158,9 @@ class PackageDataRemoved(_Reinstalled):
 
     def applies_to(self, probe, tests):
         return narrow_first([
-            self.of_dist(probe, dist, path=path, name=path.rpartition("/")[2], touching=touching)
+            self.target(path=path, name=path.rpartition("/")[2], touching=touching, **wheel_data(probe, dist))
             for path, dist, touching in data_files(probe, tests)
         ])
-
-    def apply(self, target):
-        return [f"RUN rm -f {q(target.path)}"]
 
 
 def kept_prefix(size: int) -> int:
@@ -214,8 +193,8 @@ class PackageDataTruncated(_Reinstalled):
         for path, dist, touching in data_files(probe, tests):
             size = probe.files[path].size
             if size >= 2:
-                targets.append(self.of_dist(probe, dist, path=path, name=path.rpartition("/")[2],
-                                            touching=touching, size=size, keep=kept_prefix(size)))
+                targets.append(self.target(path=path, name=path.rpartition("/")[2], touching=touching, size=size,
+                                           keep=kept_prefix(size), **wheel_data(probe, dist)))
         return narrow_first(targets)
 
     def apply(self, target):

@@ -1,12 +1,8 @@
-"""Reading the probe: helpers that operators share to find their targets.
+"""Reading the probe: the questions operators ask of it to find their targets (where the
+project lives, which tests touch something, whose a module is, which commands tests run).
 
-The probe (``cligym.models.probe``) lists what each gold test touched and the gold image's
-files. Operators ask it the same questions: where the project lives, which tests touch
-something, which tests a file or module belongs to, whose a module is, which commands the
-tests run. The answers are here, so that a category module holds only its operators.
-
-Where a helper means "the project's directory" it uses the probe's record of it
-(``project_root``: pytest's rootdir, else the gold record's workdir), never a literal path.
+"The project's directory" is always the probe's record of it (``project_root``: pytest's
+rootdir, else the gold record's workdir), never a literal path.
 """
 
 from __future__ import annotations
@@ -32,9 +28,9 @@ def site_packages(probe: Probe) -> str:
     return (venv or paths or ["/opt/venv/lib/python3.11/site-packages"])[0]
 
 
-def file_mode(probe: Probe, path: str, default: str = "644") -> str:
+def file_mode(probe: Probe, path: str) -> str:
     entry = probe.files.get(path)
-    return entry.mode if entry is not None and entry.mode else default
+    return entry.mode if entry is not None and entry.mode else "644"
 
 
 # ---- distributions, tooling and the tests that use them --------------------------------
@@ -148,23 +144,18 @@ def opened(probe: Probe, tests: list[str], keep) -> dict[str, list[str]]:
 
 # ---- modules: whose they are, which ones tests import --------------------------------------
 
-#: Top-level modules of pytest and its own dependencies: shadowing them breaks pytest, not the tests.
-PYTEST_OWN = frozenset({
-    "pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging", "pygments", "exceptiongroup",
-    "tomli", "colorama", "_distutils_hack", "setuptools", "pkg_resources", "pip", "__main__",
-})
+#: Test modules and conftest files (never a target of a change to "the project's code").
+TEST_FILE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 
-
-def workdir_tops(probe: Probe) -> set[str]:
-    """Top-level module names the project ships in its source tree under the gold workdir
-    (flat or src layout). Unlike ``dependencies.project_tops`` it ignores ``probe.rootdir``
-    and keeps ``noxfile``."""
-    pattern = re.compile(rf"^{re.escape(probe.workdir)}/(?:src/)?([A-Za-z_]\w*)(?:/__init__\.py|\.py)$")
+def source_tops(probe: Probe, root: str) -> set[str]:
+    """Top-level module names the project ships in its source tree under ``root`` (flat or
+    src layout)."""
+    pattern = re.compile(rf"^{re.escape(root)}/(?:src/)?([A-Za-z_]\w*)(?:/__init__\.py|\.py)$")
     return {m.group(1) for path in probe.files if (m := pattern.match(path))} - {"setup", "conftest"}
 
 
 def is_project(probe: Probe, name: str, path: str) -> bool:
-    return under(path, probe.workdir) or name.split(".")[0] in workdir_tops(probe)
+    return under(path, probe.workdir) or name.split(".")[0] in source_tops(probe, probe.workdir)
 
 
 def module_kind(probe: Probe, name: str) -> str | None:
@@ -177,8 +168,7 @@ def module_kind(probe: Probe, name: str) -> str | None:
     if under(path, probe.python.get("stdlib", "/usr/lib/python3")):
         return "stdlib"
     if any(under(path, sp) for sp in probe.python.get("site_packages", [])):
-        top = name.split(".")[0]
-        return None if top in PYTEST_OWN or top in tooling_tops(probe) else "dep"
+        return None if name.split(".")[0] in tooling_tops(probe) else "dep"
     return None
 
 
@@ -188,7 +178,7 @@ def touched_tops(probe: Probe, tests: list[str], kinds: tuple[str, ...]) -> list
     seen: dict[str, list[str]] = {}
     for test in tests:
         for mod in sorted(own_items(probe, test, "modules")):
-            if "." in mod or mod.startswith("_") or mod.startswith("test") or mod in PYTEST_OWN:
+            if "." in mod or mod.startswith("_") or mod.startswith("test") or mod in TOOLING_TOPS:
                 continue
             seen.setdefault(mod, []).append(test)
     out = [(m, ts) for m, ts in seen.items() if module_kind(probe, m) in kinds]

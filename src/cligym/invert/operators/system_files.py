@@ -100,7 +100,7 @@ class StdlibModuleCorrupted(RestoreOperator):
             for path, touching in narrowest_paths(found)
         ]
 
-    def check(self, target: Target, raw: bytes, gold: GoldFiles) -> Target | None:
+    def check(self, target: Target, raw: bytes) -> Target | None:
         cut = _cut_point(raw)
         return None if cut is None else target.with_data(cut=cut)
 
@@ -215,7 +215,7 @@ class MimeTypesShifted(RestoreOperator):
         return [self.target(path=path, touching=touching, mode=file_mode(probe, path))
                 for path, touching in _mime_tables(probe, tests)]
 
-    def check(self, target: Target, raw: bytes, gold: GoldFiles) -> Target | None:
+    def check(self, target: Target, raw: bytes) -> Target | None:
         return target if len({r.split()[0] for r in _rows(raw)}) >= 2 else None
 
     def apply(self, target: Target) -> list[str]:

@@ -1,20 +1,10 @@
-"""What an operator breaks (``Target``) and the typed data it carries.
+"""What an operator breaks (``Target``), the typed data it carries, and the small shell
+helpers that ΔD lines and solution lines are made of.
 
 A target names a path and/or a name, the gold tests that touch it, and ``data``: the
-details its operator found in the probe (``applies_to``) and read from the gold image
-(``prepare``). Each operator declares the pydantic model of its data (``Operator.Data``, a
-``TargetData`` subclass), so every detail has one name and one type, and a target stays
-JSON-serialisable as a whole.
-
-Originals that a solution puts back travel inside the data:
-
-- ``Embedded``, one file: its path, its original bytes (base64) and its mode; every
-  operator that rewrites, truncates or deletes a file keeps the original this way, and
-  ``Embedded.restore`` gives the solution lines that write it back;
-- ``EmbeddedTree``, a file or directory tree as a gzipped tar, for operators that remove
-  whole packages or ``.dist-info`` directories.
-
-The small shell helpers that ΔD lines and solution lines are made of live here too.
+details its operator found in the probe and read from the gold image, as the operator's
+pydantic model (``Operator.Data``), so that a target stays JSON-serialisable as a whole.
+An original file that a solution writes back travels inside the data (``Embedded``).
 """
 
 from __future__ import annotations
@@ -28,24 +18,19 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 #: The interpreter of the base image, used by ΔD steps that need Python: it stays usable
 #: even when an operator breaks the project's virtualenv.
 SYSTEM_PYTHON = "/usr/bin/python3"
-#: Largest original (file, or gzipped tree) whose bytes a solution script carries.
+#: Largest original whose bytes a solution script carries.
 MAX_EMBED = 2 * 1024 * 1024
 
 
 # ---- shell helpers -------------------------------------------------------------------
 
 
-def q(text: str) -> str:
-    return shlex.quote(text)
+q = shlex.quote
 
 
 def b64(content: bytes) -> str:
     """Bytes as base64 text (e.g. kept in a target's data, so the target stays JSON-safe)."""
     return base64.b64encode(content).decode()
-
-
-def unb64(text: str) -> bytes:
-    return base64.b64decode(text)
 
 
 def run_python(code: str) -> str:
@@ -81,26 +66,9 @@ class Embedded(BaseModel):
     def of(cls, path: str, raw: bytes, mode: str = "644") -> Embedded:
         return cls(path=path, content=b64(raw), mode=mode)
 
-    @property
-    def raw(self) -> bytes:
-        return unb64(self.content)
-
     def restore(self) -> list[str]:
         """Solution lines putting the original bytes (and mode) back."""
-        return [write_file_line(self.path, self.raw, self.mode)]
-
-
-class EmbeddedTree(BaseModel):
-    """An original file or directory tree of the gold image, as a gzipped tar whose top
-    entry is named by the tree's basename."""
-
-    path: str
-    archive: str  # the gzipped tar, base64
-
-    def restore(self) -> list[str]:
-        """Solution lines replacing whatever is at ``path`` by the original tree."""
-        parent = self.path.rstrip("/").rsplit("/", 1)[0] or "/"
-        return [f"rm -rf {q(self.path)} && echo {self.archive} | base64 -d | tar xzf - -C {q(parent)}"]
+        return [write_file_line(self.path, base64.b64decode(self.content), self.mode)]
 
 
 # ---- the target ----------------------------------------------------------------------

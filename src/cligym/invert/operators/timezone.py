@@ -1,12 +1,5 @@
-"""Operators: time_zone_data.
-
-The IANA zone files under /usr/share/zoneinfo that tests load (zoneinfo, dateutil, pytz
-with system data, the C library) and the /etc/localtime link that sets the local zone.
-
-All in the default set and offline-fair: the image keeps the database's source
-(``tzdata.zi``) and its compiler ``zic``, which rebuilds any zone file exactly, and the
-local zone is relinked to the zone ``/etc/timezone`` still names.
-"""
+"""Operators: time_zone_data (the IANA zone files under /usr/share/zoneinfo that tests load,
+and the /etc/localtime link that sets the local zone)."""
 
 from __future__ import annotations
 
@@ -52,11 +45,6 @@ def _zone_targets(op: Operator, probe: Probe, tests: list[str]) -> list[Target]:
     ]
 
 
-def _is_tzif(gold: GoldFiles, path: str) -> bytes | None:
-    content = gold.read(path)
-    return content if content and content.startswith(TZIF_MAGIC) else None
-
-
 class ZoneData(TargetData):
     zone: str
     mode: str = "644"
@@ -70,7 +58,8 @@ class _ZoneOperator(Operator):
     offline = "Compile the zone database's source (tzdata.zi) with zic and put the zone file of {zone} back."
 
     def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
-        return target if _is_tzif(gold, target.path) else None
+        content = gold.read(target.path)
+        return target if content and content.startswith(TZIF_MAGIC) else None
 
     def solution(self, target: Target) -> list[str]:
         built = f"{SCRATCH}/{target.data.zone}"
@@ -108,9 +97,6 @@ class ZoneinfoRemoved(_ZoneOperator):
         if any(d.name.lower() == "tzdata" for d in probe.dists):
             return []  # zoneinfo would fall back on the tzdata package
         return _zone_targets(self, probe, tests)
-
-    def apply(self, target: Target) -> list[str]:
-        return [f"RUN rm -f {q(target.path)}"]
 
 
 class RelinkData(TargetData):

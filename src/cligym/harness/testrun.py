@@ -214,17 +214,17 @@ def run_tests_in_session(
 NOT_FOUND = re.compile(r"^ERROR: (not found|found no collectors for):? (\S.*?)\s*$", re.M)
 
 
-def _without_unknown_ids(once, workdir: str, ids: list[str], rounds: int = 4) -> TestRun:
+def _without_unknown_ids(once, workdir: str, ids: list[str]) -> TestRun:
     """Run ``ids``; when pytest stopped the run because some ids name no test (a
     parametrisation that depends on the environment lost a case, a test function is gone)
     or lie in a module that failed to import, run the others again (pytest may name only
-    some of them each time, so up to ``rounds`` times) and record the refused ones as
+    some of them each time, so up to four times) and record the refused ones as
     ``missing`` or ``error`` with pytest's words: one vanished test must not fail every
     other one."""
     prefix = workdir.rstrip("/") + "/"
     refused: dict[str, tuple[str, str]] = {}  # id -> (kind, the output that said so)
     run = first = once(ids)
-    for _ in range(rounds):
+    for _ in range(4):
         output = ANSI.sub("", run.output_tail)
         new = _refused_ids(output, prefix, [t for t in ids if t not in refused])
         rest = [t for t in ids if t not in refused and t not in new]

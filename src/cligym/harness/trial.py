@@ -59,13 +59,6 @@ SOLUTION_TIMEOUT = 900
 TESTS_TIMEOUT = 1800
 
 
-def task_image_tag(task: TaskDir, kind: ImageKind) -> str:
-    """The tag a task's environment is built under (a scratch kind): its name, a hash of its
-    Dockerfile and this process's run id (another process may build the same task at once)."""
-    digest = hashlib.sha256(task.dockerfile.read_bytes()).hexdigest()[:12]
-    return kind.tag(task.name, digest)
-
-
 @contextmanager
 def agent_session(runtime: Runtime, image: str, task: TaskDir,
                   keepalive: tuple[str, ...] = ("sleep", "infinity")) -> Iterator[Session]:
@@ -80,11 +73,13 @@ def agent_session(runtime: Runtime, image: str, task: TaskDir,
 
 
 def build_task_image(runtime: Runtime, task: TaskDir, kind: ImageKind) -> str:
-    """Build the task's environment (BuildFailed when it does not build); returns the tag.
-    No build cache is taken: another process building the same task at the same time (a
-    rollout and a validate, two test runs) would otherwise share its step images, and its
-    clean-up could remove them under this build ("unknown parent image ID")."""
-    tag = task_image_tag(task, kind)
+    """Build the task's environment (BuildFailed when it does not build); returns the tag: a
+    scratch kind's, with its name, a hash of its Dockerfile and this process's run id
+    (another process may build the same task at once). No build cache is taken: another
+    process building the same task at the same time (a rollout and a validate, two test
+    runs) would otherwise share its step images, and its clean-up could remove them under
+    this build ("unknown parent image ID")."""
+    tag = kind.tag(task.name, hashlib.sha256(task.dockerfile.read_bytes()).hexdigest()[:12])
     runtime.build(task.context, tag, nocache=True)
     return tag
 

@@ -103,15 +103,15 @@ m_workdir "$WORKDIR" "$LOGS/sites.txt" > "$LOGS/workdir-found.txt" &
 m_pipconf "$PREFIX" > "$LOGS/pip-config-found.txt" &
 wait
 LC_ALL=C sort -u "$LOGS/fingerprint-PI.txt" "$LOGS/fingerprint-L.txt" "$LOGS/fingerprint-TSHCF.txt" > "$LOGS/fingerprint-found.txt"
-# the first difference, "-" gold's line or "+" this one's (diff prints gold's side first)
-first_difference() { diff "$1" "$2" > "$3"; grep '^[-+][^-+]' "$3" | head -n 1; }
-if ! cmp -s "$R_FINGERPRINT" "$LOGS/fingerprint-found.txt"; then
-  refuse "the environment differs from gold: $(first_difference "$R_FINGERPRINT" "$LOGS/fingerprint-found.txt" "$LOGS/fingerprint-diff.txt")"
-fi
+same_as_gold() {  # GOLD FOUND WHAT: refuses with the first difference, "-" gold's line or "+"
+  # this one's (diff prints gold's side first), kept in FOUND's -diff file
+  cmp -s "$1" "$2" && return 0
+  diff "$1" "$2" > "${2%-found.txt}-diff.txt"
+  refuse "$3 from gold: $(grep '^[-+][^-+]' "${2%-found.txt}-diff.txt" | head -n 1)"
+}
+same_as_gold "$R_FINGERPRINT" "$LOGS/fingerprint-found.txt" "the environment differs"
 # pip's configuration is part of the state: a blocker left in it sends the next install astray
-if ! cmp -s "$R_PIP" "$LOGS/pip-config-found.txt"; then
-  refuse "pip's configuration differs from gold: $(first_difference "$R_PIP" "$LOGS/pip-config-found.txt" "$LOGS/pip-config-diff.txt")"
-fi
+same_as_gold "$R_PIP" "$LOGS/pip-config-found.txt" "pip's configuration differs"
 lines_not_in() {  # the lines of the file $2 that the file $1 does not hold, in $2's order
   awk 'FILENAME == ARGV[1] { seen[$0] = 1; next } !($0 in seen)' "$1" "$2"
 }
@@ -204,9 +204,7 @@ if [ -s "$R_ELF" ]; then
   set --
   while IFS= read -r f; do set -- "$@" "$f"; done < "$R_ELF"
   m_resolved "$LOADER" "$@" > "$LOGS/resolved-found.txt"
-  if ! cmp -s "$R_RESOLVED" "$LOGS/resolved-found.txt"; then
-    refuse "shared libraries resolve differently from gold: $(first_difference "$R_RESOLVED" "$LOGS/resolved-found.txt" "$LOGS/resolved-diff.txt")"
-  fi
+  same_as_gold "$R_RESOLVED" "$LOGS/resolved-found.txt" "shared libraries resolve differently"
 fi
 
 # -- 4. the tests, judged from the JUnit report alone -------------------------------------

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from cligym.agents import client as client_module
-from cligym.agents.answers import Unusable, read_completion
+from cligym.agents.answers import Failed, read_completion
 from cligym.agents.client import (
     ModelBadAnswer,
     ModelBroken,
@@ -239,10 +239,10 @@ def test_lenient_about_harmless_differences(scripted_server):
     (b"[" * 100_000, "application/json", "garbage", "JSON"),
 ])
 def test_read_completion_describes_what_came(body, content_type, kind, words):
-    with pytest.raises(Unusable) as caught:
+    with pytest.raises(Failed) as caught:
         read_completion(body, content_type)
-    assert caught.value.kind == kind and words in caught.value.what
-    assert "\n" not in caught.value.what and len(caught.value.what) < 200
+    assert caught.value.kind == kind and words in caught.value.reason
+    assert "\n" not in caught.value.reason and len(caught.value.reason) < 200
 
 
 def test_read_completion_reads_a_completion():

@@ -1,13 +1,6 @@
 """What a chat-completions endpoint answers: the records the model client returns
-(``Reply``, ``ToolCall``, ``Usage``) and the reading of a raw HTTP answer into a ``Reply``.
-
-``read_completion(body, content_type)`` never trusts the body: an answer that is not a chat
-completion (an HTML page, plain text, invalid or cut-off JSON, an event stream, JSON of
-another shape, a 200 carrying an error object) raises ``Unusable`` with a short description
-of what came back, e.g. ``an HTML page ("502 Bad Gateway")``; the client turns it into a
-one-line ``ModelError``. Tool-call arguments are parsed here; malformed JSON arguments are
-reported in ``ToolCall.error`` (for the model to correct), never raised.
-"""
+(``Reply``, ``ToolCall``, ``Usage``) and the reading of a raw HTTP answer into a ``Reply``,
+which never trusts the body."""
 
 from __future__ import annotations
 
@@ -22,16 +15,20 @@ from pydantic import BaseModel, Field
 EXCERPT = 120
 
 
-class Unusable(Exception):
-    """An answer that is not a chat completion. ``what`` describes what came back (no
-    newline); ``kind`` is ``html`` for a web page (a sign that the URL is not an API at all),
-    ``error`` for an error object sent with a success status (the server speaks the API but
-    refused this request), else ``garbage``."""
+class Failed(Exception):
+    """One failed attempt of a model call, which may be retried: ``reason`` (one line), the
+    server's ``delay`` (Retry-After) and ``kind``: ``timeout``, ``unreachable``, ``broken``,
+    ``status``, or for an answer that is not a chat completion ``html`` (a web page: the URL
+    is not an API at all), ``error`` (an error object sent with a success status: the server
+    speaks the API but refused this request) or ``garbage``."""
 
-    def __init__(self, what: str, *, kind: str = "garbage") -> None:
-        super().__init__(what)
-        self.what = what
-        self.kind = kind
+    def __init__(self, reason: str, kind: str = "garbage", *, delay: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.kind, self.delay = reason, kind, delay
+
+    @property
+    def unusable(self) -> bool:
+        return self.kind in ("html", "error", "garbage")
 
 
 # --------------------------------------------------------------------------- records
@@ -127,24 +124,26 @@ def parse_tool_arguments(raw: str | None) -> tuple[dict[str, Any] | None, str | 
 
 
 def read_completion(body: bytes, content_type: str = "", *, call_number: int = 0) -> Reply:
-    """The ``Reply`` in the HTTP body of a 2xx answer; ``Unusable`` when there is none.
-
-    ``call_number`` names tool calls that came without an id (``call_<n>_<index>``)."""
+    """The ``Reply`` in the HTTP body of a 2xx answer. ``Failed`` describes in a few words
+    what came instead (an HTML page, plain text, invalid or cut-off JSON, an event stream,
+    JSON of another shape, a 200 carrying an error object), e.g. ``an HTML page ("502 Bad
+    Gateway")``. Malformed tool-call arguments are reported in ``ToolCall.error``, for the
+    model to correct. ``call_number`` names tool calls sent without an id (``call_<n>_<i>``)."""
     data = _json_object(body, content_type)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         error = data.get("error")
         if error and "choices" not in data:
             message = error.get("message") if isinstance(error, dict) else error
-            raise Unusable(f"an error object: {_excerpt(str(message or error))!r}", kind="error")
-        raise Unusable(_no_choices(data, choices))
+            raise Failed(f"an error object: {_excerpt(str(message or error))!r}", "error")
+        raise Failed(_no_choices(data, choices))
     choice = choices[0]
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
-        raise Unusable(f"JSON whose first choice has no message ({_excerpt(json.dumps(choice))})")
+        raise Failed(f"JSON whose first choice has no message ({_excerpt(json.dumps(choice))})")
     calls = message.get("tool_calls") or []
     if not isinstance(calls, list):
-        raise Unusable(f"JSON whose tool_calls is not a list ({_excerpt(json.dumps(calls))})")
+        raise Failed(f"JSON whose tool_calls is not a list ({_excerpt(json.dumps(calls))})")
     finish = choice.get("finish_reason")
     sent = _content(message.get("content"))
     content, thought = split_reasoning(sent)
@@ -242,23 +241,23 @@ def _json_object(body: bytes, content_type: str) -> dict[str, Any]:
     try:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise Unusable(f"{len(body)} bytes that are not UTF-8 text") from None
+        raise Failed(f"{len(body)} bytes that are not UTF-8 text") from None
     stripped = text.strip()
     if not stripped:
-        raise Unusable("an empty body")
+        raise Failed("an empty body")
     try:
         data = json.loads(text)
     except RecursionError:
-        raise Unusable("JSON nested too deeply to read") from None
+        raise Failed("JSON nested too deeply to read") from None
     except json.JSONDecodeError as exc:
         if stripped[:1] in "{[" and not _is_html(stripped, content_type):
             if exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string"):
-                raise Unusable(f"JSON cut off after {len(body)} bytes: '...{_excerpt(stripped[-60:])}'") from None
-            raise Unusable(f"invalid JSON ({exc.msg} at position {exc.pos}): {_excerpt(stripped, 80)!r}") from None
+                raise Failed(f"JSON cut off after {len(body)} bytes: '...{_excerpt(stripped[-60:])}'") from None
+            raise Failed(f"invalid JSON ({exc.msg} at position {exc.pos}): {_excerpt(stripped, 80)!r}") from None
         what, is_html = describe_text(text, content_type)
-        raise Unusable(what, kind="html" if is_html else "garbage") from None
+        raise Failed(what, "html" if is_html else "garbage") from None
     if not isinstance(data, dict):
-        raise Unusable(f"JSON that is not an object but {_json_kind(data)}: {_excerpt(json.dumps(data))!r}")
+        raise Failed(f"JSON that is not an object but {_json_kind(data)}: {_excerpt(json.dumps(data))!r}")
     return data
 
 
@@ -274,12 +273,12 @@ def _content(value: Any) -> str:
         return value or ""
     if isinstance(value, list):  # content parts: [{"type": "text", "text": ...}, ...]
         return "".join(p.get("text") or "" for p in value if isinstance(p, dict) and isinstance(p.get("text"), str))
-    raise Unusable(f"JSON whose message content is {_json_kind(value)}, not text")
+    raise Failed(f"JSON whose message content is {_json_kind(value)}, not text")
 
 
 def _tool_call(call: Any, fallback_id: str) -> ToolCall:
     if not isinstance(call, dict):
-        raise Unusable(f"JSON with a tool call that is {_json_kind(call)}, not an object")
+        raise Failed(f"JSON with a tool call that is {_json_kind(call)}, not an object")
     function = call.get("function")
     if not isinstance(function, dict):  # a custom (non-function) tool call: its input is the raw text
         function = call.get("custom") if isinstance(call.get("custom"), dict) else {}

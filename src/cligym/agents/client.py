@@ -23,8 +23,8 @@ import openai
 import tenacity
 
 from cligym.agents.answers import (
+    Failed,
     Reply,
-    Unusable,
     Usage,
     estimate_usage,
     read_completion,
@@ -51,7 +51,6 @@ from cligym.agents.errors import (
 )
 from cligym.agents.history import text_tool_call, wire_messages
 from cligym.agents.transport import (
-    Failed,
     connection_reason,
     not_connected,
     one_line,
@@ -286,10 +285,7 @@ class ModelClient:
         except openai.OpenAIError as exc:
             raise ModelError(f"the model endpoint at {cfg.base_url} failed: {one_line(exc)}") from None
         self.reached = True
-        try:
-            reply = read_completion(body, content_type, call_number=self.calls)
-        except Unusable as exc:
-            raise Failed(exc.what, exc.kind) from None
+        reply = read_completion(body, content_type, call_number=self.calls)
         if reply.usage_estimated:
             reply.usage = estimate_usage(request["messages"], reply)
         with self._lock:  # several agents may share one client (concurrent rollouts)

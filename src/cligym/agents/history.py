@@ -1,21 +1,6 @@
 """What goes back to the model: a reply as the assistant message of the conversation, the
-conversation as it is sent (roles in an order every server takes), and tool calls that came
-back as text instead of through the tool-calling interface.
-
-- ``assistant_message(reply, reasoning)``: with ``send-back`` the reasoning goes back in the
-  field it came in (``reasoning_content`` for DeepSeek's thinking mode and Kimi, ``reasoning``
-  for vLLM's gpt-oss), or as the ``<think>`` text it came as, together with the provider's
-  extras (OpenRouter's ``reasoning_details``); with ``drop`` only the answer goes back. A tool
-  call's own extras (Gemini's ``thought_signature``) go back either way: the server needs
-  them to take the call. Arguments that are not a JSON object go back as ``{}``: servers
-  that parse the history (SGLang) would refuse every later request otherwise; the tool's
-  answer tells the model what was wrong with what it sent.
-- ``wire_messages(messages)``: a user message right after tool results is joined to the
-  last of them, since Mistral's API and vLLM's Mistral tokenizer refuse a ``user`` turn after
-  a ``tool`` turn. The conversation kept (and recorded) is not changed.
-- ``text_tool_call(content)``: the excerpt of a tool call written as text (``<tool_call>``,
-  ``[TOOL_CALLS]``, ``<function=...>``, a bare ``{"name": ..., "arguments": ...}``), or None.
-"""
+conversation as it is sent, and tool calls that came back as text instead of through the
+tool-calling interface."""
 
 from __future__ import annotations
 
@@ -32,7 +17,13 @@ JOINED = "{tool}\n\n[{user}]"
 
 
 def assistant_message(reply: Reply, reasoning: ReasoningHistory = "send-back") -> dict[str, Any]:
-    """The assistant message that stands for ``reply`` in the conversation."""
+    """The assistant message that stands for ``reply`` in the conversation. With ``send-back``
+    the reasoning goes back in the field it came in (``reasoning_content`` for DeepSeek and
+    Kimi, ``reasoning`` for vLLM's gpt-oss) or as its ``<think>`` text, with the provider's
+    extras (OpenRouter's ``reasoning_details``). A tool call's own extras (Gemini's
+    ``thought_signature``) go back either way: the server needs them to take the call.
+    Arguments that are not a JSON object go back as ``{}``: servers that parse the history
+    (SGLang) would refuse every later request otherwise."""
     send_back = reasoning == "send-back" and bool(reply.reasoning)
     content = reply.content
     if send_back and reply.reasoning_field is None and reply.content_as_sent:
@@ -53,7 +44,8 @@ def assistant_message(reply: Reply, reasoning: ReasoningHistory = "send-back") -
 
 def wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The conversation as sent: a ``user`` message after ``tool`` messages joined to the
-    last of them (copies; ``messages`` is not changed)."""
+    last of them, since Mistral's API and vLLM's Mistral tokenizer refuse a ``user`` turn
+    after a ``tool`` turn (copies; ``messages`` is not changed)."""
     sent: list[dict[str, Any]] = []
     for message in messages:
         previous = sent[-1] if sent else None

@@ -1,6 +1,5 @@
-"""The HTTP side of a model call, for the client (``cligym.agents.client``): a failed
-attempt that may be retried, reading an answer's body within a time budget, and one-line
-descriptions of HTTP failures."""
+"""The HTTP side of a model call, for the client (``cligym.agents.client``): reading an
+answer's body within a time budget, and one-line descriptions of HTTP failures."""
 
 from __future__ import annotations
 
@@ -12,21 +11,7 @@ from typing import Any
 
 import openai
 
-from cligym.agents.answers import describe_text, one_line
-
-
-class Failed(Exception):
-    """One failed attempt that may be retried: ``reason`` (one line), ``kind`` (timeout,
-    unreachable, broken, status; html, error or garbage for an unusable answer, see
-    ``Unusable``) and the server's ``delay`` (Retry-After)."""
-
-    def __init__(self, reason: str, kind: str, *, delay: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason, self.kind, self.delay = reason, kind, delay
-
-    @property
-    def unusable(self) -> bool:
-        return self.kind in ("html", "error", "garbage")
+from cligym.agents.answers import Failed, describe_text, one_line
 
 
 def read_body(answer: Any, stop_at: float, budget: float, max_bytes: int) -> bytes:

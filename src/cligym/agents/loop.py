@@ -1,5 +1,7 @@
 """A short agent loop: the model calls tools in a container until it calls ``finish`` or a
-limit (steps, wall time, tokens) stops it. Every step is recorded for ATIF."""
+limit (steps, wall time, tokens) stops it. Every step is recorded for ATIF. Older tool
+outputs are condensed to keep the conversation within the model's context (sizes are
+estimated from the text: no tokenizer)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ from pydantic import BaseModel
 
 from cligym.agents.answers import estimate_tokens
 from cligym.agents.client import ModelContextOverflow, ModelDeadline
-from cligym.agents.context import condense
 from cligym.agents.history import argument_error, assistant_message, text_tool_call
 from cligym.agents.tools import ToolExecutor
 from cligym.errors import CligymError, Fatal
@@ -24,6 +25,11 @@ CUT_OFF = ("Your last reply was cut off at the completion-token limit. Reply mor
            "at a time, and keep long text out of it.")
 TEXT_CALL = ("Your tool call arrived as text and was not run: {excerpt!r}. Call the tools through the "
              "tool-calling interface, one JSON object of arguments per call.")
+#: How much of a condensed observation stays (its head: commands print what matters first).
+KEPT_CHARS = 200
+#: What replaces the rest of a condensed observation: the model learns what happened.
+NOTE = ("[cligym: {n} more characters of this output were left out to fit the model's context; "
+        "run the command again if you need them]")
 #: Replies in a row without a usable tool call (none, or arguments that are no JSON object)
 #: after which the run stops with stop reason ``format_error``, saying what was wrong.
 MAX_FORMAT_ERRORS = 3
@@ -163,11 +169,23 @@ class _Run:
         return reply
 
     def _condense(self, messages: list[dict[str, Any]], budget: int) -> bool:
-        shortened: list[tuple[str, int]] = []
-        fits = condense(messages, budget, shortened)
-        for call_id, kept in shortened if self.recorder is not None else ():
-            self.recorder.mark_condensed(call_id, kept, self.steps + 1)  # the next agent step sees it shortened
-        return fits
+        """Shorten tool observations (in place) until the conversation's estimate fits
+        ``budget`` tokens; True when it fits. The oldest go first, so the recent turns only
+        when that is not enough; the system prompt and the task stay whole, and no message is
+        removed (a tool result must follow the call it answers). Each one is marked in the
+        trajectory: the next agent step is the first to see it shortened."""
+        if estimate_tokens(messages) <= budget:
+            return True
+        for message in messages[2:]:
+            text = message.get("content")
+            if (message.get("role") == "tool" and isinstance(text, str) and len(text) > KEPT_CHARS + len(NOTE)
+                    and not text[KEPT_CHARS:].startswith("\n" + NOTE[:20])):  # not shortened already
+                message["content"] = text[:KEPT_CHARS] + "\n" + NOTE.format(n=len(text) - KEPT_CHARS)
+                if self.recorder is not None:
+                    self.recorder.mark_condensed(str(message.get("tool_call_id", "")), KEPT_CHARS, self.steps + 1)
+                if estimate_tokens(messages) <= budget:
+                    return True
+        return False
 
     def record(self, reply, calls, observations) -> None:
         if self.recorder is not None:

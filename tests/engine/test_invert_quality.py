@@ -11,7 +11,7 @@ from typing import ClassVar
 from cligym.invert.context import open_run
 from cligym.invert.operators import Target
 from cligym.invert.parallel import run_attempts
-from cligym.invert.proposal import BaseDegrader
+from cligym.invert.proposal import Degrader
 from cligym.invert.search import proposal_of
 from cligym.models.io import load
 from cligym.models.task import Candidate, TaskInstance
@@ -19,7 +19,7 @@ from cligym.ui import Reporter
 from tests.unit.test_invert_quality import _Shadow, _target, _Touch
 
 
-class _Scripted(BaseDegrader):
+class _Scripted(Degrader):
     """A degrader proposing what the test scripted, in order, on the whole suite (a script
     may come with the share of failing tests it takes: ``accept(fail_fraction, late)``)."""
 

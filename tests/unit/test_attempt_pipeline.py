@@ -11,7 +11,7 @@ from cligym.errors import CligymError, EngineUnavailable
 from cligym.invert.context import RunContext
 from cligym.invert.parallel import run_attempts
 from cligym.invert.pipeline import MAX_TRIES, make_attempt
-from cligym.invert.proposal import BaseDegrader, Change, Proposal, Try, task_of
+from cligym.invert.proposal import Change, Degrader, Proposal, Try, task_of
 from cligym.layout import RunDir
 from cligym.models.io import load
 from cligym.models.task import AppliedOperator, Candidate, RepairStep, TaskInstance
@@ -33,7 +33,7 @@ def proposal(*changes: Change, **fields) -> Proposal:
                        "task": task_of(applied), **fields})
 
 
-class Scripted(BaseDegrader):
+class Scripted(Degrader):
     """Proposes what the test scripted, in order; records what it was told."""
 
     seed_prefix = "test"

@@ -72,16 +72,11 @@ def _heredoc_script(body: str, lines: list[str], i: int) -> tuple[str | None, in
     return "\n".join([body, *(line for content, word in docs for line in [*content, word])]) + "\n", i
 
 
-def test_files(gold: GoldEnv) -> set[str]:
-    """Absolute paths of the files holding the gold tests."""
-    root = gold.workdir.rstrip("/")
-    return {f"{root}/{t.split('::', 1)[0]}" for t in gold.tests}
-
-
 def touches_tests(gold: GoldEnv):
-    """A predicate: is a path one of the test files, or a cached bytecode of one (pytest
-    trusts a matching cache as much as the source)?"""
-    files = test_files(gold)
+    """A predicate: is a path one of the files holding the gold tests, or a cached bytecode
+    of one (pytest trusts a matching cache as much as the source)?"""
+    root = gold.workdir.rstrip("/")
+    files = {f"{root}/{t.split('::', 1)[0]}" for t in gold.tests}
     caches = tuple(f"{posixpath.dirname(f)}/__pycache__/{posixpath.basename(f)[:-3]}." for f in files
                    if f.endswith(".py"))
     return lambda path: path in files or (path.endswith(".pyc") and path.startswith(caches))

@@ -1,29 +1,17 @@
 """Inversion by incident scenarios, and the default mix of scenarios and chained composites.
 
-``ScenarioDegrader`` proposes one scenario's plan per try: a sampled set of tests, a
-scenario drawn at random (the ones a task-blind sweeper cannot undo first, the others
-only when those have no target or miss; the ones that hide their cause likelier than
-those whose mechanism shows an injected path; a scenario that has made its share of the
-run's tasks waits while others can still be used, and one whose family — its mechanism —
-has made ``FAMILY_SHARE`` of them is not drawn at all), its changes as ΔD parts with one repair step each. The
+``ScenarioDegrader`` proposes one scenario's plan per try, drawn as ``_order`` tells. The
 run's tasks spread over what the tests touch: a path earlier tasks broke is picked much
 less often, and a plan predicted to fail a set of tests that ``F2P_SHARE`` of the run's
-tasks already fail waits behind every other scenario's plan. A scenario the site offers
-no target for is left out of the attempt's draw; a state that breaks nothing is a screen
-miss and the attempt draws again (a scenario whose plans have missed
-``MISSES_PER_SCENARIO`` times in the attempt is left out of the draw too; its last plan
-deletes whole modules, never one function). Scenarios are never reduced: a plan with a
+tasks already fail waits behind every other scenario's plan. A state that breaks nothing
+is a screen miss and the attempt draws again. Scenarios are never reduced: a plan with a
 change that fails both leave-one-repair-out and the blocker check (an optional import
 that hides a deleted module, say) is a miss too.
 
-``MixedDegrader`` is the default: each attempt is a scenario (``SCENARIO_SHARE`` of them,
-decided by the run's seed and the attempt number alone, so a resumed run decides alike)
-or a chained composite of 2–3 built-in operators (a composite turn whose search can only
-offer a single operator goes to a scenario; a project no scenario fits gets composites,
-and single faults only when nothing else is left). A failing set that has made its share
-only waits behind the others in the scenarios' own draw; a family that has made its share
-hands its turn to a composite: on a project whose tests reach nothing but the interpreter,
-one family would otherwise make most of the tasks (a broad mix over more tasks).
+``MixedDegrader`` is the default: each attempt is a scenario or a chained composite of 2–3
+built-in operators (``propose`` says who takes a turn the other cannot use). A family
+that has made its share hands its turn to a composite: on a project whose tests reach
+nothing but the interpreter, one family would otherwise make most of the tasks.
 """
 
 from __future__ import annotations
@@ -34,12 +22,14 @@ from collections.abc import Set
 
 from cligym.invert.context import RunContext, sample_tests
 from cligym.invert.operators import GoldFiles
-from cligym.invert.proposal import BaseDegrader, Change, Degrader, Proposal, Try, task_of
+from cligym.invert.proposal import Change, Degrader, Proposal, Try, task_of
 from cligym.invert.scenarios import REGISTRY, Plan, Scenario, Site
 from cligym.models.task import AppliedOperator, Candidate
 
 #: The share of a default run's attempts that are scenarios (the rest: chained composites).
 SCENARIO_SHARE = 0.9
+#: The most of a run's tasks one scenario makes while others can still be used.
+MAX_SHARE = 0.2
 #: How much likelier a scenario that hides its cause is drawn before one that shows it.
 HIDDEN_WEIGHT = 3.0
 #: Plans of one scenario an attempt may see miss (break nothing, or fail a check) before it
@@ -73,14 +63,14 @@ def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
     )
 
 
-class ScenarioDegrader(BaseDegrader):
+class ScenarioDegrader(Degrader):
     """Proposes one incident scenario's plan per try."""
 
     seed_prefix = "cligym-scenario"
 
-    def __init__(self, scenarios: list[Scenario], attempts: int = 30, max_share: float = 0.2) -> None:
+    def __init__(self, scenarios: list[Scenario], attempts: int) -> None:
         self.scenarios = scenarios
-        self.cap = max(2, int(max_share * attempts + 0.5))
+        self.cap = max(2, int(MAX_SHARE * attempts + 0.5))
         self.family_cap = share_cap(FAMILY_SHARE, attempts)
         self.f2p_cap = share_cap(F2P_SHARE, attempts)
         self.made: Counter[str] = Counter()
@@ -114,14 +104,13 @@ class ScenarioDegrader(BaseDegrader):
     def _order(self, rng: random.Random, misses: Counter[str] | None = None,
                out: Set[str] = frozenset()) -> list[Scenario]:
         """The scenarios still in the attempt's draw in a random order — none of a family
-        that has made its share of the run's tasks (``FAMILY_SHARE``: the attempt goes to a
-        composite instead) —: the ones under their own cap first, of those the ones a
-        sweeper cannot undo first (the others are the fallback when those have no target or
-        their plans miss); within a tier a weighted draw without replacement,
-        where a scenario that hides its cause weighs ``HIDDEN_WEIGHT`` times one whose
-        mechanism shows an injected path (a traceback that names the culprit makes an
-        easy task). ``misses``: the attempt's misses of each scenario; ``out``: the ones left
-        out of the attempt's draw."""
+        that has made its share of the run's tasks (``FAMILY_SHARE``), none whose plans
+        missed ``MISSES_PER_SCENARIO`` times in the attempt (``misses``), none in ``out``
+        (no target in the attempt's samples) —: the ones under their own cap first, of those
+        the ones a sweeper cannot undo first (the others are the fallback); within a tier a
+        weighted draw without replacement, where a scenario that hides its cause weighs
+        ``HIDDEN_WEIGHT`` times one whose mechanism shows an injected path (a traceback that
+        names the culprit makes an easy task)."""
         misses = misses or Counter()
         pool = [s for s in self.scenarios if misses[s.name] < MISSES_PER_SCENARIO and s.name not in out
                 and self.families[s.family] < self.family_cap]
@@ -153,20 +142,19 @@ class ScenarioDegrader(BaseDegrader):
                                                              "in the sample"))
 
 
-class MixedDegrader(BaseDegrader):
+class MixedDegrader(Degrader):
     """Scenarios for most attempts, chained operator composites for the rest; the policy of
     the one that made a proposal applies to it (``Proposal.by``)."""
 
     seed_prefix = "cligym-mix"
 
-    def __init__(self, scenarios: ScenarioDegrader, composites: Degrader, seed: int,
-                 share: float = SCENARIO_SHARE) -> None:
-        self.scenarios, self.composites, self.seed, self.share = scenarios, composites, seed, share
+    def __init__(self, scenarios: ScenarioDegrader, composites: Degrader, seed: int) -> None:
+        self.scenarios, self.composites, self.seed = scenarios, composites, seed
 
     def of(self, attempt: int) -> Degrader:
         """Who makes ``attempt``: decided by the run's seed and the attempt number alone."""
         draw = random.Random(f"{self.seed_prefix}:{self.seed}:{attempt}").random()
-        return self.scenarios if draw < self.share else self.composites
+        return self.scenarios if draw < SCENARIO_SHARE else self.composites
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
         """The attempt's degrader proposes (told of its own tries). A composite turn whose

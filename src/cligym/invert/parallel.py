@@ -97,8 +97,7 @@ def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, workers:
 
     def stop_now() -> None:
         stop.set()
-        if hasattr(degrader, "stop_now"):
-            degrader.stop_now()  # e.g. the model client's back-off waits end at once
+        degrader.stop_now()  # e.g. the model client's back-off waits end at once
 
     run_workers(one, todo, workers, stop=stop_now, runtime=ctx.runtime, name="attempt")
     summary = summarize(ctx.run, ctx.gold, attempts)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from cligym.harness.repair import repair_script
 from cligym.invert.context import RunContext
@@ -29,10 +28,7 @@ def task_of(applied: list[AppliedOperator], category: str | None = None, scenari
     """The TaskInstance fields a state of ``applied`` changes decides (``category``: the
     task's category, by default the first change's; ``scenario``: the scenario that planned
     it, of ``family``)."""
-    return TaskFields(operators=[a.name for a in applied], category=category or applied[0].category,
-                      categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
-                      symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied], scenario=scenario,
-                      family=family)
+    return TaskFields(scenario=scenario, family=family)
 
 
 @dataclass(frozen=True)
@@ -129,15 +125,18 @@ class Try:
         return plan_key([a.pair for a in self.proposal.applied]) or self.proposal.name
 
 
-class Degrader(Protocol):
-    """Something that breaks a gold environment on purpose, one attempt at a time."""
+class Degrader:
+    """Something that breaks a gold environment on purpose, one attempt at a time. The
+    defaults: any state that fails something is taken, the task fields are the proposal's,
+    and solutions are written, not derived."""
 
-    #: prefix of every attempt's seed string (keeps the two paths' attempts apart)
-    seed_prefix: str
+    #: prefix of every attempt's seed string (keeps the degraders' attempts apart)
+    seed_prefix = "cligym"
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
         """The next proposal of ``attempt``; ``tries``: its earlier proposals that missed (the
         degrader's own ones), in order."""
+        raise NotImplementedError
 
     def seen(self, candidate: Candidate) -> None:
         """Learn from a finished attempt (loaded from disk on a resumed run, or just made)."""
@@ -145,30 +144,18 @@ class Degrader(Protocol):
     def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
         """Does the degrader take a state failing this share of the sample (``late``: is
         this one of the attempt's last tries)?"""
-
-    def task_fields(self, proposal: Proposal, verification: Verification) -> TaskFields:
-        """The TaskInstance fields the degrader decides, once the state is verified."""
-
-    def derived_solution(self, ctx: RunContext, report: LeakReport) -> str:
-        """The repair script of a ``derive_solution`` proposal, from the filesystem
-        difference to gold."""
-
-
-class BaseDegrader:
-    """The defaults of the Degrader interface: any state that fails something is taken, the
-    task fields are the proposal's, and solutions are written, not derived."""
-
-    seed_prefix = "cligym"
-
-    def seen(self, candidate: Candidate) -> None:
-        pass
-
-    def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
         return True
 
     def task_fields(self, proposal: Proposal, verification: Verification) -> TaskFields:
+        """The TaskInstance fields the degrader decides, once the state is verified."""
         assert proposal.task is not None, "a proposal that is checked names its task fields"
         return proposal.task
 
     def derived_solution(self, ctx: RunContext, report: LeakReport) -> str:
+        """The repair script of a ``derive_solution`` proposal, from the filesystem
+        difference to gold."""
         raise NotImplementedError(f"{type(self).__name__} writes its solutions")
+
+    def stop_now(self) -> None:
+        """The run is stopping: end the running attempts soon (a degrader that waits on a
+        model)."""

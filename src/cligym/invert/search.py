@@ -3,29 +3,13 @@
 An attempt samples up to ``sample_size`` gold tests, then 1–3 operators with targets those
 tests touch, and proposes their Dockerfile lines and repair script; the shared pipeline
 (``cligym.invert.pipeline``) builds, screens, runs, checks minimality and verifies the
-state. Every attempt leaves RUN_DIR/candidates/<id>.json; every verified one
-RUN_DIR/tasks/<instance_id>/.
+state.
 
-How targets are chosen (``Chooser``):
-
-- what every operator targets is worked out once per run, on every gold test; an attempt
-  keeps the targets its sample touches (so choosing costs little on large suites);
-- narrow targets (touched by few of the sampled tests) weigh more, so most tasks leave
-  much of the suite passing;
-- the run learns (``cligym.invert.learning``): an operator weighs by its share of
-  proposals that broke some test (screen misses and ``no_failure`` discards count against
-  it) and by its share of tasks that left at least half of the sample passing (both
-  Laplace-smoothed), and an (operator, target) pair that was tried is not explored again;
-- no operator makes more than ``max_share`` of a run's tasks while others can still be
-  used, and a state failing more than half of its sample is taken only while such tasks
-  stay within ``BROAD_SHARE`` of the run's (or in an attempt's last tries);
-- an attempt's last tries, and any try once untried pairs run out, take what the run
-  knows to break before another guess: a narrow pair that made no task alone, or a
-  combination of narrow pairs no task has yet; its very last try (and exploration that
-  found nothing untried) then a broad pair refused earlier;
-- in a composite proposal, each further target must touch some test the earlier ones
-  touch, so the changes chain on the same failing tests; leave-one-repair-out
-  (``cligym.invert.minimal``) keeps a change only if the repair needs its step.
+What every operator targets is worked out once per run, on every gold test; an attempt
+keeps the targets its sample touches (so choosing costs little on large suites). The
+``Chooser`` weighs operators by what the run learns (``cligym.invert.learning``), narrow
+targets above broad ones, and never explores a tried (operator, target) pair again; no
+operator makes more than ``MAX_SHARE`` of a run's tasks while others can still be used.
 """
 
 from __future__ import annotations
@@ -43,7 +27,7 @@ from cligym.invert.operators import GoldFiles, Operator, Target, get
 from cligym.invert.operators.base import protected
 from cligym.invert.parallel import run_attempts
 from cligym.invert.pipeline import LATE_TRIES, MAX_TRIES
-from cligym.invert.proposal import BaseDegrader, Change, Proposal, Try, task_of
+from cligym.invert.proposal import Change, Degrader, Proposal, Try, task_of
 from cligym.invert.scenarios import get as get_scenarios
 from cligym.models.probe import Probe
 from cligym.models.run import Summary
@@ -233,18 +217,17 @@ def _narrow(target: Target, sample_size: int) -> float:
     return 1.0 / len(target.touching) * (1.0 if _share(target, sample_size) <= PARTIAL else 0.25)
 
 
-class OperatorDegrader(BaseDegrader):
+class OperatorDegrader(Degrader):
     """Proposes 1–3 built-in operators on targets the sampled tests touch; takes a state by
     the share of the sample it fails (``Learnt.accept``: broad tasks fill their share)."""
 
     seed_prefix = "cligym"
 
-    def __init__(self, operators: list[Operator], max_operators: int, attempts: int = 30,
-                 max_share: float = MAX_SHARE, min_operators: int = 1) -> None:
+    def __init__(self, operators: list[Operator], max_operators: int, attempts: int, min_operators: int = 1) -> None:
         self.operators = operators
         self.max_operators = max_operators
         self.min_operators = min(min_operators, max_operators)
-        self.cap = max(1, int(max_share * 0.9 * attempts))
+        self.cap = max(1, int(MAX_SHARE * 0.9 * attempts))
         self.learnt = Learnt()
         self._all: list[tuple[Operator, list[Target]]] | None = None
         self.chooser: Chooser | None = None

@@ -166,6 +166,14 @@ class Site:
     def exists(self, path: str) -> bool:
         return path in self.probe.files
 
+    def apport_hook(self) -> str | None:
+        """The crash reporter's hook module that Debian's ``sitecustomize`` imports (and
+        calls ``install()`` of) at every interpreter start when it exists; None when this
+        ``sitecustomize`` does not, or the hook is there already."""
+        custom = self.files.read(self.probe.realpath(f"{self.stdlib}/sitecustomize.py")) or b""
+        hook = f"{self.stdlib}/apport_python_hook.py"
+        return hook if b"apport_python_hook" in custom and not self.exists(hook) else None
+
 
 #: The sweeper's habits (``harness/scripts/sweeper.sh``), each a step an admin takes on a
 #: broken Python machine without reading the task; a scenario names those it resists.

@@ -101,9 +101,8 @@ class DistroHookShadow(_Shadowed):
     incident = "a distro import hook (Debian's sitecustomize) that puts a stale folder first on sys.path"
 
     def shadow(self, site, sub, cut):
-        custom = site.files.read(site.probe.realpath(f"{site.stdlib}/sitecustomize.py")) or b""
-        hook = f"{site.stdlib}/apport_python_hook.py"
-        if b"apport_python_hook" not in custom or site.exists(hook):
+        hook = site.apport_hook()
+        if hook is None:
             return None
         folder = "/usr/share/apport/python"
         run = [*shadow_copy(sub, folder, cut), write_file_line(hook, HOOK.format(folder=folder).encode(), "644")]

@@ -42,10 +42,8 @@ class StdlibBackportTwice(Scenario):
     shows_cause = True  # the copy's path is in the traceback's frames
 
     def plan(self, site: Site, rng: random.Random) -> Plan | None:
-        custom = site.files.read(site.probe.realpath(f"{site.stdlib}/sitecustomize.py")) or b""
-        hook = f"{site.stdlib}/apport_python_hook.py"
-        pth = f"{site.site}/backports-compat.pth"
-        if b"apport_python_hook" not in custom or site.exists(hook) or site.exists(pth):
+        hook, pth = site.apport_hook(), f"{site.site}/backports-compat.pth"
+        if hook is None or site.exists(pth):
             return None
         found = [(module, path, functions) for module, path in imported_stdlib(site)
                  if (functions := removable_functions(site.files.read(path) or b"", b""))]

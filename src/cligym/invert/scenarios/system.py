@@ -36,10 +36,8 @@ class SelfUndoingFix(Scenario):
     incident = "a fix that undoes itself: a start-up hook deletes the repaired file at every start"
 
     def plan(self, site, rng):
-        sub = site.pick(rng)
-        custom = site.files.read(site.probe.realpath(f"{site.stdlib}/sitecustomize.py")) or b""
-        hook = f"{site.stdlib}/apport_python_hook.py"
-        if sub is None or b"apport_python_hook" not in custom or site.exists(hook):
+        sub, hook = site.pick(rng), site.apport_hook()
+        if sub is None or hook is None:
             return None
         undo = Change(
             name="startup_cleanup", category="import_system",

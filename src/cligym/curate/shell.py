@@ -98,11 +98,9 @@ def _command(words: list[str], redirects: list[str], delimiters: list[str]) -> S
 
 
 def simple_commands(command: str) -> list[ShellCommand]:
-    """The simple commands of a shell line (split at ``;``, ``&&``, ``|``, newlines...), each
-    with its program (wrappers such as ``sudo`` and ``VAR=value`` prefixes skipped), its
-    arguments, its output redirections, its here-document and whether it runs in the
-    background. The lines of a here-document are read as commands too (a script fed to a
-    shell runs them; one written to a file may run later)."""
+    """The simple commands of a shell line (split at ``;``, ``&&``, ``|``, newlines...). The
+    lines of a here-document are read as commands too (a script fed to a shell runs them; one
+    written to a file may run later)."""
     found: list[ShellCommand] = []
     lines = command.splitlines()
     for number, line in enumerate(lines):

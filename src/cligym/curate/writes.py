@@ -62,14 +62,6 @@ def _target_dir(cmd: ShellCommand) -> str | None:
     return None
 
 
-def _destinations(sources: list[str], dest: str, is_dir: bool) -> list[str]:
-    """Where copies of ``sources`` land: in ``dest`` if it is (or looks like) a directory."""
-    found = [] if is_dir else [dest]
-    if is_dir or "." not in posixpath.basename(dest.rstrip("/")):
-        found += [posixpath.join(dest, posixpath.basename(s.rstrip("/"))) for s in sources]
-    return found
-
-
 def _copy_writes(cmd: ShellCommand) -> list[Write]:
     words, _ = operands(cmd.args, VALUED.get(cmd.program, set()))
     target = _target_dir(cmd)
@@ -77,9 +69,12 @@ def _copy_writes(cmd: ShellCommand) -> list[Write]:
     if dest is None:
         return []
     is_dir = bool(target) or dest.endswith("/") or len(sources) > 1
+    landing = [] if is_dir else [dest]
+    if is_dir or "." not in posixpath.basename(dest.rstrip("/")):  # it is, or may be, a directory
+        landing += [posixpath.join(dest, posixpath.basename(s.rstrip("/"))) for s in sources]
     op: Op = "link" if cmd.program == "ln" else "write"
     content = sources[0] if op == "link" and sources else None
-    found = [Write(path=p, op=op, content=content) for p in _destinations(sources, dest, is_dir)]
+    found = [Write(path=p, op=op, content=content) for p in landing]
     if cmd.program == "mv":
         found += [Write(path=s, op="move_from") for s in sources]
     return found

@@ -15,13 +15,11 @@ from pathlib import Path
 
 from cligym.issue.clean import error_lines, key_error
 from cligym.issue.facts import error_sentence, source_changed, stated_symptoms
-from cligym.issue.redact import HINT_PREFIX, changed_paths, leaks, redact, strip_hint
+from cligym.issue.redact import HINT_PREFIX, redact, strip_hint
 from cligym.models.issue import STYLES, IssueText, TaskIssues
 from cligym.layout import RunDir
 from cligym.models.io import load, save
 from cligym.models.task import TaskInstance
-
-__all__ = ["changed_paths", "leaks", "redact", "strip_hint", "write_issues"]
 
 #: Openings, as (several failing tests, one failing test) like the asks below. Those that
 #: claim the project's code is as it was: only for a delta that leaves it so.

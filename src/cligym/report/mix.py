@@ -23,11 +23,10 @@ def _broken(task: TaskInstance) -> frozenset[str]:
 
 def _project(name: str, tasks: list[TaskInstance]) -> ProjectMix:
     sets = Counter(frozenset(t.FAIL_TO_PASS) for t in tasks)
-    top = sets.most_common(1)[0][1] if sets else 0
+    failing, top = sets.most_common(1)[0] if sets else (frozenset(), 0)
     share = round(top / len(tasks), 4) if tasks else None
     over = ""
     if share is not None and share > MIX_SHARE and len(tasks) * MIX_SHARE >= 1:  # a share a spread could meet
-        failing = sets.most_common(1)[0][0]
         sharing = [t for t in tasks if frozenset(t.FAIL_TO_PASS) == failing]
         over = f"{top} of {len(tasks)} tasks fail the same {plural(len(failing), 'test')}, {_why(sharing)}; " \
                f"{plural(len(sets), 'distinct failing set')} in all"
@@ -51,13 +50,11 @@ def plural(count: int, noun: str) -> str:
 def mix_figures(tasks: list[TaskInstance]) -> MixFigures:
     families = Counter(family_of(t) for t in tasks)
     by_project: dict[str, list[TaskInstance]] = defaultdict(list)
-    for task in tasks:
-        by_project[task.repo].append(task)
     groups: dict[tuple, list[str]] = defaultdict(list)
-    for task in tasks:
-        groups[(task.repo, frozenset(task.FAIL_TO_PASS), _broken(task))].append(task.instance_id)
     solved: dict[str, list[bool]] = defaultdict(list)
     for task in tasks:
+        by_project[task.repo].append(task)
+        groups[(task.repo, frozenset(task.FAIL_TO_PASS), _broken(task))].append(task.instance_id)
         if task.difficulty is not None:
             solved[family_of(task)].append(task.difficulty.sweeper_solves)
     return MixFigures(

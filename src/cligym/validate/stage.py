@@ -82,11 +82,9 @@ def missing_files(task: TaskDir, fmt: str) -> list[str]:
 
 def validate_task(runtime: Runtime, task_dir: TaskDir | Path, *, probes: Sequence[VerifierProbe] = (),
                   digest: Callable[[TaskDir], str] | None = None) -> TaskValidation:
-    """One task as the oracle and as nop, each in a fresh container of its image, then
-    ``probes`` (Harbor tasks only), each in one of its own. ``digest`` gives the task's
-    content digest, recorded with the result.
-
-    A task that cannot be run is a failed result, not an error: its detail says why."""
+    """One task as the oracle and as nop, then ``probes`` (Harbor tasks only); ``digest``
+    gives the task's content digest, recorded with the result. A task that cannot be run is a
+    failed result, not an error."""
     task = task_dir if isinstance(task_dir, TaskDir) else TaskDir(Path(task_dir))
     fmt = task.require_format()
     started = time.monotonic()

@@ -35,13 +35,8 @@ NAME_RULES: list[tuple[str, re.Pattern[str]]] = [
 
 
 def name_findings(paths: list[str]) -> list[Finding]:
-    found = []
-    for path in paths:
-        for kind, rule in NAME_RULES:
-            if rule.search(path):
-                found.append(Finding(kind=kind, path=path, detail=f"matches the {kind} rule"))
-                break
-    return found
+    kinds = ((path, next((kind for kind, rule in NAME_RULES if rule.search(path)), None)) for path in paths)
+    return [Finding(kind=kind, path=path, detail=f"matches the {kind} rule") for path, kind in kinds if kind]
 
 
 #: sha256 of original gold files, by (gold image, path): gold images do not change.

@@ -51,14 +51,10 @@ def task_digest(task: TaskDir) -> str:
     return f"sha256:{outer.hexdigest()}"
 
 
-def task_ref_name(task: TaskDir) -> str:
-    """The ``org/name`` the task's task.toml gives it."""
-    return tomllib.loads(task.task_toml.read_text(encoding="utf-8"))["task"]["name"]
-
-
 def write_manifest(harbor: ExportDir, tasks: list[str], path: Path, *, name: str | None = None) -> Path:
     """Write the manifest ``path`` listing ``tasks`` (directories of ``harbor``), sorted by name."""
-    refs = sorted((task_ref_name(harbor.task(t)), task_digest(harbor.task(t))) for t in tasks)
+    refs = sorted((tomllib.loads(harbor.task(t).task_toml.read_text(encoding="utf-8"))["task"]["name"],
+                   task_digest(harbor.task(t))) for t in tasks)  # the org/name of the task.toml's [task]
     dataset_name = name or f"cligym/{Path(harbor.path).resolve().parent.name or 'dataset'}"
     document = {
         "dataset": {"name": _org_name(dataset_name), "description": "Environment-repair tasks made by cligym",

@@ -19,10 +19,6 @@ from cligym.models.dataset import DatasetPlan, PlannedProject, ProjectEntry, Pro
 from cligym.models.io import read_toml
 
 
-def project_seed(seed: int, key: str) -> int:
-    return int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:8], 16)
-
-
 def project_key(entry: ProjectEntry) -> str:
     """The project's name in the dataset: its ``name``, else one made from its source
     (``markupsafe==3.0.2`` → ``markupsafe-3.0.2``) or image."""
@@ -49,21 +45,16 @@ def read_projects(path: Path) -> ProjectsFile:
     return projects
 
 
-def _check(entry: ProjectEntry, index: int, path: Path) -> None:
-    where = f"{path}: project {index + 1}"
-    if not entry.source and not entry.image:
-        raise BadInput(f"{where} has neither a source nor an image")
-    if entry.image and not entry.test_cmd:
-        raise BadInput(f"{where}: an image needs a test_cmd")
-
-
 def make_plan(path: Path, seed: int, *, bundle: bool = True, registry: str | None = None) -> DatasetPlan:
     """Read PROJECTS.toml and resolve each project (relative paths are relative to the file)."""
     projects = read_projects(path)
     base = path.resolve().parent
     planned: list[PlannedProject] = []
     for index, entry in enumerate(projects.project):
-        _check(entry, index, path)
+        if not entry.source and not entry.image:
+            raise BadInput(f"{path}: project {index + 1} has neither a source nor an image")
+        if entry.image and not entry.test_cmd:
+            raise BadInput(f"{path}: project {index + 1}: an image needs a test_cmd")
         key = project_key(entry)
         if any(p.key == key for p in planned):
             raise BadInput(f"{path}: two projects are named {key!r}; give one a distinct name")
@@ -76,5 +67,5 @@ def make_plan(path: Path, seed: int, *, bundle: bool = True, registry: str | Non
         planned.append(PlannedProject(
             key=key, source=source, profile=profile, image=entry.image, test_cmd=entry.test_cmd,
             attempts=entry.attempts or projects.attempts, tasks=entry.tasks or projects.tasks,
-            seed=project_seed(seed, key)))
+            seed=int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:8], 16)))
     return DatasetPlan(seed=seed, projects=planned, bundle=bundle, registry=registry)

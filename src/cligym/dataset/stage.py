@@ -19,11 +19,12 @@ from pathlib import Path
 
 from cligym.dataset.ledger import Ledger
 from cligym.dataset.pools import Pool, finished_before
-from cligym.dataset.summary import attempt_rows, dataset_bytes, finish_dataset
+from cligym.dataset.summary import dataset_bytes, finish_dataset
 from cligym.errors import BadInput
-from cligym.layout import DatasetDir
+from cligym.layout import DatasetDir, RunDir
 from cligym.models.dataset import DatasetPlan, DatasetSummary, UnitOutcome
 from cligym.models.io import load, save
+from cligym.models.task import Candidate
 from cligym.ui import Reporter
 
 CHAIN = ("gold", "invert", "export")
@@ -164,10 +165,20 @@ class _Head:
         self.ledger.reset_running()
 
     def sync_attempts(self) -> None:
+        """Each attempt the projects' runs finished since the last call, into the ledger."""
         for project in self.plan.projects:
             seen = self.seen_attempts.setdefault(project.key, set())
-            for key, state, detail, seconds, attempt in attempt_rows(self.dataset, project.key, seen):
-                self.ledger.record(key, project.key, state, detail, seconds)
+            for attempt, path in RunDir(self.dataset.run(project.key)).candidate_records().items():
+                if attempt in seen:
+                    continue
+                try:
+                    candidate = load(Candidate, path)
+                except BadInput:
+                    continue  # being written
+                self.ledger.record(f"attempt/{project.key}/{attempt:04d}", project.key,
+                                   "done" if candidate.status == "verified" else "skipped",
+                                   candidate.instance_id or f"{candidate.discard_kind}: {candidate.reason}",
+                                   round(sum(candidate.seconds.values()), 2))
                 seen.add(attempt)
 
 

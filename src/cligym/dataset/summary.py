@@ -17,28 +17,12 @@ from pathlib import Path
 from cligym.dataset.ledger import Ledger
 from cligym.dataset.manifest import write_manifest
 from cligym.dataset.records import probe_figures
-from cligym.errors import BadInput
 from cligym.export.jsonl import read_rows, write_rows
 from cligym.layout import DatasetDir, ExportDir, GoldDir, RunDir
 from cligym.models.dataset import DatasetPlan, DatasetSummary, ProjectFigures
 from cligym.models.export import TaskRow
 from cligym.models.io import load, save
-from cligym.models.task import Candidate, TaskInstance
-
-
-def attempt_rows(dataset: DatasetDir, project: str, seen: set[int]):
-    """(ledger key, state, detail, seconds, attempt) of each finished attempt of the project's
-    run not in ``seen``."""
-    for attempt, path in RunDir(dataset.run(project)).candidate_records().items():
-        if attempt in seen:
-            continue
-        try:
-            candidate = load(Candidate, path)
-        except BadInput:
-            continue  # being written
-        state = "done" if candidate.status == "verified" else "skipped"
-        detail = candidate.instance_id or f"{candidate.discard_kind}: {candidate.reason}"
-        yield (f"attempt/{project}/{attempt:04d}", state, detail, round(sum(candidate.seconds.values()), 2), attempt)
+from cligym.models.task import TaskInstance
 
 
 def dataset_bytes(dataset: DatasetDir) -> int:

@@ -27,13 +27,6 @@ def plan_of(dataset: DatasetDir) -> DatasetPlan:
     return load(DatasetPlan, dataset.plan, "dataset plan")
 
 
-def project_of(plan: DatasetPlan, key: str) -> PlannedProject:
-    for project in plan.projects:
-        if project.key == key:
-            return project
-    raise BadInput(f"the dataset plan has no project {key!r}")
-
-
 def _gold(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, deadline: float | None) -> UnitOutcome:
     from cligym.gold import make_gold
 
@@ -153,7 +146,10 @@ def run_unit(dataset_dir: Path, key: str, deadline: float | None = None) -> Unit
     runtime = Runtime()
     try:
         if kind in PROJECT_UNITS:
-            outcome = PROJECT_UNITS[kind](dataset, project_of(plan_of(dataset), name), runtime, deadline)
+            project = next((p for p in plan_of(dataset).projects if p.key == name), None)
+            if project is None:
+                raise BadInput(f"the dataset plan has no project {name!r}")
+            outcome = PROJECT_UNITS[kind](dataset, project, runtime, deadline)
         elif kind == "validate":
             outcome = _validate(dataset, name, runtime)
         elif kind == "bundle":

@@ -105,21 +105,18 @@ def print_json(data: Any, *, by_alias: bool = False) -> None:
         out.print_json(json.dumps(data))
 
 
-def print_pairs(title: str, rows: Iterable[tuple[str, str]]) -> None:
-    """A two-column table without a header: one name and its value a row."""
-    table = Table(title=title, show_header=False)
-    for name, value in rows:
-        table.add_row(Text(str(name)), Text(str(value)))  # values are data, never markup ("[testenv]")
-    out.print(table)
-
-
-def print_table(title: str, columns: Iterable[str], rows: Iterable[Iterable[str]]) -> None:
-    table = Table(title=title)
+def print_table(title: str, columns: Iterable[str], rows: Iterable[Iterable[Any]], *, header: bool = True) -> None:
+    table = Table(title=title, show_header=header)
     for column in columns:
         table.add_column(column)
     for row in rows:
-        table.add_row(*(Text(str(cell)) for cell in row))
+        table.add_row(*(Text(str(cell)) for cell in row))  # cells are data, never markup ("[testenv]")
     out.print(table)
+
+
+def print_pairs(title: str, rows: Iterable[tuple[Any, Any]]) -> None:
+    """A two-column table without a header: one name and its value a row."""
+    print_table(title, ("", ""), rows, header=False)
 
 
 def counts(values: Mapping[str, int]) -> str:
@@ -130,7 +127,7 @@ def counts(values: Mapping[str, int]) -> str:
 # -- outputs -----------------------------------------------------------------------------
 
 
-def writable_output(path: Path, *, what: str = "output", directory: bool = True) -> None:
+def writable_output(path: Path, *, what: str, directory: bool = True) -> None:
     """Fail early (one line, exit 2) when ``path`` cannot be made and written: a directory
     (``directory``) or a file, existing or not. Nothing is left behind by the check."""
     path = Path(path)

@@ -1,8 +1,5 @@
-"""``cligym clean``: remove what cligym runs that ended left in the engine.
-
-By default only the leftovers of runs that are no longer alive go (their owner labels say
-so, see ``cligym.runtime.owner``): other runs on the same engine keep their containers and
-images. ``--all`` is the old, blunt behaviour."""
+"""``cligym clean``: remove what cligym runs that ended left in the engine (which runs are
+alive, their owner labels say: ``cligym.runtime.owner``)."""
 
 from __future__ import annotations
 

@@ -25,8 +25,8 @@ def _pipeline(output: Path, project: str, attempts: int, seed: int, quiet: bool)
 
     demo_dir = DemoDir(output)
     gold_dir, run_dir, tasks_dir = demo_dir.gold, demo_dir.run, demo_dir.tasks
-    runtime = Runtime()
     with stage_reporter(quiet) as progress:
+        runtime = Runtime()
         record = make_gold(project, gold_dir, runtime=runtime, reporter=progress)
         summary = run_invert(gold_dir, run_dir, attempts=attempts, seed=seed, runtime=runtime, reporter=progress)
         if summary.verified == 0:

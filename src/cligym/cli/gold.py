@@ -76,16 +76,10 @@ def gold(
         ("test command", record.test_command),
         ("tests kept", str(len(record.tests))),
         ("flaky / failing / skipped", f"{len(record.flaky)} / {len(record.failing)} / {len(record.skipped)}"),
-        *_left_out(record.left_out),
+        *[("left out", f"{n} × {why}") for why, n in Counter(record.left_out.values()).most_common(5)],
         ("requirements from", ", ".join(record.requirements_from) or "none declared"),
         *[("added by repair", f"{req}: {why}") for req, why in record.inferred.items()],
         ("build seconds", f"{record.build_seconds:.1f}"),
         ("suite seconds", ", ".join(f"{s:.1f}" for s in record.test_seconds)),
         ("record", str(GoldDir(output).gold)),
     ])
-
-
-def _left_out(left_out: dict[str, str]) -> list[tuple[str, str]]:
-    """The most common reasons tests were left out, with their counts."""
-    counts = Counter(left_out.values())
-    return [("left out", f"{n} × {why}") for why, n in counts.most_common(5)]

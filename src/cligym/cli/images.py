@@ -61,17 +61,10 @@ def images_load(
 Sources = Annotated[list[Path], typer.Argument(help="Gold, run, export or dataset directories.")]
 
 
-def _layer_progress(quiet: bool):
-    """A callback printing each layer as the engine finishes it (stderr), or None."""
-    if quiet:
-        return None
-    finished = ("Pushed", "Layer already exists", "Pull complete", "Already exists")
-
-    def show(layer: str, status: str) -> None:
-        if status in finished:
-            err.print(f"  {layer}: {status.lower()}", highlight=False)
-
-    return show
+def _show_layer(layer: str, status: str) -> None:
+    """Each layer as the engine finishes it (stderr)."""
+    if status in ("Pushed", "Layer already exists", "Pull complete", "Already exists"):
+        err.print(f"  {layer}: {status.lower()}", highlight=False)
 
 
 @images_app.command("push")
@@ -91,14 +84,14 @@ def images_push(
     from cligym.models.registry import registry_name
     from cligym.runtime import Runtime
 
-    name = registry_name(registry)
+    name, quiet = registry_name(registry), quiet or as_json
     started = time.monotonic()
 
     def pushed(record) -> None:
-        if not (quiet or as_json):
+        if not quiet:
             out.print(f"pushed {record.image} → {record.pinned} ({record.bytes / 1e6:.1f} MB)", highlight=False)
 
-    records = push(Runtime(), name, sources, on_progress=_layer_progress(quiet or as_json), on_image=pushed)
+    records = push(Runtime(), name, sources, on_progress=None if quiet else _show_layer, on_image=pushed)
     seconds = round(time.monotonic() - started, 1)
     if as_json:
         print_json({"registry": name, "seconds": seconds,
@@ -123,14 +116,14 @@ def images_pull(
     from cligym.models.registry import registry_name
     from cligym.runtime import Runtime
 
-    name = registry_name(registry) if registry else None
+    name, quiet = registry_name(registry) if registry else None, quiet or as_json
     started = time.monotonic()
 
     def pulled(record, fresh: bool) -> None:
-        if not (quiet or as_json):
+        if not quiet:
             out.print(f"{'pulled' if fresh else 'present'} {record.image} ({record.pinned})", highlight=False)
 
-    results = pull(Runtime(), sources, name, on_progress=_layer_progress(quiet or as_json), on_image=pulled)
+    results = pull(Runtime(), sources, name, on_progress=None if quiet else _show_layer, on_image=pulled)
     seconds = round(time.monotonic() - started, 1)
     if as_json:
         print_json({"seconds": seconds, "images": [r.model_dump(mode="json") | {"pinned": r.pinned, "pulled": fresh}

@@ -1,5 +1,5 @@
-"""SIGTERM and SIGINT end a command like Ctrl-C: ``Interrupted`` (a KeyboardInterrupt) is
-raised in the main thread, so every cleanup on the way out runs.
+"""SIGTERM and SIGINT end a command like Ctrl-C: a KeyboardInterrupt is raised in the main
+thread, so every cleanup on the way out runs.
 
 The cleanup gets ``STOP_GRACE`` seconds. A command still alive after that (an engine call
 that does not answer, an exception swallowed where it was raised) writes where its main
@@ -21,14 +21,6 @@ INTERRUPTED = "cligym: interrupted (finished records are kept; run the same comm
 STOP_GRACE = 120.0
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM arrived; raised in the main thread like Ctrl-C's KeyboardInterrupt."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
 #: The signals received so far, first first.
 received: list[int] = []
 
@@ -37,16 +29,12 @@ def _on_signal(signum: int, _frame) -> None:
     first = not received
     received.append(signum)
     if first:
-        _exit_after(STOP_GRACE)
+        timer = threading.Timer(STOP_GRACE, _exit_now, args=(STOP_GRACE,))
+        timer.daemon = True  # a cleanup that finishes in time ends the process without it
+        timer.start()
     elif signum == signal.SIGTERM:
         return  # already stopping: a repeated SIGTERM lets the cleanup finish
-    raise Interrupted(signum)
-
-
-def _exit_after(grace: float) -> None:
-    timer = threading.Timer(grace, _exit_now, args=(grace,))
-    timer.daemon = True  # a cleanup that finishes in time ends the process without it
-    timer.start()
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def _exit_now(grace: float) -> None:
@@ -64,7 +52,7 @@ def _exit_now(grace: float) -> None:
 
 
 def catch_signals() -> None:
-    """SIGINT and SIGTERM raise ``Interrupted`` in the main thread (``received`` says which)."""
+    """SIGINT and SIGTERM raise KeyboardInterrupt in the main thread (``received`` says which)."""
     received.clear()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _on_signal)

@@ -75,11 +75,6 @@ def context_digest(context: Path) -> str:
     return digest.hexdigest()
 
 
-def image_tag(name: str, version: str, digest: str) -> str:
-    safe_version = re.sub(r"[^A-Za-z0-9_.-]", "_", version)[:60]
-    return ImageKind.GOLD.tag(canonicalize_name(name), f"{safe_version}-{digest[:12]}")
-
-
 def build_gold_image(
     runtime: Runtime,
     *,
@@ -91,11 +86,11 @@ def build_gold_image(
     requirements: list[str],
     base_image: str,
     base_image_id: str,
-    nocache: bool = False,
-    on_log: Callable[[str], None] | None = None,
-) -> tuple[str, bool]:
-    """Build the gold image; returns (tag, built_now). An identical context reuses the tag
-    unless ``nocache``."""
+    nocache: bool,
+    on_log: Callable[[str], None],
+) -> str:
+    """Build the gold image; returns its tag. An identical context reuses the tag unless
+    ``nocache``."""
     root = home() / "build"
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
@@ -114,14 +109,15 @@ def build_gold_image(
             )
         )
         (context / ".base-image-id").write_text(base_image_id)
-        tag = image_tag(name, version, context_digest(context))
+        safe_version = re.sub(r"[^A-Za-z0-9_.-]", "_", version)[:60]
+        tag = ImageKind.GOLD.tag(canonicalize_name(name), f"{safe_version}-{context_digest(context)[:12]}")
         # one build of a gold image at a time on this host: a process that finds another one
         # building it waits and then uses that image, instead of moving the tag from under it
         with exclusive(root / "locks" / f"{tag.replace('/', '+').replace(':', '+')}.lock"):
             if runtime.image_exists(tag) and not nocache:
-                return tag, False
+                return tag
             (context / ".dockerignore").write_text(".base-image-id\n")
             # no build cache, taken or given: the install stage's image is removed once the
             # build ends (Images.build), so no other process's build of the same gold may use it
             runtime.build(context, tag, nocache=True, on_log=on_log)
-            return tag, True
+            return tag

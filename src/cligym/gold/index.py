@@ -126,21 +126,26 @@ def _read(url: str, settings: PipSettings) -> tuple[bytes, str] | None:
             links = "".join(f'<a href="{urllib.parse.quote(p.name)}">{p.name}</a>' for p in sorted(path.iterdir()))
             return links.encode(), path.as_uri() + "/"
         return (path.read_bytes(), path.as_uri()) if path.is_file() else None
-    context = ssl.create_default_context(cafile=settings.cert) if settings.cert else None
-    request = urllib.request.Request(url, headers={"Accept": "text/html"})
     try:
-        with urllib.request.urlopen(request, timeout=settings.timeout, context=context) as answer:
-            return answer.read(), answer.geturl()
+        return _get(url, settings, "text/html")
     except urllib.error.HTTPError as exc:
         if exc.code in (404, 410):
             return None
         raise
 
 
-def project_links(name: str, settings: PipSettings | None = None) -> list[Link] | None:
+def _get(url: str, settings: PipSettings, accept: str) -> tuple[bytes, str]:
+    """The body at an http(s) ``url`` and the URL it came from, with pip's certificate and timeout."""
+    context = ssl.create_default_context(cafile=settings.cert) if settings.cert else None
+    request = urllib.request.Request(url, headers={"Accept": accept})
+    with urllib.request.urlopen(request, timeout=settings.timeout, context=context) as answer:
+        return answer.read(), answer.geturl()
+
+
+def project_links(name: str) -> list[Link] | None:
     """Every file of ``name`` listed by the configured indexes and find-links, or None when
     no index has a page for it and no link names it. Unreachable sources are skipped."""
-    settings = settings or pip_settings()
+    settings = pip_settings()
     canonical = canonicalize_name(name)
     pages = [(f"{u.rstrip('/')}/{canonical}/", True) for u in settings.indexes]
     pages += [(u if "://" in u else Path(u).resolve().as_uri(), False) for u in settings.find_links]
@@ -165,21 +170,17 @@ def project_links(name: str, settings: PipSettings | None = None) -> list[Link] 
     return links if links or found_page else None
 
 
-def upload_times(name: str, settings: PipSettings | None = None) -> dict[Version, datetime]:
+def upload_times(name: str) -> dict[Version, datetime]:
     """When each version of ``name`` was first uploaded, from the indexes that answer the
     simple repository API in JSON (PEP 691/700); empty when none does."""
-    settings = settings or pip_settings()
-    canonical = canonicalize_name(name)
+    settings = pip_settings()
     times: dict[Version, datetime] = {}
     for index in settings.indexes:
         if urllib.parse.urlparse(index).scheme not in ("http", "https"):
             continue
-        request = urllib.request.Request(f"{index.rstrip('/')}/{canonical}/",
-                                         headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-        context = ssl.create_default_context(cafile=settings.cert) if settings.cert else None
+        url = f"{index.rstrip('/')}/{canonicalize_name(name)}/"
         try:
-            with urllib.request.urlopen(request, timeout=settings.timeout, context=context) as answer:
-                files = json.loads(answer.read()).get("files", [])
+            files = json.loads(_get(url, settings, "application/vnd.pypi.simple.v1+json")[0]).get("files", [])
         except (OSError, ValueError):
             continue
         for file in files:
@@ -230,10 +231,9 @@ def pick_sdist(links: list[Link], specifier: str = "") -> Link | None:
     return best[1] if best else None
 
 
-def download(link: Link, dest_dir: Path, settings: PipSettings | None = None) -> Path:
+def download(link: Link, dest_dir: Path) -> Path:
     """Fetch one file into ``dest_dir`` (atomically; its hash checked when the page gave one)."""
-    settings = settings or pip_settings()
-    got = _read(link.url, settings)
+    got = _read(link.url, pip_settings())
     if got is None:
         raise OSError(f"{link.url} is listed but cannot be fetched")
     data = got[0]

@@ -162,6 +162,7 @@ class _Project:
 
     source: Source
     profile: Profile
+    tree: SourceTree  # the copied or unpacked tree (with the sdist it came from): read once
     build_source: Path  # what the build container builds: the sdist file or the copied tree
     key_material: str  # what the wheelhouse is keyed by: the sdist's or the tree's digest
 
@@ -172,12 +173,14 @@ def _get_source(spec: str, tree: Path, options: _Options, reporter: Reporter) ->
     path = Path(spec).expanduser()
     if path.exists() or "/" in spec or spec.startswith("."):
         check_project_dir(path)
-        name, version = SourceTree(path).name_version()
+        meta = SourceTree(path)
+        name, version = meta.name_version()
         profile = load_profile(name, options.profile_path, options.shipped_profile)
         with reporter.task(f"copying {path}"):
             copy_tree(path, tree)
+        meta.path = tree  # the copy keeps every metadata file: the rest is read there
         source = Source(kind="local", spec=str(path.resolve()), name=name, version=version)
-        return _Project(source, profile, tree, context_digest(tree))
+        return _Project(source, profile, meta, tree, context_digest(tree))
     name, pinned = parse_spec(spec)
     profile = load_profile(name, options.profile_path, options.shipped_profile)
     version = pinned or profile.version
@@ -188,7 +191,7 @@ def _get_source(spec: str, tree: Path, options: _Options, reporter: Reporter) ->
         version = archive.name.removesuffix(".tar.gz").removesuffix(".zip").rsplit("-", 1)[-1]
     sha = sha256_file(archive)
     source = Source(kind="pypi", spec=f"{name}=={version}", name=name, version=version, sdist_sha256=sha)
-    return _Project(source, profile, archive, sha)
+    return _Project(source, profile, SourceTree(tree, archive), archive, sha)
 
 
 @dataclass
@@ -271,7 +274,7 @@ def _build_from_project(runtime: Runtime, options: _Options, reporter: Reporter,
         project = _get_source(options.spec, tree, options, reporter)
         source, profile, name, version = project.source, project.profile, project.source.name, project.source.version
         _check_tests(tree, profile, source.spec)
-        requirements, requirements_from = _requirements(profile, tree, name, project.build_source)
+        requirements, requirements_from = _requirements(profile, project.tree, name)
         requirements = _with_fixes(requirements, fixes)
         local = local_names(tree)
         paths = default_test_paths(tree)  # test.py files pytest would not collect unnamed
@@ -282,13 +285,13 @@ def _build_from_project(runtime: Runtime, options: _Options, reporter: Reporter,
             builder = build_image_for(runtime, base_image, on_log=reporter.log)
         with reporter.task("filling the wheelhouse (downloads on the host, builds in a container)"):
             wheelhouse, project_wheel = fill_wheelhouse(
-                runtime, build_image=builder, source=project.build_source, tree=tree,
+                runtime, build_image=builder, source=project.build_source, tree=project.tree,
                 requirements=requirements, name=name, python=".".join(base_py.split(".")[:2]),
                 key_material=project.key_material,
             )
         started = time.monotonic()
         with reporter.task(f"building the gold image of {name} {version}"):
-            tag, _ = build_gold_image(
+            tag = build_gold_image(
                 runtime, name=name, version=version, project_tree=tree, wheelhouse=wheelhouse,
                 project_wheel=project_wheel, requirements=requirements, base_image=base_image,
                 base_image_id=base_id, nocache=rebuild, on_log=reporter.log,
@@ -331,9 +334,8 @@ def _with_fixes(requirements: list[str], fixes: dict[str, str]) -> list[str]:
     return [*requirements, *(f for f in fixes if f not in requirements)]
 
 
-def _requirements(profile: Profile, tree: Path, name: str, source: Path) -> tuple[list[str], list[str]]:
+def _requirements(profile: Profile, project: SourceTree, name: str) -> tuple[list[str], list[str]]:
     """(requirements, where they were declared): the profile's, else the project's own."""
-    project = SourceTree(tree, source if source.is_file() else None)
     if profile.requirements is not None:
         reqs, sources = list(profile.requirements), ["profile"]
     else:

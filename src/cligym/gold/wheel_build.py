@@ -34,7 +34,8 @@ BUILD_WHEELS = f"{BUILD_ROOT}/wheels"
 #: Seconds one wheel build may take.
 BUILD_TIMEOUT = 1800
 
-_MISSING = re.compile(r"No matching distribution found for (\S+)")
+#: pip's words for a requirement it found no (usable) distribution of.
+MISSING = re.compile(r"No matching distribution found for (\S+)")
 #: ``file.c:1:10: fatal error: foo.h: No such file or directory`` and the like.
 _COMPILER = re.compile(r"^\S+:\d+(?::\d+)?: (?:fatal )?error: ")
 #: ``RuntimeError: boom``, ``subprocess.CalledProcessError: ...`` (a raised exception).
@@ -121,7 +122,7 @@ class Builder:
         if result.timed_out:
             raise GoldFailed(f"building {what} in {self._image} took longer than {BUILD_TIMEOUT} s")
         if not result.ok:
-            missing = _MISSING.search(result.output)
+            missing = MISSING.search(result.output)
             if missing:
                 raise MissingBuildRequirement(missing.group(1))
             raise GoldFailed(f"building {what} failed: {build_error(result.output)}")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -33,7 +32,7 @@ from cligym.errors import GoldFailed
 from cligym.gold.index import pip
 from cligym.gold.metadata import SourceTree
 from cligym.gold.source import extract_sdist, fetch_matching_sdist
-from cligym.gold.wheel_build import Builder, MissingBuildRequirement
+from cligym.gold.wheel_build import MISSING, Builder, MissingBuildRequirement
 from cligym.runtime import Runtime
 
 #: The record that marks a finished wheelhouse.
@@ -45,12 +44,11 @@ MAX_SOURCE_BUILDS = 10
 #: How often a build may ask for a build requirement that was not declared statically.
 MAX_LATE_REQUIREMENTS = 3
 
-_MISSING = re.compile(r"No matching distribution found for (\S+)")
 
 
 def pip_error(stderr: str) -> str:
     """One line out of a failed pip download's output."""
-    missing = _MISSING.search(stderr)
+    missing = MISSING.search(stderr)
     if missing:
         return f"no installable distribution of {missing.group(1)} on the package index"
     errors = [ln.strip() for ln in stderr.splitlines() if ln.strip().startswith(("ERROR:", "error:"))]
@@ -69,7 +67,7 @@ def fill_wheelhouse(
     *,
     build_image: str,
     source: Path,
-    tree: Path,
+    tree: SourceTree,
     requirements: list[str],
     name: str,
     python: str,
@@ -104,11 +102,11 @@ def fill_wheelhouse(
     return house, own.name
 
 
-def _build(builder: Builder, source: Path, tree: Path, house: Path, what: str, python: str) -> Path:
+def _build(builder: Builder, source: Path, tree: SourceTree, house: Path, what: str, python: str) -> Path:
     """Download the build requirements of ``tree`` (and pip, which runs the build), then
     build its wheel in the container. A requirement the backend asks for only while
     building (``setup_requires``, say) is downloaded too, and the build redone."""
-    wanted = SourceTree(tree).build_requirements()
+    wanted = tree.build_requirements()
     for _ in range(MAX_LATE_REQUIREMENTS + 1):
         proc = download_wheels(house / TOOLS, ["pip", *wanted], python)
         if proc.returncode != 0:
@@ -132,7 +130,7 @@ def _download_requirements(
         proc = download_wheels(house, [str(own), *requirements], python)
         if proc.returncode == 0:
             return
-        missing = _MISSING.search(proc.stderr)
+        missing = MISSING.search(proc.stderr)
         if not missing or missing.group(1) in built:
             raise GoldFailed(f"installing {name} with its test requirements failed: {pip_error(proc.stderr)}")
         requirement = missing.group(1)
@@ -144,5 +142,5 @@ def _download_requirements(
             )
         built.add(requirement)
         with tempfile.TemporaryDirectory(dir=house) as tmp:
-            _build(builder, sdist, extract_sdist(sdist, Path(tmp) / "tree"), house, requirement, python)
+            _build(builder, sdist, SourceTree(extract_sdist(sdist, Path(tmp) / "tree")), house, requirement, python)
     raise GoldFailed(f"installing {name} needs more than {MAX_SOURCE_BUILDS} requirements built from sdists")

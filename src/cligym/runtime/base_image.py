@@ -80,7 +80,6 @@ def build_base_image(
     runtime: Runtime,
     ref: str = DEFAULT_BASE_IMAGE,
     *,
-    suite: str | None = None,
     packages: tuple[str, ...] = BASE_PACKAGES,
     on_log: Callable[[str], None] | None = None,
 ) -> str:
@@ -90,7 +89,6 @@ def build_base_image(
             f"base image {ref} is missing and mmdebstrap is not installed; "
             "run 'bash scripts/setup.sh' (or apt-get install mmdebstrap), or pass --base-image"
         )
-    suite = suite or host_suite()
     sources = host_apt_sources()
     if not sources:
         raise CligymError("no apt sources on this host for mmdebstrap to build the base image from")
@@ -104,17 +102,16 @@ def build_base_image(
             f"--include={','.join(packages)}",
             "--dpkgopt=path-exclude=/usr/share/doc/*",
             "--dpkgopt=path-exclude=/usr/share/man/*",
-            suite,
+            host_suite(),
             str(tarball),
             *sources,
         ]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines: list[str] = []
-        assert proc.stdout is not None
-        for line in proc.stdout:
+        for line in proc.stdout or ():
             lines.append(line.rstrip())
             if on_log:
-                on_log(line.rstrip())
+                on_log(lines[-1])
         if proc.wait() != 0:
             tail = " | ".join(lines[-3:])
             raise CligymError(f"mmdebstrap could not build the base image: {tail}")

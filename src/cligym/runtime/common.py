@@ -81,15 +81,6 @@ def tail(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def size_in_bytes(size: str) -> int:
-    """``"2g"``, ``"512m"``, ``"1024k"`` or a plain number, in bytes."""
-    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
-    size = size.strip().lower().rstrip("b")
-    if size and size[-1] in units:
-        return int(float(size[:-1]) * units[size[-1]])
-    return int(size)
-
-
 def argv(command: str | list[str]) -> list[str]:
     """A shell string as ``sh -c``; an argv list as is."""
     return ["sh", "-c", command] if isinstance(command, str) else list(command)

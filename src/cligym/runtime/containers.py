@@ -51,7 +51,6 @@ class Containers:
         timeout: float = DEFAULT_RUN_TIMEOUT,
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
-        user: str | None = None,
         files: Files | None = None,
         fetch: Iterable[str] = (),
         labels: Mapping[str, str] | None = None,
@@ -62,7 +61,7 @@ class Containers:
         command ends (missing ones are left out of ``RunResult.files``). A command still
         running after ``timeout`` seconds is killed and the result says ``timed_out``.
         """
-        container = self._create(image, argv(command), workdir=workdir, env=env, user=user, labels=labels)
+        container = self._create(image, argv(command), workdir=workdir, env=env, labels=labels)
         try:
             return self._run_created(container, image, timeout=timeout, files=files, fetch=fetch)
         finally:
@@ -110,8 +109,7 @@ class Containers:
         container path) read-only, as a task's compose file does; the engine must then run on
         this host. Only the runtime's own steps are translated: what the body raises passes
         as it is."""
-        container = self._create(image, list(keepalive), workdir=workdir, env=env, user=None, labels=labels,
-                                 read_only=read_only)
+        container = self._create(image, list(keepalive), workdir=workdir, env=env, labels=labels, read_only=read_only)
         session = Session(self, container)
         try:
             if preload is not None:
@@ -152,9 +150,6 @@ class Containers:
 
     # ---- helpers ---------------------------------------------------------------------
 
-    def _labels(self, labels: Mapping[str, str] | None, name: str) -> dict[str, str]:
-        return {**owner_labels(), **(labels or {}), NAME: name}
-
     @engine_call("cannot create a container from {image}")
     def _create(
         self,
@@ -163,7 +158,6 @@ class Containers:
         *,
         workdir: str | None,
         env: Mapping[str, str] | None,
-        user: str | None,
         labels: Mapping[str, str] | None,
         read_only: Mapping[str, str] | None = None,
     ):
@@ -179,10 +173,9 @@ class Containers:
                 mem_limit=self.mem_limit,
                 memswap_limit=self.mem_limit,
                 pids_limit=self.pids_limit,
-                labels=self._labels(labels, name),
+                labels={**owner_labels(), **(labels or {}), NAME: name},
                 working_dir=workdir,
                 environment=dict(env) if env else None,
-                user=user or "",
                 volumes={host: {"bind": dest, "mode": "ro"} for host, dest in (read_only or {}).items()} or None,
             )
         except docker.errors.ImageNotFound as exc:

@@ -1,20 +1,9 @@
-"""A thin layer over the Docker Engine API.
+"""``Runtime``: the image, container and registry halves on one engine client, and the
+sweeps that remove what ended or interrupted runs left (``reap_dead_runs``, ``remove_own``).
 
-It builds images, runs commands in throw-away containers with a wall-clock timeout,
-keeps long-lived sessions for exec, copies files in and out, diffs and commits
-containers, and removes what it made. It knows nothing of gold environments, operators
-or tasks: every caller states what to run and gets back exit codes, output and bytes.
-
-Every container runs with ``network_mode="none"``, a memory limit and a pids limit, and
-every container and image carries the ``cligym`` label and the labels of the run that made
-it (``cligym.runtime.owner``). A container is removed when the step ends, whether it
-succeeded, failed, raised or timed out; what a killed run left is found by its labels and
-removed by ``reap_dead_runs``.
-
-The engine stays inside: no method takes or returns an SDK object, and every engine
-failure is a ``CligymError`` (``EngineUnavailable``, ``EngineError`` or ``BuildFailed``,
-see ``cligym.runtime.translate``). The work is split by subject: ``images``,
-``containers`` and ``sessions``; ``Runtime`` joins the first two to one client.
+It knows nothing of gold environments, operators or tasks. No method takes or returns an
+SDK object, and every engine failure is a ``CligymError`` (``EngineUnavailable``,
+``EngineError`` or ``BuildFailed``, see ``cligym.runtime.translate``).
 """
 
 from __future__ import annotations
@@ -72,11 +61,6 @@ class Runtime(Removals, Registries, Containers):
         self.mem_limit = mem_limit
         self.pids_limit = pids_limit
 
-    @classmethod
-    def connect(cls, base_url: str | None = None, **options) -> Runtime:
-        """A runtime connected to the engine at ``base_url``: the same as ``Runtime(...)``."""
-        return cls(base_url, **options)
-
     def reap_dead_runs(self) -> Reaped:
         """Remove what runs that have ended left behind: their containers, and those of
         their images that are untagged or whose every tag names a scratch image
@@ -85,12 +69,7 @@ class Runtime(Removals, Registries, Containers):
         untagged images are removed without force, so the engine keeps one that a
         container or a child image uses."""
         containers = self.remove_containers(self.dead_containers())
-        doomed = self.reapable_images()
-        for tags in doomed.values():
-            for tag in tags:
-                self.remove_image(tag)
-        untagged = self.remove_images({image_id for image_id, tags in doomed.items() if not tags})
-        return Reaped(containers, untagged + sum(1 for tags in doomed.values() if tags))
+        return Reaped(containers, self._remove_listed(self.reapable_images()))
 
     def remove_own(self, *, settle: float = 1.0, limit: float = 20.0) -> int:
         """Remove what this process made that is not a cache entry (its containers and
@@ -103,10 +82,7 @@ class Runtime(Removals, Registries, Containers):
             containers, images = self.labelled_containers(mine=True), self.own_images()
             quiet = 0 if containers or images else quiet + 1
             removed += self.remove_containers(containers) + len(images)
-            for tags in images.values():
-                for tag in tags:
-                    self.remove_image(tag)
-            self.remove_images({image_id for image_id, tags in images.items() if not tags})
+            self._remove_listed(images)
             if quiet < 2:
                 time.sleep(settle)
         return removed

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import docker
 import docker.errors
-from docker.utils import parse_repository_tag
+from docker.utils import parse_bytes, parse_repository_tag
 
 from cligym.config import LABEL
 from cligym.errors import BuildFailed, EngineError
-from cligym.runtime.common import OWNER, size_in_bytes
+from cligym.runtime.common import OWNER
 from cligym.runtime.owner import RUN, owner_labels, run_id
 from cligym.runtime.translate import (
     detail,
@@ -134,7 +134,6 @@ class Images:
         context: Path,
         tag: str,
         *,
-        dockerfile: str = "Dockerfile",
         nocache: bool = False,
         labels: Mapping[str, str] | None = None,
         on_log: Callable[[str], None] | None = None,
@@ -149,6 +148,7 @@ class Images:
         """
         if not Path(context).is_dir():
             raise BuildFailed(f"image build of {tag} failed: the build context {context} is not a directory")
+        dockerfile = "Dockerfile"
         try:
             text = (Path(context) / dockerfile).read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -208,7 +208,7 @@ class Images:
                 decode=True,
                 network_mode="none",
                 labels=labels,
-                container_limits={"memory": size_in_bytes(self.mem_limit)},
+                container_limits={"memory": parse_bytes(self.mem_limit)},
             )
             for chunk in stream:
                 if "stream" in chunk:

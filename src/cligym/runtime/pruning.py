@@ -31,7 +31,9 @@ class Removals(Images):
         """The images (id -> tags, none for an untagged one) built or committed by a run
         that has ended; images of live runs, of other hosts, or with no owner (the base
         image, loaded images) are left out. Which of them to remove is the caller's choice."""
-        return _dead(self._owned_images())
+        images = self._api.images(all=True, filters={"label": OWNER})  # build steps carry the labels too
+        return {image["Id"]: _tags(image) for image in images
+                if owned(image.get("Labels")) and not owner_alive(image.get("Labels"))}
 
     @engine_call("cannot list images")
     def reapable_images(self) -> dict[str, list[str]]:
@@ -48,22 +50,18 @@ class Removals(Images):
         cutoff = time.time() - older_than
         found = {}
         for image in self._api.images(filters={"label": LABEL}):
-            tags = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
+            tags = _tags(image)
             if image.get("Created", cutoff) < cutoff and (
                 not tags or cache and all(t.startswith(CACHE_PREFIXES) for t in tags)
             ):
                 found[image["Id"]] = tags
         return found
 
-    def _owned_images(self) -> list[dict]:
-        return self._api.images(all=True, filters={"label": OWNER})  # build steps carry the labels too
-
     @engine_call("cannot list images")
     def own_images(self) -> dict[str, list[str]]:
         """The images (id -> tags) this process made that are not cache entries: its scratch
         images and its untagged ones (build steps, commits)."""
-        found = {image["Id"]: [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
-                 for image in self._api.images(filters={"label": f"{RUN}={run_id()}"})}
+        found = {image["Id"]: _tags(image) for image in self._api.images(filters={"label": f"{RUN}={run_id()}"})}
         return {image_id: tags for image_id, tags in found.items() if all(scratch(t) for t in tags)}
 
     def remove_scratch_images(self) -> None:
@@ -99,10 +97,16 @@ class Removals(Images):
                 pass
         return len(image_ids)
 
+    def _remove_listed(self, images: Mapping[str, list[str]]) -> int:
+        """Remove ``images`` (id -> tags): tagged ones by tag (``remove_image``), untagged
+        ones by id (``remove_images``). Returns how many went (a tagged one counts as gone)."""
+        for tags in images.values():
+            for tag in tags:
+                self.remove_image(tag)
+        untagged = {image_id for image_id, tags in images.items() if not tags}
+        return self.remove_images(untagged) + len(images) - len(untagged)
 
 
-
-def _dead(images: list[dict]) -> dict[str, list[str]]:
-    """Of an image listing, those a run that has ended made (id -> tags)."""
-    return {image["Id"]: [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
-            for image in images if owned(image.get("Labels")) and not owner_alive(image.get("Labels"))}
+def _tags(image: Mapping) -> list[str]:
+    """The tags of an image as the engine lists it (an untagged one has none)."""
+    return [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]

@@ -36,11 +36,6 @@ if TYPE_CHECKING:
 _SUCCESSORS = itertools.count(1)
 
 
-def tar_dir(src: Path, dest: str) -> bytes:
-    """A tar holding the host directory ``src`` as ``dest`` (an absolute path)."""
-    return tar_dirs([(src, dest)])
-
-
 def tar_dirs(dirs: list[tuple[Path, str]]) -> bytes:
     """A tar holding each host directory ``src`` as its ``dest`` (an absolute path)."""
     buf = io.BytesIO()
@@ -72,7 +67,6 @@ class Session:
         timeout: float = DEFAULT_RUN_TIMEOUT,
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
-        user: str | None = None,
         timer: tuple[str, ...] | None = ("timeout", "-k", "5"),
     ) -> RunResult:
         """Run ``command`` (a shell string, or an argv list) with a wall-clock limit.
@@ -85,13 +79,7 @@ class Session:
         secs = max(1, int(timeout))
         wrapped = [*timer, str(secs), *argv(command)] if timer else argv(command)
         start = time.monotonic()
-        result = self._container.exec_run(
-            wrapped,
-            workdir=workdir,
-            environment=dict(env) if env else None,
-            user=user or "",
-            demux=False,
-        )
+        result = self._container.exec_run(wrapped, workdir=workdir, environment=dict(env) if env else None)
         seconds = time.monotonic() - start
         code = result.exit_code
         timed_out = code in (124, 137) and seconds >= secs - 0.5
@@ -109,7 +97,7 @@ class Session:
 
     def upload_dir(self, src: Path, dest: str) -> None:
         """Copy a host directory into the container as ``dest`` (an absolute path)."""
-        self.put_archive(tar_dir(src, dest))
+        self.put_archive(tar_dirs([(src, dest)]))
 
     def get_file(self, path: str) -> bytes | None:
         """Read one regular file out of the container, or None if it does not exist (or is

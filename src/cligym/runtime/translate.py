@@ -90,13 +90,14 @@ def is_timeout(exc: BaseException) -> bool:
     return any(isinstance(e, _TIMEOUTS) for e in chain)
 
 
+def _plain_os_error(exc: BaseException) -> bool:
+    """An OSError of a socket or file, not one of the HTTP layer (those subclass OSError too)."""
+    return isinstance(exc, OSError) and not isinstance(exc, requests.exceptions.RequestException)
+
+
 def is_host_file_error(exc: BaseException) -> bool:
     """An OSError about a named host file (a build context, a tarball), not the engine socket."""
-    return (
-        isinstance(exc, OSError)
-        and not isinstance(exc, requests.exceptions.RequestException)
-        and exc.filename is not None
-    )
+    return _plain_os_error(exc) and getattr(exc, "filename", None) is not None
 
 
 def is_missing_container(exc: BaseException) -> bool:
@@ -120,8 +121,7 @@ def translate(exc: BaseException, what: str) -> CligymError:
         return EngineError(f"{what}: {detail(exc)}")
     if is_timeout(exc):
         return EngineError(f"{what}: the Docker engine gave no answer in time ({detail(exc)})")
-    plain_socket_error = isinstance(exc, OSError) and not isinstance(exc, requests.exceptions.RequestException)
-    if plain_socket_error or any(isinstance(e, _UNREACHABLE) for e in _chain(exc)):
+    if _plain_os_error(exc) or any(isinstance(e, _UNREACHABLE) for e in _chain(exc)):
         return EngineUnavailable(f"{what}: the Docker engine is not reachable ({detail(exc)}); {ENGINE_HINT}")
     return EngineError(f"{what}: {detail(exc)}")
 
@@ -131,8 +131,6 @@ def engine_errors(what: str) -> Iterator[None]:
     """Run the block with engine failures raised as cligym errors (see ``translate``)."""
     try:
         yield
-    except CligymError:
-        raise
     except ENGINE_EXCEPTIONS as exc:
         if is_host_file_error(exc):
             raise
@@ -160,8 +158,6 @@ def engine_call(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
         def wrapper(*args, **kwargs):
             try:
                 return func(*args, **kwargs)
-            except CligymError:
-                raise
             except ENGINE_EXCEPTIONS as exc:
                 if is_host_file_error(exc):
                     raise

@@ -1,10 +1,4 @@
-"""What every attempt of an inversion run works with, and how a run is opened.
-
-``open_run`` checks the arguments, loads the gold record, checks that its image is in the
-engine, records the run's arguments (a resumed run must have the same ones) and finds the
-probe: the one the gold stage saved beside gold.json, else one this run saved, else a new
-one saved into the run directory (a stage writes only into its own directory).
-"""
+"""What every attempt of an inversion run works with, and how a run is opened."""
 
 from __future__ import annotations
 
@@ -95,8 +89,10 @@ class CheckOrder:
 
 def open_run(gold_dir: Path, run_dir: Path, runtime: Runtime | None, reporter: Reporter, attempts: int,
              **config) -> RunContext:
-    """Check the numbers, load the gold record, check its image, record the run's arguments
-    and load or make the probe."""
+    """Check the numbers, load the gold record, check its image is in the engine, record the
+    run's arguments (a resumed run must have the same ones) and find the probe: the gold
+    stage's beside gold.json, else one this run saved, else a new one saved into the run
+    directory (a stage writes only into its own directory)."""
     if attempts < 1:
         raise BadInput("-n must be at least 1")
     if config.get("sample_size", 1) < 1:

@@ -2,17 +2,15 @@
 whose attempts wait on a model server, the LLM agent: a real endpoint serves many requests
 at once).
 
-Each attempt still draws its choices from its own seed (the pipeline's rule), so the same
-seed makes the same per-attempt choices whatever ``workers`` is. What an attempt learns
-from earlier ones is fixed too: attempt *i* starts only once attempt *i - workers* is
-finished and sees the attempts up to that one (``Degrader.seen`` is called in attempt
-order), never a set that depends on which threads happened to be faster; with one worker
-that is every earlier attempt, as in the sequential run.
+Each attempt draws its choices from its own seed (the pipeline's rule), so the same seed
+makes the same attempts whatever ``workers`` is. What an attempt learns from earlier ones
+is fixed too: attempt *i* starts only once attempt *i - workers* is finished and sees the
+attempts up to that one (``Degrader.seen`` is called in attempt order), never a set that
+depends on which threads happened to be faster.
 
 Finished attempts are saved as they finish, so an interrupted run (a signal, a fatal model
-or engine error, ``kill -9``) resumes with the same command: attempts that had not finished
-are made again. On an error or a signal the running attempts are told to stop (the agent
-ends at its next step; ``cligym.harness.workers``) and are not saved.
+or engine error, ``kill -9``) resumes with the same command; attempts it cut short are not
+saved and are made again.
 """
 
 from __future__ import annotations
@@ -46,7 +44,7 @@ class _Order:
                 self.told += 1
             self.changed.notify_all()
 
-    def wait_told(self, count: int, stop: threading.Event, spent=lambda: False) -> None:
+    def wait_told(self, count: int, stop: threading.Event, spent) -> None:
         """Wait until the first ``count`` attempts are told, or the run's budget is
         ``spent()`` (no attempt after it starts); Stopped when stopped first."""
         with self.changed:
@@ -56,15 +54,12 @@ class _Order:
 def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, workers: int = 1,
                  stop: threading.Event | None = None, max_tasks: int | None = None,
                  deadline: float | None = None) -> Summary:
-    """Make every attempt that has no candidate record yet (finished ones are loaded, so an
-    interrupted run resumes), up to ``workers`` at once (one: one after another, in this
-    thread), tell the degrader of each in attempt order, then save the summary.
-
-    No new attempt starts once ``max_tasks`` tasks are verified or after ``deadline``
-    (``time.time()``); with one worker the attempts made are then a prefix of the full
-    run's, so a later run with a larger budget goes on where this one stopped. ``stop`` is
-    set when the run stops early; the degrader should watch it and raise ``Stopped`` from
-    an attempt it cut short (see the module text)."""
+    """Make every attempt that has no candidate record yet, up to ``workers`` at once, then
+    save the summary. No new attempt starts once ``max_tasks`` tasks are verified or after
+    ``deadline`` (``time.time()``); with one worker the attempts made are then a prefix of
+    the full run's, so a later run with a larger budget goes on where this one stopped.
+    ``stop`` is set when the run stops early; the degrader should watch it and raise
+    ``Stopped`` from an attempt it cut short."""
     forget_orphans(ctx)
     stop = stop or threading.Event()
     order = _Order(degrader)

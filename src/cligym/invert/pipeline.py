@@ -7,26 +7,21 @@ after that is the same whoever proposed it, and lives here once:
 1. the delta's digest names the task; a task of another attempt with the same delta makes
    this one a duplicate (a degrader that may try again proposes another);
 2. gold + ΔD is built from scratch (no layer cache);
-3. the screen: the tests the degrader predicts to fail run first; when none fails (or ΔD
+3. the screen: the tests the degrader predicts to fail run first. When none fails (or ΔD
    did not build, or the full run below fails a share of the sample the degrader does not
    ``accept``), a degrader that may (``retry``) proposes again within the attempt, up to
-   ``MAX_TRIES`` proposals, told of the attempt's misses so far (``Try``: recorded in
-   ``Candidate.screened``, the refused shares in ``Candidate.refused``);
+   ``MAX_TRIES`` proposals, told of the attempt's misses so far (``Try``);
 4. the selected tests run in a fresh container of it. When the degrader saw the tests fail
    itself (the agent, in its own container), the fresh run must fail exactly the same set
    (``reproduced``); otherwise this run decides FAIL_TO_PASS and PASS_TO_PASS;
 5. minimality (``cligym.invert.minimal``): a state of several changes keeps only the
-   changes whose repair step is needed — the full repair without it leaves some F2P test
-   failing (leave-one-repair-out: chained faults stay) — and the blockers that pass the
-   blocker check; with decoys dropped the smaller state goes through the pipeline again
-   from step 1 (a proposal that cannot be reduced is a miss: the degrader proposes
-   another when it may, else the attempt is discarded);
+   needed changes and the blockers that block; with decoys dropped the smaller state goes
+   through the pipeline again from step 1 (a proposal that cannot be reduced is a miss);
 6. ``cligym.verify.check_broken_state``: a repeat run, the leak scan, no untouchable path
    changed, and the solution makes every selected test pass;
-7. the difficulty is measured (``cligym.verify.difficulty``: k, reveal depth, culprit
-   named, the sweeper, breadth, a label), then the TaskInstance and its issue texts are
-   saved (a text ``check_issues`` refuses discards the attempt), then the Candidate; the
-   broken image is removed whatever happened.
+7. the difficulty is measured (``cligym.verify.difficulty``), then the TaskInstance and its
+   issue texts are saved (a text ``check_issues`` refuses discards the attempt), then the
+   Candidate; the broken image is removed whatever happened.
 
 Each attempt is seeded by (the degrader's seed prefix, the run's seed, the attempt number)
 alone, so a run is reproducible and a resumed run makes the same attempts.
@@ -180,10 +175,7 @@ def _split(run: TestRun, sample: list[str]) -> dict:
 
 
 def _check_new(check: _Check) -> Outcome:
-    """Build gold + ΔD, screen and run the sample, check minimality and the broken state,
-    save the task (``_steps``) — unless an earlier attempt made a task of the same delta.
-    ``found``: the Candidate's fields the steps find, which the end of the attempt keeps
-    (an error's too)."""
+    """The checks of ``_steps``, unless an earlier attempt made a task of the same delta."""
     ctx, proposal, attempt = check.ctx, check.proposal, check.attempt
     found = _split(proposal.observed, proposal.sample) if proposal.observed is not None else {}
     digest = delta_digest(ctx.gold, proposal.dockerfile)
@@ -275,9 +267,8 @@ def _run(check: _Check, tag: str) -> TestRun | None:
 
 
 def _minimal(check: _Check, tag: str, f2p: list[str]) -> list[AppliedOperator]:
-    """Each change with its minimality evidence: which F2P tests the repair without its step
-    leaves failing (leave-one-repair-out), and for a blocker the blocker check. A state of
-    one change (or none) needs no check."""
+    """Each change with its minimality evidence (``cligym.invert.minimal``); a state of one
+    change (or none) needs no check."""
     ctx, proposal = check.ctx, check.proposal
     changes = proposal.changes
     if len(changes) < 2:

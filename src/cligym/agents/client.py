@@ -130,9 +130,7 @@ class ModelClient:
     @property
     def failures(self) -> list[str]:
         """The errors of this worker's calls in a row that ended without a completion."""
-        if not hasattr(self._streak, "failures"):
-            self._streak.failures = []
-        return self._streak.failures
+        return self._streak.__dict__.setdefault("failures", [])
 
     @property
     def failed_in_a_row(self) -> int:
@@ -277,11 +275,12 @@ class ModelClient:
             raise Failed(f"the connection broke ({connection_reason(exc)})", "broken") from None
         except openai.APIStatusError as exc:
             self.reached = True
-            status = exc.status_code
-            if status not in RETRY_STATUSES and (status < 500 or self._known_limit(exc, request)):
-                raise self._status_error(exc, request) from None
-            raise Failed(status_line(exc), "status",
-                          delay=retry_after(exc.response.headers, cfg.retry_after_cap)) from None
+            error = self._status_error(exc, request)
+            no_tools = isinstance(error, ModelToolsUnsupported)  # a 5xx saying so (llama.cpp's) is no passing failure
+            if exc.status_code in RETRY_STATUSES or exc.status_code >= 500 and not no_tools:
+                raise Failed(status_line(exc), "status",
+                             delay=retry_after(exc.response.headers, cfg.retry_after_cap)) from None
+            raise error from None
         except openai.OpenAIError as exc:
             raise ModelError(f"the model endpoint at {cfg.base_url} failed: {one_line(exc)}") from None
         self.reached = True
@@ -313,11 +312,6 @@ class ModelClient:
         tried = f" ({_attempts(len(failures))}; last: {failures[-1].reason})" if failures else ""
         return ModelDeadline(f"no completion from the model endpoint at {self.config.base_url} within the "
                              f"time limit{tried}")
-
-    @staticmethod
-    def _known_limit(exc: openai.APIStatusError, request: dict[str, Any]) -> bool:
-        """A 5xx that is no passing failure: the server cannot do tools (llama.cpp's 500)."""
-        return "tools" in request and tools_unsupported(server_message(exc))
 
     def _status_error(self, exc: openai.APIStatusError, request: dict[str, Any]) -> ModelError:
         cfg, status = self.config, exc.status_code

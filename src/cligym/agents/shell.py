@@ -100,6 +100,8 @@ class TmuxShell:
         cannot be used any more."""
         if self.broken:
             raise ShellUnavailable(self.broken)
+        if not self.pid:
+            self.start()
         self.count += 1
         base = f"{STATE_DIR}/{self.count}"
         script, out, rc = f"{base}.sh", f"{base}.out", f"{base}.rc"

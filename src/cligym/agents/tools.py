@@ -139,25 +139,14 @@ class ToolExecutor:
             if left < 1:
                 return "error: the command was not run: no time is left for the task"
             seconds = min(seconds, left)
-        note = ""
-        if self.shell is None:
-            self.shell = TmuxShell(self.session, self.workdir, self.max_output)
-            try:
-                self.shell.start()
-            except ShellUnavailable as exc:
-                self.shell, note = self._one_shot(exc)
+        self.shell = self.shell or TmuxShell(self.session, self.workdir, self.max_output)
         try:
-            text = self.shell.run(command, seconds)
-        except ShellUnavailable as exc:  # tmux broke mid-run (its binary or libraries)
-            self.shell, note = self._one_shot(exc)
-            text = self.shell.run(command, seconds)
-        return f"{note}\n{text}" if note else text
-
-    def _one_shot(self, reason: ShellUnavailable) -> tuple[OneShotShell, str]:
-        detail = str(reason)[:200]
-        return OneShotShell(self.session, self.workdir, self.max_output), (
-            f"[note: no persistent shell could be kept in this container ({detail}); each command now runs in a "
-            "fresh bash that keeps only the working directory and exported variables]")
+            return self.shell.run(command, seconds)
+        except ShellUnavailable as exc:  # tmux cannot start here, or broke mid-run (its binary or libraries)
+            self.shell = OneShotShell(self.session, self.workdir, self.max_output)
+            return (f"[note: no persistent shell could be kept in this container ({str(exc)[:200]}); each command "
+                    "now runs in a fresh bash that keeps only the working directory and exported variables]\n"
+                    + self.shell.run(command, seconds))
 
     def close(self) -> None:
         """Stop the shell with everything it started and remove its files from the container."""

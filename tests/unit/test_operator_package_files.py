@@ -1,6 +1,6 @@
 """package_files' targets, chosen from probes built by hand: which submodules and data
 files of installed distributions only some tests reach (the break and the repair on
-real gold images are in ``tests/engine/operators/test_package_files.py``)."""
+real gold images are rows of ``tests/engine/operators/test_table.py``)."""
 
 from __future__ import annotations
 

@@ -124,6 +124,7 @@ def fails_with(test: str) -> Callable[[Broken], None]:
 
 
 def dotenv_script(r: Broken) -> None:
+    """python-dotenv's command: only its CLI tests run it."""
     assert r.target.path == "/opt/venv/bin/dotenv"
     assert set(r.failing) <= set(r.gold.tests) and len(r.failing) < len(r.gold.tests)
 
@@ -182,11 +183,6 @@ def pyvenv_cfg_removed(r: Broken) -> None:
     all_fail(r)
 
 
-def shebang_wrong(r: Broken) -> None:
-    assert r.target.path == "/opt/venv/bin/dotenv"
-    assert set(r.failing) <= set(r.gold.tests)
-
-
 def charset_envtouch(r: Broken) -> None:
     assert r.lines[-1] == "ENV LANG=en_US.UTF-8"
     assert f"{TEXT_TESTS}test_read_shipped_notes" in r.failing
@@ -215,11 +211,6 @@ def not_generated(r: Broken) -> None:
 
 def entry_points_corrupted(r: Broken) -> None:
     assert set(r.failing) == set(r.gold.tests)  # pytest itself reads every entry point
-
-
-def not_executable(r: Broken) -> None:
-    assert r.target.path == "/opt/venv/bin/dotenv"
-    assert len(r.failing) < len(r.gold.tests)
 
 
 def interpreter_not_executable(r: Broken) -> None:
@@ -295,6 +286,34 @@ def zone_removed(r: Broken) -> None:
     assert set(r.failing) >= set(r.target.touching)
 
 
+def partial(r: Broken) -> None:
+    """Some tests fail, not all, the targeted ones among them; the repair is the offline
+    reinstall of the distribution."""
+    assert 0 < len(r.failing) < len(r.gold.tests), f"{len(r.failing)} of {len(r.gold.tests)} failed"
+    assert set(r.target.touching) <= set(r.failing) and len(r.target.touching) < len(r.gold.tests)
+    assert r.target.data.reinstall in r.solution
+    reinstalled(r)
+
+
+def textwrap_removed(r: Broken) -> None:
+    partial(r)
+    assert r.target.name == "click._textwrap" and r.target.data.dist == "click"
+    assert "__pycache__" in r.lines[0]
+    assert all(t.startswith("tests/test_cli.py::") for t in r.failing)
+
+
+def schema_removed(r: Broken) -> None:
+    partial(r)
+    assert r.target.data.dist == "openapi-spec-validator"
+    assert "tests/test_ext_marshmallow_openapi.py::test_openapi_tools_validate_v2" in r.failing
+
+
+def schema_truncated(r: Broken) -> None:
+    partial(r)
+    assert 0 < r.target.data.keep < r.target.data.size
+    assert r.lines == [f"RUN truncate -s {r.target.data.keep} {r.target.path}"]
+
+
 def localtime_relinked(r: Broken) -> None:
     assert r.target.data.original == r.probe.files["/etc/localtime"].link
     assert f"{ZONE_TESTS}test_local_zone_agrees_with_the_c_library" in r.failing
@@ -322,7 +341,6 @@ ROWS = [
     # dependency_versions
     Row("dependency_api_removed", "environs==15.2.0", both(api_removed, reinstalled)),
     Row("dependency_uninstalled", DOTENV, both(uninstalled, reinstalled)),
-    Row("package_submodule_removed", DOTENV, both(some_fail, reinstalled)),
     Row("dependency_version_mismatch", "apispec==6.10.1", both(version_mismatch, reinstalled)),
     # dynamic_linking
     Row("elf_magic_corrupt", DOTENV, first_line_has("conv=notrunc")),
@@ -343,7 +361,7 @@ ROWS = [
     # interpreter_venv
     Row("pyvenv_cfg_removed", "markupsafe==3.0.2", venv_recreated),
     Row("venv_python_symlink_broken", "markupsafe==3.0.2", all_fail),
-    Row("console_script_shebang_wrong", DOTENV, both(shebang_wrong, reinstalled)),
+    Row("console_script_shebang_wrong", DOTENV, both(dotenv_script, reinstalled)),
     # locale_encoding
     Row("locale_charset_mislabeled", "envtouch", charset_envtouch),
     Row("locale_separators_swapped", "envtouch", separators_swapped),
@@ -353,8 +371,14 @@ ROWS = [
     Row("dist_info_removed", "apispec==6.10.1", both(path_ends(".dist-info"), reinstalled)),
     Row("entry_points_corrupted", DOTENV, both(entry_points_corrupted, reinstalled)),
     Row("console_script_broken", DOTENV, both(dotenv_script, reinstalled)),
+    # package_files: python-dotenv's CLI tests wrap help text with click's lazily imported
+    # click._textwrap; apispec's OpenAPI validation tests load openapi-spec-validator's JSON
+    # schemas, one per OpenAPI version, on first use
+    Row("package_submodule_removed", DOTENV, textwrap_removed),
+    Row("package_data_removed", "apispec==6.10.1", schema_removed, target=lambda t: "/v2.0/" in t.path),
+    Row("package_data_truncated", "apispec==6.10.1", schema_truncated, target=lambda t: "/v2.0/" in t.path),
     # filesystem_permissions
-    Row("console_script_not_executable", DOTENV, not_executable),
+    Row("console_script_not_executable", DOTENV, dotenv_script),
     Row("interpreter_not_executable", "markupsafe==3.0.2", interpreter_not_executable),
     # system_files
     Row("stdlib_module_corrupted", "envtouch", stdlib_envtouch),

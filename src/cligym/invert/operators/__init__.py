@@ -1,8 +1,5 @@
-"""The operator registry. Importing this package registers every built-in operator.
-
-Every module of the package is imported (pkgutil), so a new category module registers its
-operators without being listed anywhere; ``CATEGORIES`` is derived from what registered.
-Modules without operators (``base``, ``targets``, ``probing``) are imported too, harmlessly.
+"""The operator registry. Importing this package imports every module of it (pkgutil),
+which registers every built-in operator; ``CATEGORIES`` is derived from what registered.
 """
 
 import importlib

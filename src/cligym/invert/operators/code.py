@@ -1,8 +1,7 @@
 """Operators: code (one-line mutations of the project's own modules, a ΔC).
 
-Named-only (``default`` is false): a flipped comparison in the project's source is
-mutation testing, not a broken environment, and only the oracle knows which line to
-flip back, so these tasks are not offline-fair either (``offline`` is empty).
+Named-only: a flipped comparison in the project's source is mutation testing, not a broken
+environment, and only the oracle knows which line to flip back (not offline-fair).
 """
 
 from __future__ import annotations

@@ -59,15 +59,24 @@ def _libraries(probe, folders: set[str]) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def _soname_links(probe, index, real: str) -> list[str]:
-    """Versioned symlinks beside ``real`` that resolve to it (libz.so.1 -> libz.so.1.2.13)."""
-    folder = posixpath.dirname(real)
-    return sorted(p for p, kind in index.get(folder, []) if kind == "l" and probe.realpath(p) == real)
+def _system_libraries(probe, tests: list[str]):
+    """The index of versioned names (``_libraries``) beside the system libraries the tests
+    map, and each such library with its users and the versioned symlinks beside it that
+    resolve to it (libz.so.1 -> libz.so.1.2.13)."""
+    mapped = {r: u for r, u in _mapped(probe, tests).items() if _system(r)}
+    index = _libraries(probe, {posixpath.dirname(r) for r in mapped})
+    found = []
+    for real, users in mapped.items():
+        links = [p for p, kind in index[posixpath.dirname(real)] if kind == "l" and probe.realpath(p) == real]
+        found.append((real, users, sorted(links)))
+    return index, found
 
 
-def _is_soname(data: bytes | None, name: str) -> bool:
-    """Whether ``name`` is among the strings of an ELF file (its DT_SONAME is)."""
-    return data is not None and data[:4] == b"\x7fELF" and b"\0" + name.encode() + b"\0" in data
+def _soname_of_real(target: Target, gold) -> Target | None:
+    """The target if its name is among the strings of the ELF file ``real`` (its DT_SONAME
+    is): only the soname link matters (libbz2.so.1.0, not the extra libbz2.so.1)."""
+    data = gold.read(target.data.real) or b""
+    return target if data[:4] == b"\x7fELF" and b"\0" + target.name.encode() + b"\0" in data else None
 
 
 def _stem(name: str) -> str:
@@ -114,11 +123,10 @@ class _SymlinkOperator(_LibOperator):
     Data = LinkData
 
     def applies_to(self, probe, tests):
-        mapped = {r: u for r, u in _mapped(probe, tests).items() if _system(r)}
-        index = _libraries(probe, {posixpath.dirname(r) for r in mapped})
+        index, libraries = _system_libraries(probe, tests)
         targets = []
-        for real, users in mapped.items():
-            for link in _soname_links(probe, index, real):
+        for real, users, links in libraries:
+            for link in links:
                 new = self.choose(probe, index, link, real)
                 if new is not None:
                     targets.append(self.target(path=link, name=posixpath.basename(link), touching=users,
@@ -132,8 +140,7 @@ class _SymlinkOperator(_LibOperator):
     offline = "ldconfig recreates the soname link {name} from the library's own SONAME (or relink it by hand)."
 
     def prepare(self, target, gold):
-        # only the soname link matters (libbz2.so.1.0, not the extra libbz2.so.1)
-        return target if _is_soname(gold.read(target.data.real), target.name) else None
+        return _soname_of_real(target, gold)
 
     def apply(self, target):
         return [f"RUN ln -sfn {q(target.data.new)} {q(target.path)}"]
@@ -213,11 +220,8 @@ class LdLibraryPathShadow(_LibOperator):
     Data = ShadowData
 
     def applies_to(self, probe, tests):
-        mapped = {r: u for r, u in _mapped(probe, tests).items() if _system(r)}
-        index = _libraries(probe, {posixpath.dirname(r) for r in mapped})
         targets = []
-        for real, users in mapped.items():
-            links = _soname_links(probe, index, real)
+        for real, users, links in _system_libraries(probe, tests)[1]:
             names = sorted({posixpath.basename(real)} | {posixpath.basename(s) for s in links})
             for name in names:
                 path = f"{self.DIR}/{name}"
@@ -227,7 +231,7 @@ class LdLibraryPathShadow(_LibOperator):
         return narrow_first(targets)
 
     def prepare(self, target, gold):
-        return target if _is_soname(gold.read(target.data.real), target.name) else None
+        return _soname_of_real(target, gold)
 
     def apply(self, target):
         # a linker script (as a -dev package installs for libfoo.so), not a loadable library

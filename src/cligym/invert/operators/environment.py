@@ -1,8 +1,7 @@
 """Operators: environment_variables (image ENV that misleads Python or the tests).
 
-All in the default set and offline-fair: an ``ENV`` cannot be undone by a script, so each
-repair makes the variable's value harmless on the filesystem (delete the stray module the
-path adds, create the home directory, make the named Python home real).
+An ``ENV`` cannot be undone by a script, so each repair makes the variable's value
+harmless on the filesystem.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Operators: locale_encoding.
 
 Each one leaves an ``ENV`` naming a locale (an ``ENV`` cannot be undone by a script), so
-every repair happens on the filesystem: the locale the environment names is compiled
-again from the pristine definition shipped with the ``locales`` package. The definitions
-and ``localedef`` are in the image, so all three are offline-fair and in the default set.
+every repair compiles that locale again from the definition the ``locales`` package ships.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """Operators: filesystem_permissions (missing execute bits; tests run as root, so only
-execute permission matters).
-
-Both in the default set and offline-fair: the repair is one ``chmod``.
-"""
+execute permission matters)."""
 
 from __future__ import annotations
 

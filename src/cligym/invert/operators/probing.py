@@ -109,22 +109,18 @@ TOUCH_KEYS = ("modules", "files", "env", "commands", "libs")
 
 
 def own_items(probe: Probe, test: str, key: str) -> set[str]:
-    """What a test itself (its run and its module's collection) touched in one touch list
-    ``key``, without the session start-up that every test shares (pytest itself, conftest
-    imports). A test without a recorded file adds no module collection."""
-    mine = probe.touch.get(test, Touch())
-    return set(getattr(mine, key)) | set(getattr(probe.touch.get(mine.file or "", Touch()), key))
-
-
-def own_touch(probe: Probe, test: str) -> Touch:
-    """What a test touches itself, all touch lists: its run and its module's collection
+    """What a test touched itself in touch list ``key``: its run and its module's collection
     (found from the test id when no file was recorded), without the session start-up that
     every test shares (pytest, conftest imports)."""
     mine = probe.touch.get(test, Touch())
     module = probe.touch.get(mine.file or "file:" + test.split("::")[0], Touch())
-    return Touch(
-        **{k: sorted(set(getattr(mine, k)) | set(getattr(module, k))) for k in TOUCH_KEYS}, file=mine.file
-    )
+    return set(getattr(mine, key)) | set(getattr(module, key))
+
+
+def own_touch(probe: Probe, test: str) -> Touch:
+    """``own_items`` of every touch list."""
+    file = probe.touch.get(test, Touch()).file
+    return Touch(**{k: sorted(own_items(probe, test, k)) for k in TOUCH_KEYS}, file=file)
 
 
 def opened(probe: Probe, tests: list[str], keep) -> dict[str, list[str]]:

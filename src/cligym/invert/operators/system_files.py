@@ -1,15 +1,6 @@
-"""Operators: system_files.
-
-Files of the operating system and of the interpreter's standard library that some tests
-read: a pure-Python stdlib module, the media-type table, the OS release file.
-
-Offline fairness decides the default set here. The image keeps no copy of a standard-library
-module (no package cache) nor of the media-type table, so ``stdlib_module_corrupted`` and
-``mime_types_shifted`` (whose repair needs the original rows) are named-only. A Latin-1
-line in the media-type table is removed or re-encoded, and spaced ``KEY = value`` lines in
-the OS release file are joined again, with what the files themselves hold: those two are in
-the default set.
-"""
+"""Operators: system_files (files of the operating system and of the interpreter's
+standard library that some tests read: a pure-Python stdlib module, the media-type table,
+the OS release file)."""
 
 from __future__ import annotations
 
@@ -180,9 +171,13 @@ class MimeTypesCorrupted(Operator):
 
     def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
         raw = gold.read(target.path) or b""
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
         lines = raw.split(b"\n")
         at = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith(b"#")), None)
-        return None if at is None or _not_utf8(raw) else target.with_data(line=at + 1)
+        return None if at is None else target.with_data(line=at + 1)
 
     def apply(self, target: Target) -> list[str]:
         return [run_python(_LATIN1.format(path=target.path))]
@@ -190,14 +185,6 @@ class MimeTypesCorrupted(Operator):
     def solution(self, target: Target) -> list[str]:
         first = int(target.data.line)
         return [f"sed -i '{first},{first + 1}d' {q(target.path)}"]
-
-
-def _not_utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
 
 
 @register

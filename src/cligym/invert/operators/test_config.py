@@ -1,9 +1,7 @@
 """Operators: test_configuration (pytest configuration files that change how tests run).
 
-Not in the default operator set (``Operator.default`` is false): an exported task's
-verifier restores gold's conftest and pytest configuration files and deletes new ones
-before it runs the tests, so these breakages would score with nothing done. They run
-when named (``--operators``). Offline they are fair (the repair deletes the added file)."""
+Named-only: an exported task's verifier restores gold's conftest and pytest configuration
+files and deletes new ones before it runs the tests, so these would score with nothing done."""
 
 from __future__ import annotations
 

@@ -47,17 +47,14 @@ class RichReporter(Reporter):
                                  BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console)
         self._current = None
         self._description = ""
-        self._started = False  # the display starts with the first task: an early error prints alone
 
     def __exit__(self, *exc) -> None:
-        if self._started:
+        if self.progress.live.is_started:  # stop() of a display never started still prints a line
             self.progress.stop()
 
     @contextmanager
     def task(self, description: str, total: int | None = None) -> Iterator[None]:
-        if not self._started:
-            self.progress.start()
-            self._started = True
+        self.progress.start()  # with the first task (an early error prints alone); later calls do nothing
         previous = (self._current, self._description)
         self._description = description
         self._current = self.progress.add_task(description, total=total)

@@ -1,9 +1,5 @@
-"""The ``cligym`` command line: one verb per pipeline stage, one short module per verb.
-
-``main`` is the console-script entry point. Every verb lives in its own module and is
-registered here, in the order ``--help`` lists them; :mod:`cligym.cli.app` holds what they
-share.
-"""
+"""The ``cligym`` command line (``main``: the console script): one module per verb, registered
+here in the order ``--help`` lists them; :mod:`cligym.cli.app` holds what they share."""
 
 from __future__ import annotations
 
@@ -44,8 +40,7 @@ def main() -> None:
 
     A ``CligymError`` prints ``cligym: error: ...`` and exits with its code (2 bad input, 3 no
     engine, 1 otherwise); a bad option or argument gets Typer's usage error and exit 2.
-    Ctrl-C (SIGINT) and SIGTERM raise KeyboardInterrupt in the main thread, so every cleanup
-    on the way out runs; then the resume line is printed and the exit code is 130 or 143.
+    After Ctrl-C (SIGINT) or SIGTERM the resume line is printed and the exit code is 130 or 143.
     (Typer turns a KeyboardInterrupt into a bare ``exit 130`` whatever its standalone mode,
     so the signal handler's record, not the exception, says that the command was interrupted.)
     Last, an interrupted command removes the containers and scratch images the engine still

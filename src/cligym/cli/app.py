@@ -1,6 +1,4 @@
-"""What every verb of the command line shares: the app, the consoles, option types, the
-progress reporter, the model client, table printing, the check that an output can be
-written, and the reaping of dead runs' leftovers (signals are ``cligym.cli.signals``)."""
+"""What the verbs of the command line share (but the signal handling: ``cligym.cli.signals``)."""
 
 from __future__ import annotations
 
@@ -9,6 +7,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -157,11 +156,8 @@ def reap_dead_runs(quiet: bool) -> None:
     containers and scratch images. Live runs are not touched."""
     from cligym.runtime import Runtime
 
-    runtime = Runtime()
-    try:
+    with closing(Runtime()) as runtime:
         containers, images = runtime.reap_dead_runs()
-    finally:
-        runtime.close()
     if (containers or images) and not quiet:
         err.print(f"cligym: removed {containers} container(s) and {images} image(s) left by runs that ended",
                   markup=False, highlight=False)

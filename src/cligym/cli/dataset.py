@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -35,11 +36,8 @@ def _slots(workers: int) -> int:
     from cligym.config import DEFAULT_MEM_LIMIT
     from cligym.runtime import Runtime
 
-    runtime = Runtime()
-    try:
+    with closing(Runtime()) as runtime:
         cpus, memory = runtime.capacity()
-    finally:
-        runtime.close()
     per = parse_size(DEFAULT_MEM_LIMIT)
     cap = max(1, min(cpus, memory // per if memory else cpus))
     if workers > cap:

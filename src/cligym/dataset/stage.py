@@ -182,13 +182,11 @@ class _Head:
                 seen.add(attempt)
 
 
-def build(out: Path, plan: DatasetPlan, pool: Pool, *, budgets: Budgets | None = None,
-          reporter: Reporter | None = None) -> DatasetSummary:
+def build(out: Path, plan: DatasetPlan, pool: Pool, *, budgets: Budgets, reporter: Reporter) -> DatasetSummary:
     """Build (or go on building) the dataset in ``out``; returns its summary."""
     dataset = DatasetDir(out)
-    reporter = reporter or Reporter()
     ledger = open_dataset(dataset, plan)
-    head = _Head(dataset, plan, ledger, pool, budgets or Budgets(), reporter)
+    head = _Head(dataset, plan, ledger, pool, budgets, reporter)
     tick = time.monotonic()
     try:
         head.recover()

@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 from collections import defaultdict
+from contextlib import closing
 from pathlib import Path
 
 from cligym.dataset.ledger import Ledger
@@ -143,10 +144,6 @@ def dataset_status(out: Path) -> tuple[list[ProjectFigures], list[str]]:
     """Each project's figures and the units running now, read from the ledger."""
     dataset = DatasetDir(Path(out))
     plan = load(DatasetPlan, dataset.plan, "dataset plan")
-    ledger = Ledger(dataset.ledger, readonly=True)
-    try:
-        figures = [project_figures(dataset, ledger, p.key) for p in plan.projects]
-        running = [row["key"] for row in ledger.rows() if row["state"] == "running"]
-    finally:
-        ledger.close()
-    return figures, running
+    with closing(Ledger(dataset.ledger, readonly=True)) as ledger:
+        return ([project_figures(dataset, ledger, p.key) for p in plan.projects],
+                [row["key"] for row in ledger.rows() if row["state"] == "running"])

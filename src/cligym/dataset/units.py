@@ -140,7 +140,7 @@ PROJECT_UNITS: dict[str, Callable[[DatasetDir, PlannedProject, Runtime, float | 
 
 
 def run_unit(dataset_dir: Path, key: str, deadline: float | None = None) -> UnitOutcome:
-    """Do one unit; its outcome (with the node it ran on and how long it took)."""
+    """Do one unit; its outcome, with the node it ran on."""
     dataset = DatasetDir(Path(dataset_dir))
     kind, _, name = key.partition("/")
     runtime = Runtime()

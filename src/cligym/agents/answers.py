@@ -26,10 +26,6 @@ class Failed(Exception):
         super().__init__(reason)
         self.reason, self.kind, self.delay = reason, kind, delay
 
-    @property
-    def unusable(self) -> bool:
-        return self.kind in ("html", "error", "garbage")
-
 
 # --------------------------------------------------------------------------- records
 

@@ -297,7 +297,7 @@ class ModelClient:
     def _exhausted(self, failures: list[Failed]) -> ModelError:
         cfg, last = self.config, failures[-1]
         attempts = _attempts(len(failures))
-        if last.unusable:
+        if last.kind in ("html", "error", "garbage"):  # an answer that is not a chat completion
             line = f"the model endpoint at {cfg.base_url} answered with {last.reason}, not a chat completion"
             if self.calls == 0 and all(f.kind in ("html", "garbage") for f in failures):
                 return ModelNotChatEndpoint(f"{line} ({attempts}), and has given none: is it an "

@@ -1,6 +1,4 @@
-"""Where and how to call a model: ``ModelConfig``, read from a ``--model-config`` TOML file
-(``ModelConfig.load(path, **overrides)``; values given on the command line win) with a
-server's profile (``preset``, see ``cligym.agents.presets``) under it."""
+"""Where and how to call a model: ``ModelConfig``."""
 
 from __future__ import annotations
 
@@ -24,7 +22,7 @@ NO_KEY = "EMPTY"
 class ModelConfig(BaseModel):
     """How to reach the model and what its server takes. Keys of a ``--model-config`` TOML
     file are these fields; ``preset`` names a server's profile (``cligym.agents.presets``)
-    whose values stand where the file gives none."""
+    whose values stand where the file gives none, and values given on the command line win."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 

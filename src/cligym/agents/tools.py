@@ -193,7 +193,7 @@ class ToolExecutor:
 
     def _write(self, path: str, text: str, before: bytes | None, done: str) -> str:
         """Write ``text`` to ``path``, remembering what was there (None: nothing) for undo_edit."""
-        mode = self._mode(path, 0o644)
+        mode = self._mode(path)
         self.session.put_files({path: (text, mode)})
         self.history.setdefault(path, []).append((before, mode))
         return done
@@ -226,10 +226,10 @@ class ToolExecutor:
         numbered = "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(max(1, first), min(last, len(lines)) + 1))
         return cut(numbered, self.max_output)
 
-    def _mode(self, path: str, default: int) -> int:
-        """The file's current permission bits (kept across edits), or ``default``."""
+    def _mode(self, path: str) -> int:
+        """The file's current permission bits (kept across edits), or 0o644."""
         result = self.session.exec(["stat", "-c", "%a", path], timeout=60)
         try:
-            return int(result.output.strip(), 8) if result.ok else default
+            return int(result.output.strip(), 8) if result.ok else 0o644
         except ValueError:
-            return default
+            return 0o644

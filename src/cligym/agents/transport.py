@@ -35,7 +35,7 @@ def read_body(answer: Any, stop_at: float, budget: float, max_bytes: int) -> byt
         if _is_timeout(exc):
             raise Failed(f"no complete answer within {budget:.3g}s ({size} bytes came)", "timeout") from None
         raise Failed(f"the connection broke after {size} bytes of the answer ({one_line(exc, 120)})",
-                         "broken") from None
+                     "broken") from None
     return b"".join(chunks)
 
 
@@ -64,11 +64,9 @@ def server_message(exc: openai.APIStatusError) -> str:
     if isinstance(body, list) and body:  # Gemini's OpenAI layer: [{"error": {...}}]
         body = body[0]
     if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict):
-            body = inner.get("message") or inner.get("detail") or inner
-        else:
-            body = inner
+        body = body.get("error", body)
+        if isinstance(body, dict):
+            body = body.get("message") or body.get("detail") or body
     if body is None or body == "":
         try:
             body = exc.response.text

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import ClassVar
 
-from cligym.agents.loop import AgentLimits, run_agent
+from cligym.agents.loop import AgentLimits, AgentOutcome, run_agent
 from cligym.agents.tools import ToolExecutor
 from cligym.agents.trajectory import TrajectoryRecorder
 from cligym.errors import BadInput
@@ -28,14 +27,8 @@ tools to find the cause and repair the environment. Do not edit, skip or delete 
 and do not download anything: there is no network. Call finish when the failing tests pass."""
 
 
-@dataclass
-class Outcome:
-    """How an agent's turn ended."""
-
-    stop_reason: str = "finished"
-    steps: int = 1
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+#: How an agent that takes one step without a model ends.
+DONE = AgentOutcome(stop_reason="finished", steps=1, prompt_tokens=0, completion_tokens=0, seconds=0.0)
 
 
 class RolloutAgent(ABC):
@@ -66,7 +59,7 @@ class RolloutAgent(ABC):
 
     @abstractmethod
     def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
-            attempt: int = 0) -> Outcome:
+            attempt: int = 0) -> AgentOutcome:
         """Attempt ``attempt`` (of k) of the task in ``session``, recording every step."""
 
 
@@ -76,10 +69,10 @@ class NopAgent(RolloutAgent):
     name = "nop"
 
     def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
-            attempt: int = 0) -> Outcome:
+            attempt: int = 0) -> AgentOutcome:
         recorder.user(instruction)
         recorder.agent("(no action)")
-        return Outcome()
+        return DONE
 
 
 class OracleAgent(RolloutAgent):
@@ -88,14 +81,13 @@ class OracleAgent(RolloutAgent):
     name = "oracle"
 
     def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
-            attempt: int = 0) -> Outcome:
+            attempt: int = 0) -> AgentOutcome:
         recorder.user(instruction)
         fixed = run_oracle(session, task)
-        command = ORACLE_SCRIPT
         recorder.agent("Running the reference solution.",
-                       tool_calls=[("call_1", "execute_bash", {"command": command})],
+                       tool_calls=[("call_1", "execute_bash", {"command": ORACLE_SCRIPT})],
                        observations=[("call_1", fixed.output[-4000:])])
-        return Outcome()
+        return DONE
 
 
 class LlmAgent(RolloutAgent):
@@ -105,17 +97,15 @@ class LlmAgent(RolloutAgent):
     needs_model = True
 
     def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
-            attempt: int = 0) -> Outcome:
+            attempt: int = 0) -> AgentOutcome:
         workdir = session.exec(["pwd"], timeout=60).output.strip() or "/"
         executor = ToolExecutor(session, workdir=workdir, command_timeout=self.limits.command_timeout,
                                 max_output=self.limits.max_output)
         # a fatal model error (unreachable, key refused, retries exhausted) is raised here:
         # the rollout stops with its one line and writes nothing for this attempt
         try:
-            result = run_agent(self.client, executor, system=REPAIR_SYSTEM, task=instruction, limits=self.limits,
-                               recorder=recorder, stop=self.stop, attempt=attempt)
+            return run_agent(self.client, executor, system=REPAIR_SYSTEM, task=instruction, limits=self.limits,
+                             recorder=recorder, stop=self.stop, attempt=attempt)
         finally:  # the verifier sees the files the agent left, not its shell or what runs in it
             executor.close()
-        return Outcome(stop_reason=result.stop_reason, steps=result.steps, prompt_tokens=result.prompt_tokens,
-                       completion_tokens=result.completion_tokens)
 

@@ -59,13 +59,16 @@ class Scripted(Degrader):
         return "#!/bin/sh\n# derived\n"
 
 
+def _ctx(engine: FakeEngine, folder, **fields) -> RunContext:
+    return RunContext(gold=gold_env(TESTS), probe=SimpleNamespace(files={}), runtime=engine, run=RunDir(folder),
+                      seed=0, sample_size=10, **fields)
+
+
 @pytest.fixture
 def run(tmp_path, monkeypatch):
     """``run(engine, degrader, attempt=0)``: the attempt's Candidate, with the run context."""
     def attempt(engine: FakeEngine, degrader, number: int = 0) -> tuple[Candidate, RunContext]:
-        engine.install(monkeypatch)
-        ctx = RunContext(gold=gold_env(TESTS), probe=SimpleNamespace(files={}), runtime=engine,
-                         run=RunDir(tmp_path / "run"), seed=0, sample_size=10)
+        ctx = _ctx(engine.install(monkeypatch), tmp_path / "run")
         return make_attempt(ctx, degrader, number), ctx
     return attempt
 
@@ -261,8 +264,7 @@ def test_an_engine_error_discards_the_attempt_and_a_fatal_one_stops_the_run(run)
 
 def test_the_run_loop_resumes_tells_the_degrader_in_order_and_stops_at_max_tasks(run, tmp_path, monkeypatch):
     engine = FakeEngine({f"RUN x{i}": Line(breaks={TESTS[i % 4]}) for i in range(6)}).install(monkeypatch)
-    ctx = RunContext(gold=gold_env(TESTS), probe=SimpleNamespace(files={}), runtime=engine,
-                     run=RunDir(tmp_path / "loop"), seed=0, sample_size=10)
+    ctx = _ctx(engine, tmp_path / "loop")
     first = Scripted(*[proposal(change(f"x{i}")) for i in range(2)])
     summary = run_attempts(ctx, first, 4, max_tasks=2)
     assert first.seen_attempts == [0, 1] and summary.verified == 2
@@ -278,8 +280,7 @@ def test_states_the_sweeper_repairs_are_kept_while_their_share_stays_under_the_r
     """A run with a sweeper share keeps a task the task-blind sweeper repairs only while
     such tasks stay at most that share of its tasks; a run without one keeps them all."""
     engine = FakeEngine({f"RUN {n}": Line(breaks={"t.py::b"}) for n in "xyz"}, swept=True).install(monkeypatch)
-    ctx = RunContext(gold=gold_env(TESTS), probe=SimpleNamespace(files={}), runtime=engine,
-                     run=RunDir(tmp_path / "run"), seed=0, sample_size=10, sweeper_share=share)
+    ctx = _ctx(engine, tmp_path / "run", sweeper_share=share)
     first = make_attempt(ctx, Scripted(proposal(change("x"))), 0)  # one of one: all of the run's tasks
     engine.swept = False
     hard = make_attempt(ctx, Scripted(proposal(change("y"))), 1)

@@ -7,7 +7,7 @@ from importlib import resources
 import jinja2
 
 from cligym.models.report import Report
-from cligym.report.figures import PAPER, PAPER_FUNNEL
+from cligym.report.figures import PAPER_FUNNEL
 from cligym.report.plots import charts
 
 
@@ -42,5 +42,5 @@ def render(report: Report) -> str:
     template = resources.files("cligym.report").joinpath("page.html").read_text(encoding="utf-8")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     page = env.from_string(template)
-    return page.render(report=report, charts=charts(report, PAPER, PAPER_FUNNEL), paper_funnel=PAPER_FUNNEL,
+    return page.render(report=report, charts=charts(report), paper_funnel=PAPER_FUNNEL,
                        fmt=fmt, pct=pct, size=size, counts=counts)

@@ -12,6 +12,7 @@ matplotlib.use("Agg")  # no display: render to files only
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
 from cligym.models.report import PassRates, Report  # noqa: E402
+from cligym.report.figures import PAPER, PAPER_FUNNEL  # noqa: E402
 
 COLOUR = "#3b6ea5"
 PAPER_COLOUR = "#c0c0c0"
@@ -25,9 +26,11 @@ def _svg(fig) -> str:
     return text[text.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
 
 
-def _figure(title: str, width: float = 6.0, height: float = 3.2):
+def _figure(title: str, *, width: float = 6.0, height: float = 3.2, xlabel: str = "", ylabel: str = ""):
     fig, ax = plt.subplots(figsize=(width, height))
     ax.set_title(title, fontsize=11)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.spines[["top", "right"]].set_visible(False)
     return fig, ax
 
@@ -37,9 +40,8 @@ def bars(title: str, counts: dict[str, int] | dict[str, float], *, xlabel: str =
     if not counts:
         return None
     names = list(counts)[::-1]
-    fig, ax = _figure(title, height=max(2.0, 0.32 * len(names) + 1.0))
+    fig, ax = _figure(title, height=max(2.0, 0.32 * len(names) + 1.0), xlabel=xlabel)
     ax.barh(names, [counts[n] for n in names], color=COLOUR)
-    ax.set_xlabel(xlabel)
     return _svg(fig)
 
 
@@ -51,11 +53,8 @@ def columns(title: str, counts: dict[str, int] | dict[int, int], *, xlabel: str)
     if all(isinstance(k, int) for k in counts):
         low, high = min(counts), max(counts)  # type: ignore[type-var]
         counts = {k: counts.get(k, 0) for k in range(low, high + 1)}  # type: ignore[call-overload]
-    fig, ax = _figure(title, width=4.0, height=2.8)
-    names = [str(k) for k in counts]
-    ax.bar(names, list(counts.values()), color=COLOUR, width=0.6)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("tasks")
+    fig, ax = _figure(title, width=4.0, height=2.8, xlabel=xlabel, ylabel="tasks")
+    ax.bar([str(k) for k in counts], list(counts.values()), color=COLOUR, width=0.6)
     ax.yaxis.get_major_locator().set_params(integer=True)
     return _svg(fig)
 
@@ -66,24 +65,20 @@ def shares(title: str, values: dict[str, float | None]) -> str | None:
     if not values:
         return None
     names = list(values)[::-1]
-    fig, ax = _figure(title, width=4.0, height=2.8)
+    fig, ax = _figure(title, width=4.0, height=2.8, xlabel="share of measured tasks")
     ax.barh(names, [values[n] for n in names], color=COLOUR, height=0.5)
     for row, name in enumerate(names):
         ax.text(min(values[name] + 0.02, 0.9), row, f"{100 * values[name]:.0f}%", va="center", fontsize=9)
     ax.set_xlim(0, 1)
-    ax.set_xlabel("share of measured tasks")
     return _svg(fig)
 
 
-def histogram(title: str, values: list[float] | list[int], *, xlabel: str, bins: int = 20,
-              paper: float | None = None) -> str | None:
+def histogram(title: str, values: list[float] | list[int], *, xlabel: str, paper: float | None = None) -> str | None:
     """A histogram of ``values``; with ``paper``, the paper's mean as a dashed line."""
     if not values:
         return None
-    fig, ax = _figure(title)
-    ax.hist(values, bins=min(bins, max(1, len(set(values)))), color=COLOUR)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("tasks")
+    fig, ax = _figure(title, xlabel=xlabel, ylabel="tasks")
+    ax.hist(values, bins=min(20, max(1, len(set(values)))), color=COLOUR)
     if paper is not None:
         ax.axvline(paper, color="black", linestyle="--", linewidth=1, label=f"paper's mean {paper:g}")
         ax.legend(frameon=False, fontsize=8)
@@ -95,10 +90,8 @@ def grouped_histogram(title: str, groups: dict[str, list[int]], *, xlabel: str) 
     groups = {k: v for k, v in groups.items() if v}
     if not groups:
         return None
-    fig, ax = _figure(title)
+    fig, ax = _figure(title, xlabel=xlabel, ylabel="tasks")
     ax.hist(list(groups.values()), bins=12, label=list(groups), histtype="step", linewidth=1.4)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("tasks")
     ax.legend(frameon=False, fontsize=7)
     return _svg(fig)
 
@@ -136,7 +129,7 @@ def pass_bars(title: str, groups: dict[str, PassRates]) -> str | None:
     return _svg(fig)
 
 
-def charts(report: Report, paper: dict[str, float], paper_funnel: dict[str, int]) -> dict[str, str]:
+def charts(report: Report) -> dict[str, str]:
     """Every chart the report can draw, by id (absent: nothing to draw)."""
     made = {
         "categories": bars("Tasks per category", report.categories, xlabel="tasks"),
@@ -144,13 +137,13 @@ def charts(report: Report, paper: dict[str, float], paper_funnel: dict[str, int]
         "fail_fractions": histogram("Share of the selected tests a task fails", report.fail_fractions,
                                     xlabel="fail fraction"),
         "f2p": histogram("FAIL_TO_PASS tests per task", report.f2p_counts, xlabel="tests",
-                         paper=paper["FAIL_TO_PASS"]),
+                         paper=PAPER["FAIL_TO_PASS"]),
         "p2p": histogram("PASS_TO_PASS tests per task", report.p2p_counts, xlabel="tests",
-                         paper=paper["PASS_TO_PASS"]),
+                         paper=PAPER["PASS_TO_PASS"]),
         "dockerfile": histogram("Dockerfile lines per task", report.dockerfile_lines, xlabel="lines",
-                                paper=paper["Dockerfile lines"]),
+                                paper=PAPER["Dockerfile lines"]),
         "issue_words": grouped_histogram("Issue text length", report.issue_words, xlabel="words"),
-        "funnel": funnel(report.funnel, paper_funnel),
+        "funnel": funnel(report.funnel, PAPER_FUNNEL),
         "discards": bars("Why attempts were discarded", report.discard_reasons, xlabel="attempts"),
     }
     d = report.difficulty

@@ -32,7 +32,10 @@ from cligym.agents.answers import (
 from cligym.agents.config import ModelConfig
 from cligym.agents.errors import (
     FIELD_FIXES,
+    NO_TOOLS,
     SERVER_FLAGS,
+    TOO_LONG,
+    UNSUPPORTED,
     ModelAuthError,
     ModelBadAnswer,
     ModelBroken,
@@ -45,9 +48,6 @@ from cligym.agents.errors import (
     ModelRetriesExhausted,
     ModelToolsUnsupported,
     ModelUnreachable,
-    context_overflow,
-    refused_field,
-    tools_unsupported,
 )
 from cligym.agents.history import text_tool_call, wire_messages
 from cligym.agents.transport import (
@@ -317,15 +317,16 @@ class ModelClient:
         cfg, status = self.config, exc.status_code
         detail = server_message(exc)
         suffix = f" [HTTP {status}{': ' + detail if detail else ''}]"
-        if "tools" in request and tools_unsupported(detail):
+        if "tools" in request and NO_TOOLS.search(detail):
             return ModelToolsUnsupported(f"the model endpoint at {cfg.base_url} cannot do tool calls as it runs: "
                                          f"{SERVER_FLAGS}{suffix}")
-        field = refused_field(detail)
-        if status == 400 and field is not None:
+        refused = UNSUPPORTED.search(detail)
+        if status == 400 and refused:
+            field = refused.group(1)
             fix = FIELD_FIXES.get(field, f'omit = ["{field}"]')
             return ModelFieldRefused(f"the model endpoint refuses the request field {field!r} for model "
                                      f"{cfg.model!r}: set {fix} in the model config (--model-config){suffix}")
-        if context_overflow(detail):
+        if TOO_LONG.search(detail):
             return ModelContextOverflow(f"the conversation is longer than the model's context{suffix}")
         if status in (401, 403):
             unset = "" if cfg.key_is_set() else "; it is not set now"

@@ -83,22 +83,22 @@ class ModelContextOverflow(ModelError):
 #: --enable-auto-tool-choice and --tool-call-parser to be set), llama.cpp ("tools param
 #: requires --jinja flag"), a router with no provider for the model that takes tools
 #: (OpenRouter's 404 "No endpoints found that support tool use"), and others' refusals.
-_NO_TOOLS = re.compile(r"enable-auto-tool-choice|tool-call-parser|--jinja|tools? (?:are|is) not supported|"
-                       r"does not support (?:tools|tool|function)|no endpoints found that support tool",
-                       re.IGNORECASE)
+NO_TOOLS = re.compile(r"enable-auto-tool-choice|tool-call-parser|--jinja|tools? (?:are|is) not supported|"
+                      r"does not support (?:tools|tool|function)|no endpoints found that support tool",
+                      re.IGNORECASE)
 #: What servers say when a prompt exceeds the context: vLLM/OpenAI ("maximum context
 #: length is N tokens"), SGLang and Together ("The input (N tokens) is longer than the
 #: model's context length"), llama.cpp ("exceeds the available context size", "is larger
 #: than the max context size"), Gemini ("The input token count (N) exceeds the maximum number
 #: of tokens allowed"), TGI ("`inputs` tokens + `max_new_tokens` must be <="), Anthropic
 #: ("prompt is too long").
-_TOO_LONG = re.compile(r"maximum context length|context[_ ]length[_ ]exceeded|exceeds? the (?:available )?context|"
-                       r"context size|too many tokens|prompt is too long|longer than the model'?s context length|"
-                       r"input token count \(?\d*\)? ?exceeds|max_new_tokens`? must be <=", re.IGNORECASE)
+TOO_LONG = re.compile(r"maximum context length|context[_ ]length[_ ]exceeded|exceeds? the (?:available )?context|"
+                      r"context size|too many tokens|prompt is too long|longer than the model'?s context length|"
+                      r"input token count \(?\d*\)? ?exceeds|max_new_tokens`? must be <=", re.IGNORECASE)
 #: OpenAI's refusal of a request field the model does not take: "Unsupported value:
 #: 'temperature' does not support 0 with this model", "Unsupported parameter: 'max_tokens' is
 #: not supported with this model. Use 'max_completion_tokens' instead."
-_UNSUPPORTED = re.compile(r"Unsupported (?:value|parameter): '(\w+)'", re.IGNORECASE)
+UNSUPPORTED = re.compile(r"Unsupported (?:value|parameter): '(\w+)'", re.IGNORECASE)
 #: What to set in the model config for a refused field.
 FIELD_FIXES = {"temperature": 'omit = ["temperature"]', "seed": 'omit = ["seed"]',
                "max_tokens": 'max_tokens_field = "max_completion_tokens"',
@@ -107,17 +107,3 @@ FIELD_FIXES = {"temperature": 'omit = ["temperature"]', "seed": 'omit = ["seed"]
 SERVER_FLAGS = ("start vLLM with --enable-auto-tool-choice --tool-call-parser <parser for the model> "
                 "(e.g. hermes, llama3_json, mistral), llama.cpp's server with --jinja; a hosted API must "
                 "support the tools parameter")
-
-
-def tools_unsupported(message: str) -> bool:
-    return bool(_NO_TOOLS.search(message or ""))
-
-
-def context_overflow(message: str) -> bool:
-    return bool(_TOO_LONG.search(message or ""))
-
-
-def refused_field(message: str) -> str | None:
-    """The request field a server refused (``temperature``, ``max_tokens``...), or None."""
-    found = _UNSUPPORTED.search(message or "")
-    return found.group(1) if found else None

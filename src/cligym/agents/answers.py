@@ -34,14 +34,6 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-                     completion_tokens=self.completion_tokens + other.completion_tokens)
-
 
 class ToolCall(BaseModel):
     """One tool call. Exactly one of ``arguments`` (parsed) and ``error`` (why not) is set."""

@@ -94,7 +94,7 @@ class ChatClient(Protocol):
 
 
 class ModelClient:
-    """Chat completions with our retries, deadlines, running token totals and one-line errors.
+    """Chat completions with our retries, deadlines and one-line errors.
 
     One client may serve several workers at once (concurrent rollouts): the count of calls
     in a row without a completion is kept per worker thread, so one conversation's failures
@@ -104,7 +104,6 @@ class ModelClient:
         if not config.model or not config.base_url:
             raise BadInput("the model client needs a model name and a base URL")
         self.config = config
-        self.usage = Usage()
         #: completions received / HTTP attempts made (retries included) / retries
         self.calls = 0
         self.attempts = 0
@@ -289,7 +288,6 @@ class ModelClient:
             reply.usage = estimate_usage(request["messages"], reply)
         with self._lock:  # several agents may share one client (concurrent rollouts)
             self.calls += 1
-            self.usage = self.usage + reply.usage
         return reply
 
     # --- helpers

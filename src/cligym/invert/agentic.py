@@ -108,13 +108,13 @@ class AgentDegrader(Degrader):
 
     seed_prefix = "cligym-agent"
 
-    def __init__(self, client: ChatClient, limits: AgentLimits, refine_rate: float, model: str | None, *, lag: int = 1,
-                 stop: threading.Event | None = None) -> None:
+    def __init__(self, client: ChatClient, limits: AgentLimits, refine_rate: float, model: str | None, *,
+                 lag: int = 1) -> None:
         self.client, self.limits, self.refine_rate, self.model = client, limits, refine_rate, model
         self.titles: dict[int, str] = {}  # each finished attempt's title
         #: attempt i's memory pool: the titles of attempts up to i - lag (lag: attempts at once)
         self.lag = lag
-        self.stop = stop or threading.Event()
+        self.stop = threading.Event()  # set by ``stop_now``
         self.workdir = "/"  # the gold's, once an attempt is proposed
 
     def stop_now(self) -> None:
@@ -300,6 +300,5 @@ def invert_with_agent(
         f"inverting {ctx.gold.source.spec} with {model or 'the model'}{at_once}", total=attempts
     ):
         ctx.gold_session = session
-        stop = threading.Event()
-        degrader = AgentDegrader(client, limits, refine_rate, model, lag=workers, stop=stop)
-        return run_attempts(ctx, degrader, attempts, workers=workers, stop=stop)
+        degrader = AgentDegrader(client, limits, refine_rate, model, lag=workers)
+        return run_attempts(ctx, degrader, attempts, workers=workers)

@@ -52,16 +52,15 @@ class _Order:
 
 
 def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, workers: int = 1,
-                 stop: threading.Event | None = None, max_tasks: int | None = None,
-                 deadline: float | None = None) -> Summary:
+                 max_tasks: int | None = None, deadline: float | None = None) -> Summary:
     """Make every attempt that has no candidate record yet, up to ``workers`` at once, then
     save the summary. No new attempt starts once ``max_tasks`` tasks are verified or after
     ``deadline`` (``time.time()``); with one worker the attempts made are then a prefix of
     the full run's, so a later run with a larger budget goes on where this one stopped.
-    ``stop`` is set when the run stops early; the degrader should watch it and raise
+    When the run stops early the degrader is told (``stop_now``); it should raise
     ``Stopped`` from an attempt it cut short."""
     forget_orphans(ctx)
-    stop = stop or threading.Event()
+    stop = threading.Event()
     order = _Order(degrader)
     for attempt in range(attempts):
         if ctx.run.candidate(attempt).exists():

@@ -90,7 +90,7 @@ def test_garbage_after_a_completion_is_per_request(scripted_server, name):
     assert not caught.value.fatal and not isinstance(caught.value, ModelNotChatEndpoint)
     assert "not a chat completion (2 attempts)" in text and all(word in text for word in words), text
     assert client.chat(MESSAGES).content == "recovered"
-    assert client.failed_in_a_row == 0
+    assert client.failures == []
 
 
 @pytest.mark.parametrize("answer", [truncated(), raw("{oops"), html_page("Bad Gateway"), dropped(),

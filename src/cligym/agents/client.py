@@ -114,7 +114,7 @@ class ModelClient:
         self.stopping = threading.Event()
         self._streak = threading.local()
         self._lock = threading.Lock()
-        self._sleep = sleep or self._pause
+        self._sleep = sleep or self.stopping.wait  # stop() ends a wait at once
         self._openai = openai.OpenAI(
             api_key=config.api_key(),
             base_url=config.base_url,
@@ -131,10 +131,6 @@ class ModelClient:
         """The errors of this worker's calls in a row that ended without a completion."""
         return self._streak.__dict__.setdefault("failures", [])
 
-    @property
-    def failed_in_a_row(self) -> int:
-        return len(self.failures)
-
     # --- one completion
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
@@ -149,9 +145,9 @@ class ModelClient:
             if isinstance(exc, Fatal | ModelContextOverflow):
                 raise  # this conversation's length, not the endpoint
             self.failures.append(str(exc))
-            if self.failed_in_a_row >= cfg.max_failed_calls:
+            if len(self.failures) >= cfg.max_failed_calls:
                 same = len(set(self.failures[-cfg.max_failed_calls:])) == 1
-                raise ModelBroken(f"{exc} ({'the same error ' if same else ''}{self.failed_in_a_row} calls in a "
+                raise ModelBroken(f"{exc} ({'the same error ' if same else ''}{len(self.failures)} calls in a "
                                   "row without a completion: the run stops)") from None
             raise
         self.failures.clear()
@@ -190,9 +186,6 @@ class ModelClient:
         if not reply.tool_calls:
             log.warning("the model answered the preflight without calling its tool: %s", one_line(reply.content, 80))
         return reply
-
-    def _pause(self, seconds: float) -> None:
-        self.stopping.wait(seconds)
 
     def _complete(self, request: dict[str, Any], deadline: float | None) -> Reply:
         """Attempts until a completion, a final error, the last retry or the deadline. The

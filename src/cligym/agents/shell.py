@@ -8,10 +8,6 @@ shell to die). A command that overruns its timeout gets Ctrl-C, as at a terminal
 that does not come back after that, or that exited (``exit``, ``set -e``), is killed with
 everything it started and a new one is started in the work directory, and the model is told
 that its shell state was reset.
-
-Where tmux cannot run (missing from the image, or broken by the task's own breakage), each
-command runs in a fresh bash that keeps only the working directory and exported variables
-(:class:`OneShotShell`), and the model is told so once.
 """
 
 from __future__ import annotations
@@ -195,7 +191,8 @@ class TmuxShell:
 
 class OneShotShell:
     """A fresh bash per command that keeps the working directory and exported variables
-    (in files under STATE_DIR): the fallback where tmux cannot run."""
+    (in files under STATE_DIR): the fallback where tmux cannot run (missing from the image,
+    or broken by the task's own breakage)."""
 
     def __init__(self, session: Session, workdir: str, max_output: int) -> None:
         self.session = session

@@ -58,9 +58,8 @@ def fetch_sdist(name: str, version: str | None) -> Path:
     """
     target = f"{name}=={version}" if version else name
     cache = home() / "sdists" / canonicalize_name(name) / (version or "latest")
-    found = _archives(cache)
-    if version and len(found) == 1:
-        return found[0]
+    if version and (cached := _cached(cache)):
+        return cached
     links = project_links(name)
     if links is None:
         raise BadInput(f"package {name!r} was not found on the package index")
@@ -87,12 +86,13 @@ def fetch_matching_sdist(requirement: str) -> Path | None:
         return None
     _, version = parse_filename(link.filename) or (None, "unknown")
     cache = home() / "sdists" / canonicalize_name(req.name) / str(version)
-    found = _archives(cache)
-    return found[0] if len(found) == 1 else _download(link, cache)
+    return _cached(cache) or _download(link, cache)
 
 
-def _archives(cache: Path) -> list[Path]:
-    return [p for p in cache.glob("*") if p.name.endswith(SDIST_SUFFIXES)]
+def _cached(cache: Path) -> Path | None:
+    """The one sdist in a cache folder, or None."""
+    found = [p for p in cache.glob("*") if p.name.endswith(SDIST_SUFFIXES)]
+    return found[0] if len(found) == 1 else None
 
 
 def _normal(version: str) -> str:
@@ -112,11 +112,8 @@ def _download(link: Link, cache: Path) -> Path:
 
 
 def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def extract_sdist(archive: Path, dest: Path) -> Path:

@@ -75,11 +75,6 @@ def make_gold(
     created = _check_output(out_dir)
     try:
         runtime = runtime or Runtime()
-    except CligymError:
-        if created:
-            _remove_if_empty(out_dir)
-        raise
-    try:
         if image is not None:
             gold = _gold_from_image(runtime, image, test_command or "", workdir)
             record_suite(runtime, gold, [], runs, timeout, reporter)

@@ -131,15 +131,10 @@ def _download_requirements(
         if proc.returncode == 0:
             return
         missing = MISSING.search(proc.stderr)
-        if not missing or missing.group(1) in built:
+        requirement = missing.group(1) if missing else ""
+        sdist = fetch_matching_sdist(requirement) if requirement and requirement not in built else None
+        if sdist is None:  # pip_error names the requirement with no distribution
             raise GoldFailed(f"installing {name} with its test requirements failed: {pip_error(proc.stderr)}")
-        requirement = missing.group(1)
-        sdist = fetch_matching_sdist(requirement)
-        if sdist is None:
-            raise GoldFailed(
-                f"installing {name} with its test requirements failed: "
-                f"no installable distribution of {requirement} on the package index"
-            )
         built.add(requirement)
         with tempfile.TemporaryDirectory(dir=house) as tmp:
             _build(builder, sdist, SourceTree(extract_sdist(sdist, Path(tmp) / "tree")), house, requirement, python)

@@ -3,9 +3,9 @@
 No engine object leaves this package and every engine failure is a ``CligymError``."""
 
 from cligym.runtime.base_image import ensure_base_image
-from cligym.runtime.engine import Change, Reaped, RunResult, Runtime, Session, remove_own_everywhere
+from cligym.runtime.common import RunResult
+from cligym.runtime.engine import Runtime, remove_own_everywhere
 from cligym.runtime.names import ImageKind
-from cligym.runtime.owner import run_id
+from cligym.runtime.sessions import Session
 
-__all__ = ["Change", "ImageKind", "Reaped", "RunResult", "Runtime", "Session", "ensure_base_image",
-           "remove_own_everywhere", "run_id"]
+__all__ = ["ImageKind", "RunResult", "Runtime", "Session", "ensure_base_image", "remove_own_everywhere"]

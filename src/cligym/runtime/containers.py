@@ -1,11 +1,9 @@
 """Containers: one-shot runs, long-lived sessions, and the removal of what cligym made.
 
 Every container runs with ``network_mode="none"``, a memory limit and a pids limit, and
-carries the ``cligym`` label and the labels of the run that made it (``cligym.pid``,
-``cligym.run`` and what tells whether that run is alive, see ``cligym.runtime.owner``). A
-container is removed when the step ends, whether it succeeded, failed, raised or timed out;
-the containers of a run that was killed before it could remove them are listed by
-``dead_containers``.
+carries the ``cligym`` label and the labels of the run that made it (``cligym.runtime.owner``).
+A container is removed when the step ends, whether it succeeded, failed, raised or timed
+out; those of a run killed before it could remove them are listed by ``dead_containers``.
 """
 
 from __future__ import annotations

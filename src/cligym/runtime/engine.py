@@ -16,14 +16,10 @@ import docker
 
 from cligym.config import DEFAULT_MEM_LIMIT, DEFAULT_PIDS_LIMIT
 from cligym.errors import CligymError, EngineUnavailable
-from cligym.runtime.common import Change, RunResult
 from cligym.runtime.containers import Containers
 from cligym.runtime.pruning import Removals
 from cligym.runtime.registry import Registries
-from cligym.runtime.sessions import Session
 from cligym.runtime.translate import ENGINE_HINT, detail, engine_call
-
-__all__ = ["Change", "Reaped", "RunResult", "Runtime", "Session"]
 
 #: Seconds an engine call may take before it counts as failed (builds and long runs too).
 CALL_TIMEOUT = 3600

@@ -1,11 +1,10 @@
 """Images: inspect, build, pull, import, save and load, and remove what cligym made.
 
 Every image cligym builds or imports carries the ``cligym`` label; builds also carry the
-labels of the run that built them (``cligym.pid``, ``cligym.run`` and what tells whether
-that run is alive, see ``cligym.runtime.owner``), so ``dead_images`` can find what a killed
-run left. Its step images carry them too (``labelled``): an interrupted build removes
-them itself, a killed one's are a dead run's untagged images, a live build's never are.
-Which images a run may remove at all is said by their names (``cligym.runtime.names``).
+labels of the run that built them (``cligym.runtime.owner``), and so do their step images
+(``labelled``): an interrupted build removes them itself, a killed one's are a dead run's
+untagged images, a live build's never are. Which images a run may remove at all is said
+by their names (``cligym.runtime.names``).
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from cligym.runtime.translate import (
 
 #: How many of a failed build's last log lines BuildFailed carries.
 BUILD_LOG_LINES = 15
-#: A build step's result in the log: `` ---> 149a9b55fa6c``.
+#: A (classic) build step's result in the log, its image's short id: `` ---> 149a9b55fa6c``.
 _STEP_IMAGE = re.compile(r"^ ---> ([0-9a-f]{12})$")
 #: A parser directive (``# escape=`` and the like): only before the first instruction.
 _DIRECTIVE = re.compile(r"#\s*([A-Za-z]+)\s*=\s*(\S+)\s*$")
@@ -178,8 +177,9 @@ class Images:
     def _remove_steps(self, log: list[str], dangling_before: set[str]) -> None:
         """Remove the untagged step images a failed or interrupted build left: only this
         build's (named in its log), since other processes build on the same engine."""
-        steps = _step_images(log)
-        self.remove_images({i for i in self.dangling_images() - dangling_before if _short_id(i) in steps})
+        steps = {m.group(1) for line in log if (m := _STEP_IMAGE.match(line))}
+        new = self.dangling_images() - dangling_before
+        self.remove_images({image_id for image_id in new if image_id.removeprefix("sha256:")[:12] in steps})
 
     def _stream_build(
         self,
@@ -316,15 +316,6 @@ class Images:
             except docker.errors.APIError:
                 pass
         return removed
-
-
-def _step_images(log: list[str]) -> set[str]:
-    """Short ids of the images a (classic) build's steps produced, from its ``---> id`` lines."""
-    return {m.group(1) for line in log if (m := _STEP_IMAGE.match(line))}
-
-
-def _short_id(image_id: str) -> str:
-    return image_id.removeprefix("sha256:")[:12]
 
 
 def _stream_error(answer: str | bytes | None) -> str | None:

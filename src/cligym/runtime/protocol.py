@@ -8,7 +8,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
-from cligym.runtime.engine import RunResult, Session
+from cligym.runtime.common import RunResult
+from cligym.runtime.sessions import Session
 
 
 class Engine(Protocol):

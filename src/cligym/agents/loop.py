@@ -101,8 +101,7 @@ def run_agent(
         except CligymError as exc:
             return run.outcome("model_error", str(exc))
         messages.append(assistant_message(reply, run.reasoning))
-        calls, observations, finished = _execute(reply, executor, messages)
-        run.record(reply, calls, observations)
+        finished = run.execute(reply, messages)
         if finished is not None:
             run.summary = finished
             return run.outcome("finished")
@@ -187,12 +186,31 @@ class _Run:
                     return True
         return False
 
-    def record(self, reply, calls, observations) -> None:
+    def execute(self, reply, messages: list[dict[str, Any]]) -> str | None:
+        """Run a reply's tool calls, appending each result to ``messages``, and record the step:
+        the finish summary, or None when finish was not called. A call whose arguments could
+        not be read is not run; its result says what came and why."""
+        calls, observations, finished = [], [], None
+        for call in reply.tool_calls:
+            if call.error is not None:
+                text = argument_error(call.raw_arguments, call.error)
+            else:
+                text = self.executor.run(call.name, call.arguments or {})
+                if call.name == "finish":
+                    finished = str((call.arguments or {}).get("summary", ""))
+            calls.append((call.id, call.name, call.arguments if call.arguments is not None else
+                          {"_raw": call.raw_arguments}))
+            observations.append((call.id, text))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
         if self.recorder is not None:
+            flags = {"usage_estimated": True} if reply.usage_estimated else {}  # beyond the counts
+            if reply.cut_off:
+                flags["finish_reason"] = "length"
             self.recorder.agent(reply.content or "", tool_calls=calls, observations=observations,
                                 prompt_tokens=reply.usage.prompt_tokens,
                                 completion_tokens=reply.usage.completion_tokens, reasoning_content=reply.reasoning,
-                                metrics_extra=_flags(reply), cached_tokens=reply.cached_tokens)
+                                metrics_extra=flags or None, cached_tokens=reply.cached_tokens)
+        return finished
 
     def format_problem(self, reply) -> str | None:
         """What made the reply unusable (counted towards ``MAX_FORMAT_ERRORS``), or None."""
@@ -205,30 +223,3 @@ class _Run:
             return f"the arguments of {bad[0].name or 'a tool call'} were not a JSON object ({bad[0].error})"
         written = text_tool_call(reply.content_as_sent)
         return TEXT_CALL.format(excerpt=written) if written else NUDGE
-
-
-def _execute(reply, executor: ToolExecutor, messages: list[dict[str, Any]]):
-    """Run a reply's tool calls, appending each result to ``messages``: (the calls and the
-    observations to record, the finish summary or None when finish was not called). A call
-    whose arguments could not be read is not run; its result says what came and why."""
-    calls, observations, finished = [], [], None
-    for call in reply.tool_calls:
-        if call.error is not None:
-            text = argument_error(call.raw_arguments, call.error)
-        else:
-            text = executor.run(call.name, call.arguments or {})
-            if call.name == "finish":
-                finished = str((call.arguments or {}).get("summary", ""))
-        calls.append((call.id, call.name, call.arguments if call.arguments is not None else
-                      {"_raw": call.raw_arguments}))
-        observations.append((call.id, text))
-        messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
-    return calls, observations, finished
-
-
-def _flags(reply) -> dict[str, Any] | None:
-    """What the step's metrics should say about the reply beyond its counts."""
-    flags = {"usage_estimated": True} if reply.usage_estimated else {}
-    if reply.finish_reason == "length":
-        flags["finish_reason"] = "length"
-    return flags or None

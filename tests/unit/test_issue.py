@@ -19,7 +19,7 @@ from cligym.issue import (
 )
 from cligym.issue.redact import HINT_PREFIX
 from cligym.models.issue import IssueText, TaskIssues
-from cligym.models.task import TaskInstance
+from cligym.models.task import AppliedOperator, DegradationQuery, TaskInstance
 
 FIXTURES = Path(__file__).parents[1] / "data" / "issues"
 
@@ -31,17 +31,19 @@ def make_task(instance_id: str = "demo.elf_magic_corrupt.abc", **over) -> TaskIn
         "instance_id": instance_id, "repo": "demo==1.0", "image_name": "cligym/gold-demo:1",
         "gold_image_id": "sha256:x", "workdir": "/testbed", "test_command": "python -m pytest",
         "dockerfile": [f"RUN printf '\\000\\000\\000\\000' | dd of={LIB} bs=1 count=4 conv=notrunc status=none"],
-        "operators": ["elf_magic_corrupt"], "category": "dynamic_linking", "categories": ["dynamic_linking"],
-        "targets": [LIB], "FAIL_TO_PASS": ["tests/test_z.py::test_compress", "tests/test_z.py::test_roundtrip"],
+        "FAIL_TO_PASS": ["tests/test_z.py::test_compress", "tests/test_z.py::test_roundtrip"],
         "PASS_TO_PASS": ["tests/test_a.py::test_ok"],
+        "selected_tests": ["tests/test_a.py::test_ok", "tests/test_z.py::test_compress",
+                           "tests/test_z.py::test_roundtrip"],
         "solution": f"#!/bin/sh\nset -e\nprintf '\\177ELF' | dd of={LIB} bs=1 count=4 conv=notrunc status=none\n",
         "changed_paths": [LIB],
         "errors": {
             "tests/test_z.py::test_compress": f"E   ImportError: {LIB}: invalid ELF header",
             "tests/test_z.py::test_roundtrip": f"E   ImportError: {LIB}: invalid ELF header",
         },
-        "symptoms": ["Importing a compiled module fails with an invalid ELF header error"],
-        "hints": ["how shared libraries are found and loaded"],
+        "applied": [AppliedOperator(name="elf_magic_corrupt", category="dynamic_linking", target=LIB,
+                                    symptom="Importing a compiled module fails with an invalid ELF header error",
+                                    hint="how shared libraries are found and loaded")],
         "fail_fraction": 0.66, "suite_size": 3, "seed": 0, "attempt": 0,
     }
     fields.update(over)
@@ -90,8 +92,10 @@ def test_two_tasks_of_one_operator_read_differently():
 
 
 def test_agent_task_hint_is_its_recovery_sentence_with_paths_redacted():
-    task = make_task("demo.agent.abc", origin="agent", operators=["llm_agent"], symptoms=[],
-                     hints=[f"Restore the first bytes of {LIB} from the installed package"])
+    query = DegradationQuery(title="t", category="dynamic_linking", selected_tests=["tests/test_z.py::test_compress"],
+                             description="d",
+                             recovery_strategy=f"Restore the first bytes of {LIB} from the installed package")
+    task = make_task("demo.agent.abc", origin="agent", applied=[], query=query)
     for text in write_issues(task).texts.values():
         hint = [p.strip() for p in text.with_hint.split("\n\n") if p.startswith("Hint:")]
         assert hint == ["Hint: Restore the first bytes of …/libz.so.1.2.13 from the installed package."]
@@ -143,7 +147,7 @@ NAIVE_PROBLEMS = {
     "ssl_masked_by_textwrap": "states the symptom of ca_bundle_garbage",
     "ssl_and_textwrap_shown": None,
     "workdir_shadow_ansi": "carries ANSI escape codes",
-    "collection_error_old_record": "carries harness wording ('collection failure')",
+    "collection_error": "carries harness wording ('collection failure')",
     "harness_noise_no_report": "carries harness wording ('produced no report')",
     "harness_noise_missing": "carries harness wording ('not in the test report')",
 }
@@ -210,23 +214,6 @@ def test_without_a_matching_operator_the_errors_speak():
     assert task.applied[0].symptom not in strong and "None of them ran (pytest: no tests ran" in strong
 
 
-def test_older_records_state_only_the_symptoms_their_errors_back():
-    task = fixture("collection_error_old_record")  # no `applied`: symptoms and errors only
-    ssl, blocker = task.symptoms
-    strong = write_issues(task).texts["strong"].without_hint
-    assert blocker in strong and ssl not in strong
-    problems = check_issues(task, naive_issues(task))  # the old writer stated the first: ssl
-    assert any("states the symptom of symptom 1" in p for p in problems), problems
-
-
-def test_agent_tasks_keep_their_query_symptom():
-    task = make_task("demo.agent.q1", origin="agent", operators=["llm_agent"],
-                     symptoms=["Compression fails while loading the zlib library"])
-    strong = write_issues(task).texts["strong"].without_hint
-    assert "Compression fails while loading the zlib library." in strong
-    assert check_issues(task, write_issues(task)) == []
-
-
 def test_no_unchanged_source_claim_when_the_delta_changes_the_workdir():
     task = fixture("workdir_shadow_ansi")  # ΔD writes /testbed/typing.py
     for text in all_texts(write_issues(task)):
@@ -268,7 +255,7 @@ def test_check_refuses_noise_leaks_and_hints_in_the_twin():
 
 
 def test_collection_error_shows_the_real_error():
-    task = fixture("collection_error_old_record")
+    task = fixture("collection_error")
     strong = write_issues(task).texts["strong"].without_hint
     assert "E   ModuleNotFoundError: No module named 'textwrap'" in strong
     assert "ImportError while importing test module '/testbed/tests/test_lowlevel.py'." in strong

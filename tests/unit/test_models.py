@@ -64,12 +64,12 @@ def test_real_instance_ids_are_accepted(tmp_path):
         assert RunDir(tmp_path).instance(ok).parent.name == ok
 
 
-#: Records written by cligym 0.1.0 before the records moved into cligym.models.
+#: Records written by cligym 0.1.0 before the records moved into cligym.models (the task
+#: instance: as its schema 2 has it).
 OLD = Path(__file__).parents[1] / "data" / "records-0.1.0"
 #: Fields added since, with defaults.
 ADDED_SINCE = {GoldEnv: ("requirements_from", "inferred", "left_out", "registry_images"), Probe: ("workdir", "plugin"),
                InvertConfig: ("gold_digest", "scenarios", "mix"),
-               TaskInstance: ("applied", "offline_fair", "repair_steps", "scenario", "family", "difficulty"),
                Candidate: ("screened", "decoys", "refused"),
                TaskIssues: ("style", "refused", "prompt_tokens", "completion_tokens"),
                Summary: ("per_difficulty", "per_k"), RolloutResult: ("verdict",)}
@@ -100,25 +100,30 @@ def test_records_written_before_the_move_still_load(name, model):
     assert again == json.loads((OLD / name).read_text())  # nothing lost, nothing else added
 
 
-def test_records_written_before_the_renames_still_load(tmp_path):
-    """A curation summary said ``verdicts`` and a gold reference ``manifest`` before the
-    renames to ``decisions`` and ``fingerprint``: both still load, under the new names."""
-    from cligym.models.curate import CurationSummary
-    from cligym.models.reference import GoldReference
+def test_a_task_record_of_schema_1_is_refused(tmp_path):
+    """Schema 2 derives operators, categories, symptoms and hints from ``applied``: a record
+    that stored them is not read as if it were one."""
+    record = json.loads((OLD / "instance.json").read_text()) | {"schema_version": 1, "operators": ["x"]}
+    (tmp_path / "instance.json").write_text(json.dumps(record))
+    with pytest.raises(BadInput, match="schema_version"):
+        load(TaskInstance, tmp_path / "instance.json")
 
-    decision = {"task_id": "t-1", "attempt": 0, "path": "t-1/0", "reward": 1.0, "agent_steps": 25, "decision": "kept"}
-    old_summary = {"rollout_dir": "r", "out_dir": "o", "min_steps": 20, "loop_repeat": 4, "trajectories": 1,
-                   "successful": 1, "failed": 0, "kept": 1, "dropped": {}, "cheating": {}, "cheating_detected": {},
-                   "loops_failures": 0, "loops_all": 0, "loop_rate_failures": None, "loop_rate_all": 0.0,
-                   "verdicts": [decision]}
-    (tmp_path / "summary.json").write_text(json.dumps(old_summary))
-    summary = load(CurationSummary, tmp_path / "summary.json")
-    assert [d.task_id for d in summary.decisions] == ["t-1"]
-    assert "decisions" in json.loads(summary.model_dump_json()) and "verdicts" not in summary.model_dump()
 
-    old_reference = {"instance_id": "t-1", "workdir": "/testbed", "test_command": "pytest", "interpreter": "/p",
-                     "command_path": "/p", "rootdir": "/testbed", "fail_to_pass": ["a"], "pass_to_pass": [],
-                     "order": ["a"], "keys": [], "pristine": [], "foreign": [], "conftests": [], "shadow_dirs": {},
-                     "protected_modules": [], "spec": ["P /usr/bin/python3"], "manifest": ["f 755 /usr/bin/python3"]}
-    (tmp_path / "bundle.json").write_text(json.dumps(old_reference))
-    assert load(GoldReference, tmp_path / "bundle.json").fingerprint == ["f 755 /usr/bin/python3"]
+def test_a_task_says_what_its_changes_are():
+    from cligym.models.task import AppliedOperator, DegradationQuery
+
+    task = load(TaskInstance, OLD / "instance.json")
+    blocker = AppliedOperator(name="pin", category="package_metadata", target="/etc/pip.conf", symptom="", hint="b",
+                              role="blocker")
+    scenario = task.model_copy(update={"applied": [blocker, *task.applied]})
+    assert (scenario.operators, scenario.category) == (["pin", "ca_bundle_emptied"], "certificates")
+    assert (scenario.categories, scenario.symptoms, scenario.hints) == (
+        ["certificates", "package_metadata"], ["", "s"], ["b", "h"])
+    query = DegradationQuery(title="t", category="dynamic_linking", selected_tests=["t"], description="d",
+                             recovery_strategy="Restore the loader cache.")
+    agent = task.model_copy(update={"applied": [], "origin": "agent", "query": query,
+                                    "changed_paths": ["/testbed/src/m.py", "/etc/ld.so.cache"]})
+    assert (agent.operators, agent.category, agent.symptoms, agent.hints) == (
+        ["llm_agent"], "dynamic_linking", [], ["Restore the loader cache."])
+    assert agent.categories == ["code", "dynamic_linking"]
+    assert agent.model_copy(update={"changed_paths": ["/testbed/__pycache__/m.pyc"]}).categories == ["dynamic_linking"]

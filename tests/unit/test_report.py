@@ -21,7 +21,7 @@ from cligym.models.io import save
 from cligym.models.issue import IssueText, TaskIssues
 from cligym.models.rollout import RolloutResult, RolloutSummary
 from cligym.models.run import InvertConfig
-from cligym.models.task import Candidate, Difficulty, TaskInstance
+from cligym.models.task import AppliedOperator, Candidate, Difficulty, TaskInstance
 from cligym.models.validate import ModeResult, TaskValidation, ValidationReport
 from cligym.report import ReportDir, make_report
 
@@ -42,10 +42,11 @@ def _task(instance_id: str, repo: str, image_id: str, category: str, operators: 
           lines: int, ff: float, extra: int | None, difficulty: Difficulty | None = None) -> TaskInstance:
     return TaskInstance(difficulty=difficulty,
         instance_id=instance_id, repo=repo, image_name="img", gold_image_id=image_id, workdir="/testbed",
-        test_command="python -m pytest", dockerfile=[f"RUN true # {i}" for i in range(lines)], operators=operators,
-        category=category, categories=[category], targets=[], FAIL_TO_PASS=[f"t::f{i}" for i in range(f2p)],
-        PASS_TO_PASS=[f"t::p{i}" for i in range(p2p)], solution="#!/bin/sh\n", fail_fraction=ff, suite_size=10,
-        extra_bytes=extra, seed=0, attempt=0)
+        test_command="python -m pytest", dockerfile=[f"RUN true # {i}" for i in range(lines)],
+        applied=[AppliedOperator(name=op, category=category, target="", symptom="", hint="") for op in operators],
+        FAIL_TO_PASS=[f"t::f{i}" for i in range(f2p)], PASS_TO_PASS=[f"t::p{i}" for i in range(p2p)],
+        selected_tests=[f"t::{k}{i}" for k, n in (("f", f2p), ("p", p2p)) for i in range(n)],
+        solution="#!/bin/sh\n", fail_fraction=ff, suite_size=10, extra_bytes=extra, seed=0, attempt=0)
 
 
 def _run(folder: Path, image_id: str, candidates: list[dict], tasks: list[TaskInstance]) -> RunDir:

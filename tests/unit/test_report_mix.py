@@ -17,11 +17,9 @@ def task(n: int, repo: str, family: str, failing: list[str], broken: str, blocke
                                        symptom="s", hint="h", role="blocker", places=["/etc/pip.conf"]))
     return TaskInstance(
         instance_id=f"{repo}.x.{n:010d}", repo=repo, image_name="img", gold_image_id="sha256:0", workdir="/w",
-        test_command="pytest", categories=["package_files"], targets=[broken], symptoms=["s"], hints=["h"],
-        fail_fraction=0.5, suite_size=10, seed=0, attempt=n,
-        dockerfile=["RUN true"], FAIL_TO_PASS=failing, PASS_TO_PASS=list(passing), solution="true",
-        category="package_files",
-        operators=[a.name for a in applied], family=family,
+        test_command="pytest", fail_fraction=0.5, suite_size=10, seed=0, attempt=n,
+        dockerfile=["RUN true"], FAIL_TO_PASS=failing, PASS_TO_PASS=list(passing),
+        selected_tests=[*failing, *passing], solution="true", family=family,
         applied=applied, difficulty=Difficulty(k=2, reveal_depth=3, culprit_named=False, sweeper_solves=solved,
                                                breadth=2, subsystems=2, label="hard"))
 

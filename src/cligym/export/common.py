@@ -23,10 +23,8 @@ ERROR_KIND = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Warning|Exit))\b")
 
 
 def necessary_operators(task: TaskInstance) -> int:
-    """The operators minimality found necessary (all of them on records without evidence)."""
-    if task.applied:
-        return sum(1 for a in task.applied if a.necessary is not False)
-    return max(1, len(task.operators))
+    """The changes minimality found necessary (the agent path's one change when it has none)."""
+    return sum(a.necessary is not False for a in task.applied) if task.applied else 1
 
 
 def error_kinds(task: TaskInstance) -> list[str]:

@@ -50,7 +50,6 @@ from cligym.models.task import (
     DegradationQuery,
     TaskFields,
 )
-from cligym.models.verify import Verification
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
 from cligym.verify.solution import derive_solution
@@ -115,22 +114,11 @@ class AgentDegrader(Degrader):
         #: attempt i's memory pool: the titles of attempts up to i - lag (lag: attempts at once)
         self.lag = lag
         self.stop = threading.Event()  # set by ``stop_now``
-        self.workdir = "/"  # the gold's, once an attempt is proposed
 
     def stop_now(self) -> None:
         """The run is stopping: running agents end at their next step, model waits at once."""
         self.stop.set()
         self.client.stop()
-
-    def task_fields(self, proposal: Proposal, verification: Verification) -> TaskFields:
-        """The query's fields, with what the verified state changed: its paths as targets, and
-        ``code`` among the categories when it changed the project's own files."""
-        root = self.workdir.rstrip("/") + "/"
-        assert proposal.task is not None, "a proposal that is checked names its task fields"
-        category = proposal.task.category
-        touches_code = any(p.startswith(root) and "__pycache__" not in p for p in verification.changed_paths)
-        return proposal.task.model_copy(update={"categories": sorted({category, *(["code"] if touches_code else [])}),
-                                                "targets": verification.changed_paths[:20]})
 
     def derived_solution(self, ctx: RunContext, report) -> str:
         assert ctx.gold_session is not None, "the run opens its gold session before any attempt"
@@ -145,7 +133,6 @@ class AgentDegrader(Degrader):
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
         """``tries`` is empty: agent proposals do not ask for another try (``retry`` is false)."""
-        self.workdir = ctx.gold.workdir
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         directions = sample_directions(rng)
         refine = rng.random() < self.refine_rate
@@ -252,8 +239,7 @@ class AgentDegrader(Degrader):
         return Proposal(
             sample=selected, name="agent", dockerfile=lines, observed=first, keep_tests=True, derive_solution=True,
             seconds=seconds, notes=_with_tokens(notes, tokens),
-            task=TaskFields(operators=["llm_agent"], category=query.category or "agent",  # normalised by parse_query
-                            hints=[query.recovery_strategy], origin="agent", title=query.title),  # the error is a guess
+            task=TaskFields(origin="agent", query=query),
         )
 
 

@@ -28,10 +28,7 @@ def task_of(applied: list[AppliedOperator], category: str | None = None, scenari
     """The TaskInstance fields a state of ``applied`` changes decides (``category``: the
     task's category, by default the first change's; ``scenario``: the scenario that planned
     it, of ``family``)."""
-    return TaskFields(operators=[a.name for a in applied], category=category or applied[0].category,
-                      categories=sorted({a.category for a in applied}), targets=[a.target for a in applied],
-                      symptoms=[a.symptom for a in applied], hints=[a.hint for a in applied], scenario=scenario,
-                      family=family)
+    return TaskFields(scenario=scenario, family=family)
 
 
 @dataclass(frozen=True)

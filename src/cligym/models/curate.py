@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, Field
+from pydantic import BaseModel, Field
 
 
 class CheatHit(BaseModel):
@@ -58,6 +58,4 @@ class CurationSummary(BaseModel):
     loops_all: int
     loop_rate_failures: float | None
     loop_rate_all: float | None
-    # (``verdicts`` in summaries written before the rename: still read)
-    decisions: list[TrajectoryDecision] = Field(default_factory=list,
-                                                validation_alias=AliasChoices("decisions", "verdicts"))
+    decisions: list[TrajectoryDecision] = Field(default_factory=list)

@@ -8,7 +8,7 @@ done), and read back by the verifier script written beside it.
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, BaseModel, Field
+from pydantic import BaseModel, Field
 
 
 class JunitKey(BaseModel):
@@ -48,8 +48,7 @@ class GoldReference(BaseModel):
     shadow_dirs: dict[str, list[str]]  # folder on sys.path -> its entries in gold
     protected_modules: list[str]  # module names no new file in those folders may shadow
     spec: list[str]
-    # (``manifest`` in references written before the rename: still read)
-    fingerprint: list[str] = Field(validation_alias=AliasChoices("fingerprint", "manifest"))
+    fingerprint: list[str]
     pybin: str = ""  # the gold interpreter's bin folder (console scripts' shebangs point there)
     project_files: list[str] = Field(default_factory=list)  # the workdir's listing in gold
     package_dirs: list[str] = Field(default_factory=list)  # workdir folders with an __init__.py

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from cligym import __version__
 
@@ -20,6 +20,8 @@ DiscardKind = Literal[
     "bad_query", "no_dockerfile", "tests_changed",
 ]
 Origin = Literal["operators", "agent"]
+#: What a task of the agent path names as its operator.
+AGENT_OPERATOR = "llm_agent"
 
 
 class RepairStep(BaseModel):
@@ -175,16 +177,10 @@ class AttemptNotes(BaseModel):
 class TaskFields(BaseModel):
     """The TaskInstance fields a degrader decides; the pipeline fills in the rest."""
 
-    operators: list[str]
-    category: str
-    categories: list[str] = Field(default_factory=list)
-    targets: list[str] = Field(default_factory=list)
-    symptoms: list[str] = Field(default_factory=list)
-    hints: list[str] = Field(default_factory=list)
     origin: Origin = "operators"
-    title: str = ""
     scenario: str = ""
     family: str = ""
+    query: DegradationQuery | None = None
 
 
 class Difficulty(BaseModel):
@@ -223,7 +219,13 @@ LABELS: tuple[Label, ...] = ("easy", "medium", "hard")
 
 
 class TaskInstance(BaseModel):
-    schema_version: int = 1
+    """A verified task. What its changes are (operators, categories, symptoms, hints) is read
+    from ``applied``; a task of the agent path, which has none, says it by its ``query``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: 2: operators, category, categories, symptoms and hints are derived, no longer stored
+    schema_version: Literal[2] = 2
     cligym_version: str = __version__
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     instance_id: str
@@ -233,29 +235,24 @@ class TaskInstance(BaseModel):
     workdir: str
     test_command: str
     dockerfile: list[str]  # ΔD: the lines that follow FROM
-    operators: list[str]
-    category: str
-    categories: list[str]
-    targets: list[str]
     FAIL_TO_PASS: list[str]
     PASS_TO_PASS: list[str]
-    selected_tests: list[str] = Field(default_factory=list)  # F2P + P2P in the order they run
+    selected_tests: list[str]  # F2P + P2P in the order they run
     solution: str
     changed_paths: list[str] = Field(default_factory=list)  # what ΔD added, changed or deleted
     errors: dict[str, str] = Field(default_factory=dict)  # F2P test -> error excerpt
-    symptoms: list[str] = Field(default_factory=list)
-    hints: list[str] = Field(default_factory=list)
     fail_fraction: float
     suite_size: int
     extra_bytes: int | None = None
     seed: int
     attempt: int
     origin: Origin = "operators"
-    title: str = ""  # the agent path: the degradation task's title
-    #: the operators with their minimality evidence (the operator path; [] on older records)
+    #: the query the degrading agent followed (the agent path only)
+    query: DegradationQuery | None = None
+    #: the changes of the state with their minimality evidence ([] for the agent path)
     applied: list[AppliedOperator] = Field(default_factory=list)
-    #: can the state be repaired with only what is in the image? None: unknown (an older
-    #: record, or the agent path, whose repair is derived from the filesystem difference)
+    #: can the state be repaired with only what is in the image? None: unknown (the agent
+    #: path, whose repair is derived from the filesystem difference)
     offline_fair: bool | None = None
     #: the oracle repair, one step per change, in the order it runs (``solution`` is its
     #: script; [] for the agent path, whose repair is derived)
@@ -264,13 +261,43 @@ class TaskInstance(BaseModel):
     scenario: str = ""
     #: the scenario's family, its mechanism (``Scenario.family``; "" where ``scenario`` is)
     family: str = ""
-    #: measured difficulty (None on records made before it was measured)
+    #: measured difficulty (None for the agent path, whose changes are not known one by one)
     difficulty: Difficulty | None = None
+
+    @property
+    def operators(self) -> list[str]:
+        return [a.name for a in self.applied] or [AGENT_OPERATOR]
+
+    @property
+    def category(self) -> str:
+        """The first fault's category (a scenario may apply a blocker first), else the query's."""
+        faults = [a for a in self.applied if a.role == "fault"] or self.applied
+        if faults:
+            return faults[0].category
+        return self.query.category if self.query else self.origin
+
+    @property
+    def categories(self) -> list[str]:
+        """The changes' categories; the agent path's are its query's and ``code`` when ΔD
+        changed the project's own files (bytecode caches aside)."""
+        if self.applied:
+            return sorted({a.category for a in self.applied})
+        root = self.workdir.rstrip("/") + "/"
+        code = any(p.startswith(root) and "__pycache__" not in p for p in self.changed_paths)
+        return sorted({self.category, *(["code"] if code else [])})
+
+    @property
+    def symptoms(self) -> list[str]:
+        return [a.symptom for a in self.applied]
+
+    @property
+    def hints(self) -> list[str]:
+        """The changes' hints; the agent path's is its query's recovery strategy."""
+        if self.applied or self.query is None:
+            return [a.hint for a in self.applied]
+        return [self.query.recovery_strategy]
 
 
 def run_order(task: TaskInstance) -> list[str]:
-    """F2P + P2P in the order the suite runs them (sorted for records that lack it)."""
-    selected = set(task.FAIL_TO_PASS) | set(task.PASS_TO_PASS)
-    if task.selected_tests and set(task.selected_tests) == selected:
-        return list(task.selected_tests)
-    return sorted(selected)
+    """F2P + P2P in the order the suite runs them."""
+    return list(task.selected_tests)

@@ -70,7 +70,8 @@ class ModelConfig(BaseModel):
         try:
             return cls(**data)
         except ValidationError as exc:
-            raise BadInput(f"model config {path}: {_validation_line(exc)}") from None
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
+            raise BadInput(f"model config {path}: {one_line(problems)}") from None
 
     def sampling(self, attempt: int) -> ModelConfig:
         """The config for attempt ``attempt`` of a task: its seed moved by the attempt's
@@ -83,11 +84,3 @@ class ModelConfig(BaseModel):
 
     def key_is_set(self) -> bool:
         return bool(os.environ.get(self.api_key_env))
-
-
-def _validation_line(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error.get("loc", ())) or "value"
-        parts.append(f"{where}: {error.get('msg', 'invalid')}")
-    return one_line("; ".join(parts))

@@ -4,6 +4,7 @@ executor."""
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import time
 from typing import Any
@@ -150,12 +151,10 @@ class ToolExecutor:
 
     def close(self) -> None:
         """Stop the shell with everything it started and remove its files from the container."""
-        if self.shell is not None:
-            shell, self.shell = self.shell, None
-            try:
+        shell, self.shell = self.shell, None
+        if shell is not None:
+            with contextlib.suppress(CligymError):  # best effort: the container is removed next anyway
                 shell.close()
-            except CligymError:  # best effort: the container is removed next anyway
-                pass
 
     def edit(self, args: dict[str, Any]) -> str:
         command, path = args["command"], str(args["path"])

@@ -32,7 +32,7 @@ def read_body(answer: Any, stop_at: float, budget: float, max_bytes: int) -> byt
     except Failed:
         raise
     except Exception as exc:  # noqa: BLE001 - the HTTP library's own errors, whatever its version
-        if _is_timeout(exc):
+        if any("Timeout" in k.__name__ for k in type(exc).__mro__):  # TimeoutError too
             raise Failed(f"no complete answer within {budget:.3g}s ({size} bytes came)", "timeout") from None
         raise Failed(f"the connection broke after {size} bytes of the answer ({one_line(exc, 120)})",
                      "broken") from None
@@ -100,7 +100,3 @@ def retry_after(headers: Any, cap: float) -> float | None:
     if seconds is None or seconds != seconds:  # absent or NaN
         return None
     return min(max(seconds, 0.0), cap)
-
-
-def _is_timeout(exc: BaseException) -> bool:
-    return any("Timeout" in k.__name__ for k in type(exc).__mro__) or isinstance(exc, TimeoutError)

@@ -6,8 +6,8 @@ UTF-8 TOML, setup.cfg and tox.ini as INI) is ``BadInput``, one line naming the f
 INI files are read as written: no interpolation (``%`` is an ordinary character), a repeated
 section or option allowed (the last wins). PKG-INFO is read with ``packaging.metadata`` (a
 field it cannot read says nothing), other text as UTF-8 with U+FFFD for bytes that are not.
-setup.py is code, not metadata: the literal arguments of its ``setup()`` call are read, and
-one that does not parse says nothing.
+setup.py and noxfile.py are code, not metadata: they are parsed, never run, and one that
+does not parse says nothing.
 """
 
 from __future__ import annotations
@@ -86,14 +86,18 @@ class SourceTree:
         text = self._text("PKG-INFO")
         return parse_email(text)[0] if text is not None else {}
 
+    def module(self, name: str) -> ast.Module:
+        """A Python file of the project parsed, never run (empty when absent or not Python)."""
+        try:
+            return ast.parse(self._text(name) or "")
+        except (SyntaxError, ValueError):  # ValueError: null bytes
+            return ast.Module(body=[], type_ignores=[])
+
     @cached_property
     def setup_literals(self) -> dict:
         """The keyword arguments of setup.py's ``setup()`` call that are literals (names
         bound at module level to literals are followed; anything computed is left out)."""
-        try:
-            tree = ast.parse(self._text("setup.py") or "")
-        except SyntaxError:
-            return {}
+        tree = self.module("setup.py")
         bound = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
                  for t in node.targets if isinstance(t, ast.Name)}
         out: dict = {}

@@ -86,7 +86,7 @@ def find_test_requirements(tree: SourceTree, project: str) -> tuple[list[str], l
     _from_pyproject(found, tree.pyproject, TEST_KEYS)
     found.add("setup.py tests_require", tree.setup_literals.get("tests_require", []))
     _from_tox(found, tree)
-    found.add("noxfile.py", _noxfile(path))
+    found.add("noxfile.py", _noxfile(tree))
     _from_files(found, path, REQUIREMENT_FILES)
     if not found.requirements:
         for key in DEV_KEYS:
@@ -175,23 +175,16 @@ def _from_tox(found: Found, tree: SourceTree) -> None:
         found.add(f"{name} [testenv]", [*deps, *(f".[{e}]" for e in extras)])
 
 
-def _noxfile(path: Path) -> list[str]:
+def _noxfile(tree: SourceTree) -> list[str]:
     """The literal arguments of ``session.install`` in noxfile.py's sessions that test."""
-    nox = path / "noxfile.py"
-    if not nox.is_file():
-        return []
-    try:
-        tree = ast.parse(nox.read_text(encoding="utf-8", errors="replace"))
-    except SyntaxError:
-        return []
     out: list[str] = []
-    for fn in tree.body:
+    for fn in tree.module("noxfile.py").body:
         if not isinstance(fn, ast.FunctionDef) or not ("test" in fn.name or "pytest" in ast.dump(fn)):
             continue
         for node in ast.walk(fn):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "install":
                 args = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-                out += _argument_requirements(path, args)
+                out += _argument_requirements(tree.path, args)
     return out
 
 

@@ -82,20 +82,20 @@ def _join(dataset: DatasetDir, ledger: Ledger) -> list[str]:
 
 
 def project_figures(dataset: DatasetDir, ledger: Ledger, key: str) -> ProjectFigures:
-    units = {row["kind"]: row for row in ledger.rows(project=key) if row["kind"] in ("gold", "invert", "export")}
+    rows = ledger.rows(project=key)
+    units = {row["kind"]: row for row in rows if row["kind"] in ("gold", "invert", "export")}
     failed = next((row for row in units.values() if row["state"] == "failed"), None)
-    validations = ledger.rows("validate", key)
+    validations, attempts = [r for r in rows if r["kind"] == "validate"], [r for r in rows if r["kind"] == "attempt"]
     state = "failed" if failed else _state(units, validations)
     gold = GoldDir(dataset.gold(key))
     gold_tests = len(gold.load().tests) if gold.gold.is_file() else 0
-    attempts = ledger.rows("attempt", key)
     verified = sum(r["state"] == "done" for r in attempts)
     return ProjectFigures(
         key=key, state=state, cause=f"{failed['kind']}: {failed['detail']}" if failed else "",
         gold_tests=gold_tests, attempts=len(attempts), verified=verified, exported=len(validations),
         validated=sum(v["state"] == "done" for v in validations),
         yield_=round(verified / len(attempts), 4) if attempts else 0.0,
-        seconds=round(sum(r["seconds"] for r in ledger.rows(project=key) if r["kind"] != "attempt"), 1))
+        seconds=round(sum(r["seconds"] for r in rows if r["kind"] != "attempt"), 1))
 
 
 def _state(units: dict, validations: list) -> str:

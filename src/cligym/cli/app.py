@@ -81,9 +81,9 @@ def model_client(model: str | None, base_url: str | None, config: Path | None, a
     try:
         cfg = ModelConfig.load(config, **overrides) if config else ModelConfig(**overrides) if overrides else None
     except ValidationError as exc:
-        raise CligymError(f"model options: {one_line(exc.errors()[0].get('msg', exc))}", exit_code=2) from None
+        raise BadInput(f"model options: {one_line(exc.errors()[0].get('msg', exc))}") from None
     if cfg is None or not cfg.model or not cfg.base_url:
-        raise CligymError("an LLM agent needs --model and --base-url (or --model-config FILE)", exit_code=2)
+        raise BadInput("an LLM agent needs --model and --base-url (or --model-config FILE)")
     client = ModelClient(cfg)
     try:
         client.preflight()

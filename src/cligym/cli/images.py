@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from cligym.cli.app import JsonReport, Quiet, err, out, print_json
-from cligym.errors import CligymError
+from cligym.errors import BadInput
 
 images_app = typer.Typer(help="Move the gold images that exported tasks build FROM: a tar (save, load) or a "
                           "registry (push, pull).", no_args_is_help=True)
@@ -30,7 +30,7 @@ def images_save(
     runtime = Runtime()
     missing = [i for i in images if not runtime.image_exists(i)]
     if missing:
-        raise CligymError(f"gold image {missing[0]} is not in the Docker engine", exit_code=2)
+        raise BadInput(f"gold image {missing[0]} is not in the Docker engine")
     size = runtime.save_images(images, output)
     result = dict(file=str(output), images=images, tasks=count, bytes=size,
                   bytes_per_task=round(size / count) if count else None)
@@ -50,7 +50,7 @@ def images_load(
     from cligym.runtime import Runtime
 
     if not file.is_file():
-        raise CligymError(f"{file} does not exist", exit_code=2)
+        raise BadInput(f"{file} does not exist")
     loaded = Runtime().load_images(file)
     if as_json:
         print_json({"loaded": loaded})

@@ -42,8 +42,7 @@ def validate(
     with stage_reporter(quiet or as_json) as progress:
         report = run_validate(tasks_dir, reporter=progress, report_path=output, probes=battery() if probes else (),
                               digest=task_digest)
-    dataset = dataset_of(tasks_dir)
-    if dataset is not None:
+    if (dataset := dataset_of(tasks_dir)) is not None:
         for result in report.results:
             record(dataset, result)
     results = report.results

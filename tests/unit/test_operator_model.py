@@ -199,10 +199,8 @@ def test_every_default_operator_is_offline_fair_and_shows_its_symptom():
 
 
 def test_operators_that_are_not_offline_fair_or_realistic_are_named_only():
-    mine = {name for name in NAMED_ONLY if name in REGISTRY}
-    assert mine == NAMED_ONLY
+    assert NAMED_ONLY <= set(REGISTRY)
     assert all(not REGISTRY[name].default for name in NAMED_ONLY)
-    assert not [op.name for op in REGISTRY.values() if op.default and not op.offline]
 
 
 def _probe(*wheels: str) -> Probe:

@@ -11,10 +11,11 @@ import ast
 import posixpath
 import re
 
+from packaging.utils import canonicalize_name
+
 from cligym.invert.operators.base import GoldFiles, Operator, register
 from cligym.invert.operators.probing import (
     TEST_FILE,
-    canon,
     dist_tops,
     is_tooling,
     narrow_first,
@@ -48,7 +49,7 @@ def dependencies(probe: Probe) -> list[Dist]:
         if not tops or set(tops) & (own | tooling_tops(probe)):
             continue
         out.append(dist)
-    return sorted(out, key=lambda d: canon(d.name))
+    return sorted(out, key=lambda d: canonicalize_name(d.name))
 
 
 def module_of(tops: list[str]):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from packaging.utils import canonicalize_name
+
 from cligym.invert.operators.targets import Target
 from cligym.models.probe import Dist, Probe, Touch
 
@@ -44,15 +46,11 @@ TOOLING = frozenset({
 TOOLING_TOPS = TOOLING | {"_pytest", "pkg_resources", "_distutils_hack", "__main__"}
 
 
-def canon(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def is_tooling(dist: Dist) -> bool:
     """pytest, a packaging tool, or a pytest plugin (a ``pytest11`` entry point). The
     verifier pins their files byte for byte and a reinstall rewrites them, so a task that
     broke one could not be repaired to a reward: no operator targets them."""
-    return canon(dist.name) in TOOLING or any(ep.get("group") == "pytest11" for ep in dist.entry_points)
+    return canonicalize_name(dist.name) in TOOLING or any(ep.get("group") == "pytest11" for ep in dist.entry_points)
 
 
 def tooling_tops(probe: Probe) -> frozenset[str]:
@@ -223,12 +221,12 @@ def wheel_for(probe: Probe, dist: str, version: str) -> str | None:
     """The path of a wheel of ``dist`` at ``version`` somewhere in the gold image (a local
     wheelhouse, a wheel cache), or None: with one, ``pip install --no-index --find-links
     DIR`` reinstalls the distribution offline."""
-    want = (canon(dist), version)
+    want = (canonicalize_name(dist), version)
     for path, entry in probe.files.items():
         if entry.type != "f" or not path.endswith(".whl"):
             continue
         m = WHEEL_NAME.match(path.rpartition("/")[2])
-        if m and (canon(m["name"]), m["version"]) == want:
+        if m and (canonicalize_name(m["name"]), m["version"]) == want:
             return path
     return None
 

@@ -27,22 +27,11 @@ SCRATCH = "/tmp/zoneinfo-rebuilt"
 FOREIGN_ZONES = ("Pacific/Kiritimati", "Asia/Kathmandu", "America/St_Johns")
 
 
-def _zone_targets(op: Operator, probe: Probe, tests: list[str]) -> list[Target]:
-    """Zone files (real paths) the tests opened, directly or through /etc/localtime; none
-    when the image cannot rebuild them (no ``tzdata.zi`` or no ``zic``)."""
-    def is_zone(path: str) -> bool:
-        rel = path[len(ZONEINFO) + 1 :]
-        return path.startswith(ZONEINFO + "/") and not rel.endswith((".tab", ".zi", ".list")) and rel not in (
-            "leapseconds", "leap-seconds.list", "tzdata.zi", "SECURITY"
-        )
-
-    if TZDATA_SOURCE not in probe.files or not any(probe.files.get(z) for z in ZIC):
-        return []
-    return [
-        op.target(path=path, name=path[len(ZONEINFO) + 1 :], touching=touching, zone=path[len(ZONEINFO) + 1 :],
-                  mode=file_mode(probe, path))
-        for path, touching in narrowest_paths(opened(probe, tests, is_zone))
-    ]
+def _is_zone(path: str) -> bool:
+    rel = path[len(ZONEINFO) + 1 :]
+    return path.startswith(ZONEINFO + "/") and not rel.endswith((".tab", ".zi", ".list")) and rel not in (
+        "leapseconds", "leap-seconds.list", "tzdata.zi", "SECURITY"
+    )
 
 
 class ZoneData(TargetData):
@@ -56,6 +45,17 @@ class _ZoneOperator(Operator):
 
     Data = ZoneData
     offline = "Compile the zone database's source (tzdata.zi) with zic and put the zone file of {zone} back."
+
+    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
+        """Zone files (real paths) the tests opened, directly or through /etc/localtime; none
+        when the image cannot rebuild them (no ``tzdata.zi`` or no ``zic``)."""
+        if TZDATA_SOURCE not in probe.files or not any(probe.files.get(z) for z in ZIC):
+            return []
+        return [
+            self.target(path=path, name=path[len(ZONEINFO) + 1 :], touching=touching,
+                        zone=path[len(ZONEINFO) + 1 :], mode=file_mode(probe, path))
+            for path, touching in narrowest_paths(opened(probe, tests, _is_zone))
+        ]
 
     def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
         content = gold.read(target.path)
@@ -77,9 +77,6 @@ class ZoneinfoCorrupted(_ZoneOperator):
     hint = "the system's time zone database ({zone})"
     shows = (r"Invalid TZif", r"magic not found")
 
-    def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
-        return _zone_targets(self, probe, tests)
-
     def apply(self, target: Target) -> list[str]:
         return [f"RUN : > {q(target.path)}"]
 
@@ -96,7 +93,7 @@ class ZoneinfoRemoved(_ZoneOperator):
     def applies_to(self, probe: Probe, tests: list[str]) -> list[Target]:
         if any(d.name.lower() == "tzdata" for d in probe.dists):
             return []  # zoneinfo would fall back on the tzdata package
-        return _zone_targets(self, probe, tests)
+        return super().applies_to(probe, tests)
 
 
 class RelinkData(TargetData):

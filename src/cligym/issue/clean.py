@@ -82,7 +82,6 @@ def key_error(message: str) -> str:
     """The one line that says what failed: the last exception line (``Type: message``), else
     the last line naming an error, else the last line; "" for an empty message."""
     rows = [re.sub(r"^E\s+", "", r.strip()) for r in clean_error(message).splitlines() if r.strip()]
-    rows = [r for r in rows if r]
     for row in reversed(rows):
         if EXCEPTION.match(row):
             return row[:200]

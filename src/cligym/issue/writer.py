@@ -76,10 +76,6 @@ def _pick(rng: random.Random, asks: list[tuple[str, str]], n: int) -> str:
     return _number(n, *rng.choice(asks))
 
 
-def _project(task: TaskInstance) -> str:
-    return task.repo.split("==")[0]
-
-
 def _test_list(tests: list[str], limit: int) -> str:
     shown = [f"- `{t}`" for t in tests[:limit]]
     if len(tests) > limit:
@@ -147,7 +143,7 @@ def _balanced(rng: random.Random, task: TaskInstance, opening: str, f2p: list[st
 def write_issues(task: TaskInstance) -> TaskIssues:
     """The three texts of a task, each with its hint-free twin, all redacted."""
     rng = random.Random(task.instance_id)
-    project = _project(task)
+    project = task.repo.split("==")[0]
     f2p = sorted(task.FAIL_TO_PASS)
     n = len(f2p)
     openings = OPENINGS if source_changed(task) else CLAIMING_OPENINGS + OPENINGS

@@ -98,9 +98,8 @@ def _scan(runtime: Runtime, gold_image: str, gold_listing: Listing, run: Runner,
     if not originals:
         return report
     todo = [p for p in originals if (gold_image, p) not in _GOLD_HASHES]
-    if todo:
-        for path, digest in sha256_in(lambda argv: runtime.run(gold_image, argv, timeout=600), todo).items():
-            _GOLD_HASHES[(gold_image, path)] = digest
+    for path, digest in sha256_in(lambda argv: runtime.run(gold_image, argv, timeout=600), todo).items():
+        _GOLD_HASHES[(gold_image, path)] = digest
     by_hash = {_GOLD_HASHES[(gold_image, p)]: p for p in originals if (gold_image, p) in _GOLD_HASHES}
     candidates = [p for p in diff["added"] + diff["changed"] if broken_listing[p].type == "f"]
     for path, digest in sha256_in(run, candidates).items():

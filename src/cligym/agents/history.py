@@ -12,9 +12,6 @@ from cligym.agents.answers import Reply
 
 ReasoningHistory = Literal["send-back", "drop"]
 
-#: How a user message after tool results is joined to the last of them.
-JOINED = "{tool}\n\n[{user}]"
-
 
 def assistant_message(reply: Reply, reasoning: ReasoningHistory = "send-back") -> dict[str, Any]:
     """The assistant message that stands for ``reply`` in the conversation. With ``send-back``
@@ -51,7 +48,7 @@ def wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         previous = sent[-1] if sent else None
         if (message.get("role") == "user" and previous is not None and previous.get("role") == "tool"
                 and isinstance(message.get("content"), str) and isinstance(previous.get("content"), str)):
-            sent[-1] = {**previous, "content": JOINED.format(tool=previous["content"], user=message["content"])}
+            sent[-1] = {**previous, "content": f"{previous['content']}\n\n[{message['content']}]"}
             continue
         sent.append(message)
     return sent

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from cligym.agents.answers import estimate_tokens
 from cligym.agents.client import ModelContextOverflow, ModelDeadline
 from cligym.agents.history import argument_error, assistant_message, text_tool_call
-from cligym.agents.tools import ToolExecutor
+from cligym.agents.tools import ToolExecutor, tool_definitions
 from cligym.errors import CligymError, Fatal
 
 StopReason = Literal["finished", "max_steps", "max_seconds", "max_tokens", "model_error", "context_overflow",
@@ -127,7 +127,7 @@ class _Run:
         self.started = time.monotonic()
         self.deadline = self.started + limits.max_seconds
         executor.deadline = self.deadline  # no command outlives the run
-        self.tools = executor.definitions
+        self.tools = tool_definitions(executor.command_timeout)
         if recorder is not None:
             recorder.describe_agent(self.tools, self.reasoning)
         self.prompt = self.completion = self.steps = self.format_errors = 0

@@ -126,11 +126,6 @@ class ToolExecutor:
         except CligymError as exc:  # e.g. a write the engine refused
             return f"error: {name} failed: {str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__}"
 
-    @property
-    def definitions(self) -> list[dict[str, Any]]:
-        """The tools as the model is told of them, with this executor's default timeout."""
-        return tool_definitions(self.command_timeout)
-
     def bash(self, command: str, timeout: Any = None) -> str:
         seconds = self.command_timeout
         if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:

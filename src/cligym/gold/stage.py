@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 import time
@@ -100,9 +99,7 @@ def _check_output(out_dir: Path) -> bool:
         raise BadInput(f"the output {out_dir} exists and is not a directory")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=out_dir, prefix=".cligym-write-check-")
-        os.close(fd)
-        os.unlink(probe)
+        tempfile.TemporaryFile(dir=out_dir).close()
     except OSError as exc:
         if not existed:
             _remove_if_empty(out_dir)

@@ -19,8 +19,8 @@ from cligym.agents.client import (
     ModelNotFound,
     ModelRetriesExhausted,
     ModelUnreachable,
-    Usage,
 )
+from cligym.agents.answers import Usage
 from cligym.agents.history import assistant_message
 from cligym.errors import BadInput, CligymError
 from tests.llm_server import EXHAUSTED, error, reply, tool_call

@@ -22,13 +22,7 @@ from typing import Any, Callable, Protocol
 import openai
 import tenacity
 
-from cligym.agents.answers import (
-    Failed,
-    Reply,
-    Usage,
-    estimate_usage,
-    read_completion,
-)
+from cligym.agents.answers import Failed, Reply, estimate_usage, read_completion
 from cligym.agents.config import ModelConfig
 from cligym.agents.errors import (
     FIELD_FIXES,
@@ -60,12 +54,6 @@ from cligym.agents.transport import (
     status_line,
 )
 from cligym.errors import BadInput, Fatal
-
-__all__ = [
-    "ChatClient", "ModelAuthError", "ModelBadAnswer", "ModelBroken", "ModelClient", "ModelConfig",
-    "ModelContextOverflow", "ModelDeadline", "ModelError", "ModelFieldRefused", "ModelNotChatEndpoint", "ModelNotFound",
-    "ModelRetriesExhausted", "ModelToolsUnsupported", "ModelUnreachable", "Reply", "Usage",
-]
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +156,7 @@ class ModelClient:
             request["extra_body"] = dict(cfg.extra_body)
         return request
 
-    def preflight(self, deadline: float | None = None) -> Reply:
+    def preflight(self) -> Reply:
         """One small request with a tool, before a run's first attempt: a server that cannot
         do tool calls stops the run here (``ModelToolsUnsupported``, naming the flags that
         enable them), not after every attempt failed; so does one that writes the call as
@@ -176,7 +164,7 @@ class ModelClient:
         tool = {"type": "function", "function": {"name": "ping", "description": "Answer a ping.",
                                                  "parameters": {"type": "object", "properties": {}}}}
         messages = [{"role": "user", "content": "Call the ping tool once."}]
-        reply = self.chat(messages, tools=[tool], deadline=deadline)
+        reply = self.chat(messages, tools=[tool])
         with self._lock:
             self.calls -= 1  # not one of the run's completions: a web page answering next still means no API
         written = text_tool_call(reply.content_as_sent)

@@ -10,19 +10,14 @@ import pytest
 from cligym import __version__
 from cligym.errors import BadInput
 from cligym.layout import RunDir, safe_id
-from cligym.models import (
-    Candidate,
-    GoldEnv,
-    InvertConfig,
-    Probe,
-    RolloutResult,
-    Summary,
-    TaskInstance,
-    TaskIssues,
-    Trajectory,
-    load,
-    save,
-)
+from cligym.models.gold import GoldEnv
+from cligym.models.io import load, save
+from cligym.models.issue import TaskIssues
+from cligym.models.probe import Probe
+from cligym.models.rollout import RolloutResult
+from cligym.models.run import InvertConfig, Summary
+from cligym.models.task import Candidate, TaskInstance
+from cligym.models.trajectory import Trajectory
 
 
 def test_a_record_round_trips(tmp_path):

@@ -13,8 +13,8 @@ import pytest
 from cligym.errors import BadInput
 from cligym.export.stage import export
 from cligym.layout import RunDir
-from cligym.models import TaskInstance
 from cligym.models.io import load, save
+from cligym.models.task import TaskInstance
 
 RECORD = Path(__file__).parents[1] / "data" / "records-0.1.0" / "instance.json"
 

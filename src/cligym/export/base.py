@@ -18,11 +18,6 @@ from cligym.runtime import Runtime
 Item = tuple[TaskInstance, TaskIssues]
 
 
-def problem_statement(issues: TaskIssues, style: str, hint: bool) -> str:
-    text = issues.text(style)
-    return text.with_hint if hint else text.without_hint
-
-
 def ground_rules(task: TaskInstance) -> str:
     """What every task says about the repair itself (the verifier refuses a state that
     breaks these, whatever the tests do): it names no fault, only where scratch work goes."""
@@ -55,13 +50,6 @@ def shipped(task: TaskInstance, bases: Mapping[str, str] | None) -> TaskInstance
     return task.model_copy(update={"image_name": bases[task.image_name]})
 
 
-def gold_reference(runtime: Runtime, task: TaskInstance) -> tuple[GoldReference, bytes]:
-    """The task's gold reference and pristine files, read from a container of its gold image."""
-    return gather(runtime, task.image_name, instance_id=task.instance_id, workdir=task.workdir,
-                  test_command=task.test_command, f2p=task.FAIL_TO_PASS, p2p=task.PASS_TO_PASS,
-                  order=run_order(task))
-
-
 class TaskDirExporter(Exporter):
     """A format with one directory per task, holding the problem statement as its
     instruction and a verifier that judges with gold's files (``cligym.harness.reference``)."""
@@ -70,8 +58,12 @@ class TaskDirExporter(Exporter):
                runtime: Runtime | None = None, bases: Mapping[str, str] | None = None) -> None:
         runtime = runtime or Runtime()
         for task, issues in items:
-            reference, pristine = gold_reference(runtime, task)  # from the local gold image
-            instruction = problem_statement(issues, style, hint) + ground_rules(task)
+            # the gold reference and pristine files, from a container of the local gold image
+            reference, pristine = gather(runtime, task.image_name, instance_id=task.instance_id, workdir=task.workdir,
+                                         test_command=task.test_command, f2p=task.FAIL_TO_PASS,
+                                         p2p=task.PASS_TO_PASS, order=run_order(task))
+            text = issues.text(style)
+            instruction = (text.with_hint if hint else text.without_hint) + ground_rules(task)
             self.write_task(shipped(task, bases), instruction, out.task(task.instance_id), reference, pristine)
 
     @abstractmethod

@@ -39,8 +39,8 @@ def error_kinds(task: TaskInstance) -> list[str]:
 def evidence_difficulty(task: TaskInstance) -> str:
     """From evidence, not from a count of operators: every necessary operator beyond the
     first adds 2, every distinct kind of failure beyond the first adds 1, and how far the
-    symptom lies from its cause adds 0–2 (``DISTANCE``, the farthest category). Used for
-    records made before difficulty was measured."""
+    symptom lies from its cause adds 0–2 (``DISTANCE``, the farthest category). Used where
+    difficulty is not measured (the agent path)."""
     distance = max((DISTANCE.get(c, 1) for c in task.categories), default=1)
     score = 2 * (necessary_operators(task) - 1) + max(0, len(error_kinds(task)) - 1) + distance
     return "easy" if score <= 1 else "medium" if score <= 3 else "hard"
@@ -76,12 +76,6 @@ def at_least(task: TaskInstance, minimum: Label) -> bool:
     if task.difficulty is None:
         return minimum == LABELS[0]
     return LABELS.index(task.difficulty.label) >= LABELS.index(minimum)
-
-
-def network_mode(task: TaskInstance) -> str:
-    """"no-network" for an offline-fair task; "public" for one whose repair needs the
-    network (exported only on request, and marked so)."""
-    return "no-network" if task.offline_fair else "public"
 
 
 def task_name(task: TaskInstance) -> str:

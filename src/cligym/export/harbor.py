@@ -17,7 +17,6 @@ from cligym.export.common import (
     error_kinds,
     measured_metadata,
     necessary_operators,
-    network_mode,
     task_name,
     toml_document,
     write,
@@ -78,7 +77,8 @@ def task_toml(task: TaskInstance, guarded: bool) -> str:
         agent={"timeout_sec": AGENT_TIMEOUT},
         environment={
             "build_timeout_sec": BUILD_TIMEOUT,
-            "network_mode": network_mode(task),
+            # a task whose repair needs the network is exported only on request, and marked so
+            "network_mode": "no-network" if task.offline_fair else "public",
             "cpus": 1,
             "memory_mb": 2048,
         },

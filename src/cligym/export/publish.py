@@ -22,7 +22,6 @@ from cligym.config import exclusive
 from cligym.errors import BadInput
 from cligym.export.jsonl import read_rows
 from cligym.layout import DatasetDir, ExportDir, GoldDir, RunDir
-from cligym.models.gold import GoldEnv
 from cligym.models.io import load, save, write_atomic
 from cligym.models.registry import RegistryImage, RegistryIndex
 from cligym.models.task import TaskInstance
@@ -121,23 +120,16 @@ def records_of(path: Path, registry: str | None = None) -> list[RegistryImage]:
     """The newest registry record of each gold image of ``path`` (in ``registry`` if given),
     or BadInput naming an image that was never pushed there."""
     source = source_of(path)
-    golds = {gold.image: gold for gold in (g.load() for g in source.golds)}
+    pushed = RegistryIndex(images=[r for g in source.golds for r in g.load().registry_images])
     index = _index(source.index)
     found = []
     for image in source.images:
-        record = _newest(golds.get(image), image, registry) or index.find(image, registry)
+        record = pushed.find(image, registry) or index.find(image, registry)
         if record is None:
             where = f" to {registry}" if registry else ""
             raise BadInput(f"{path}: gold image {image} was never pushed{where} ('cligym images push REGISTRY {path}')")
         found.append(record)
     return found
-
-
-def _newest(gold: GoldEnv | None, image: str, registry: str | None) -> RegistryImage | None:
-    if gold is None or gold.image != image:
-        return None
-    found = [r for r in gold.registry_images if registry is None or r.registry == registry]
-    return max(found, key=lambda r: r.pushed_at) if found else None
 
 
 def pull(runtime: Runtime, paths: list[Path], registry: str | None = None, on_progress: Progress | None = None,

@@ -94,8 +94,7 @@ NOT_FAIR = "not offline-fair: its repair needs the network or bytes only the ora
 
 def offline_fair_only(tasks: list[TaskInstance]) -> tuple[list[TaskInstance], dict[str, str]]:
     """The tasks whose every operator declares an offline repair, and the others with why
-    (a record without the declaration, e.g. from the agent path or an older run, is not
-    known to be fair and is left out too)."""
+    (the agent path's, which declare nothing, are not known to be fair and are left out too)."""
     kept, left = [], {}
     for task in tasks:
         if task.offline_fair:
@@ -185,21 +184,20 @@ def export(
     if runtime is not None and exporter.builds_from_gold:
         check_gold_images(runtime, tasks)
     target = ExportDir(Path(out))
-    report_path = target.report
     images = sorted({t.image_name for t in tasks})
     pushed = pinned_bases(runtime or Runtime(), registry, Path(run_dir), images) if registry else {}
+    pinned = {image: record.pinned for image, record in pushed.items()}
     prepare_output(target, force)
     exporter.export(items, target, style=style, hint=hint,
-                    runtime=(runtime or Runtime()) if exporter.builds_from_gold else None,
-                    bases={image: record.pinned for image, record in pushed.items()})
+                    runtime=(runtime or Runtime()) if exporter.builds_from_gold else None, bases=pinned)
     images_of_tasks = push_task_images(runtime or Runtime(), registry, target) if task_images else {}
     if pushed:
         save(RegistryIndex(images=[*pushed.values(), *images_of_tasks.values()]), target.registry)
     report = ExportReport(format=fmt, hint=hint, style=style, output=str(out), gold_images=images,
-                          registry=registry, gold_pinned={image: record.pinned for image, record in pushed.items()},
+                          registry=registry, gold_pinned=pinned,
                           task_images={name: record.pinned for name, record in images_of_tasks.items()},
                           tasks=[t.instance_id for t in tasks], left_out=left_out | easier,
                           offline_only=offline_only, min_difficulty=lowest, below_min_difficulty=len(easier),
                           unmeasured_left_out=unmeasured, **hub_files(target))
-    save(report, report_path)
+    save(report, target.report)
     return report

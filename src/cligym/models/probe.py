@@ -3,6 +3,7 @@ and the gold image's filesystem listing. Operators choose their targets from it.
 
 from __future__ import annotations
 
+import posixpath
 from pathlib import Path
 
 from pydantic import BaseModel, Field, PrivateAttr
@@ -92,18 +93,5 @@ class Probe(BaseModel):
                 continue
             target = Path(entry.link)
             parts = target if target.is_absolute() else parts.parent / target
-            parts = Path(_normalize(str(parts)))
+            parts = Path("/" + posixpath.normpath(parts).lstrip("/"))  # (normpath keeps a leading //)
         return str(parts)
-
-
-def _normalize(path: str) -> str:
-    out: list[str] = []
-    for piece in path.split("/"):
-        if piece in ("", "."):
-            continue
-        if piece == "..":
-            if out:
-                out.pop()
-        else:
-            out.append(piece)
-    return "/" + "/".join(out)

@@ -68,7 +68,7 @@ class DifficultyFigures(BaseModel):
     their Dockerfiles are. Distributions count measured tasks only; shares are of them."""
 
     measured: int
-    unmeasured: int  # older records, made before difficulty was measured
+    unmeasured: int  # tasks without a measure (the agent path)
     labels: dict[str, int]  # easy / medium / hard -> tasks (all three, in that order)
     k: dict[int, int]  # value -> tasks, ascending
     reveal_depth: dict[int, int]

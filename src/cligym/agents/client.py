@@ -1,15 +1,7 @@
 """A model client for any OpenAI-compatible chat-completions endpoint (vLLM, SGLang,
-llama.cpp, LiteLLM, OpenAI itself...), over the ``openai`` SDK.
-
-Retries are ours (the SDK's are off, so each attempt is counted once): 408, 429 and 5xx
-answers, connection errors, timeouts and unusable answers (``cligym.agents.answers``) are
-retried after a jittered exponential back-off or the server's ``Retry-After`` (capped). An
-attempt gets ``timeout`` seconds for the whole answer, body included, and never more than
-the time left before the caller's ``deadline``; no wait ends past it (``ModelDeadline``).
-Every failure is a one-line ``ModelError``; the ``Fatal`` ones concern the endpoint itself
-and stop a run, ``max_failed_calls`` calls in a row without a completion among them
-(``ModelBroken``), so an endpoint that answers garbage cannot fail every attempt of a run.
-"""
+llama.cpp, LiteLLM, OpenAI itself...), over the ``openai`` SDK. Retries are ours (the SDK's
+are off, so each attempt is counted once): 408, 429 and 5xx answers, connection errors,
+timeouts and unusable answers are retried. Every failure is a one-line ``ModelError``."""
 
 from __future__ import annotations
 
@@ -124,8 +116,8 @@ class ModelClient:
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
              deadline: float | None = None, attempt: int = 0) -> Reply:
         """One completion, retried as the config says, before ``deadline`` (a
-        ``time.monotonic()`` value; None: only the per-attempt ``timeout`` bounds a call).
-        ``attempt`` (of a task's k) moves the seed, if one is set."""
+        ``time.monotonic()`` value; None: only the per-attempt ``timeout``, for the whole answer
+        body included, bounds a call). ``attempt`` (of a task's k) moves the seed, if one is set."""
         cfg = self.config
         try:
             reply = self._complete(self.request(messages, tools, attempt=attempt), deadline)

@@ -9,12 +9,9 @@ from cligym.errors import CligymError, Fatal
 
 
 class ModelError(CligymError):
-    """The model endpoint could not give a completion (base of the errors below).
-
-    A plain ModelError concerns one request (e.g. a 400 for a conversation longer than the
-    model's context): the run may go on. The ``Fatal`` subclasses concern the endpoint
-    itself, so every later request would fail too: the run stops.
-    """
+    """The model endpoint could not give a completion. A plain ModelError concerns one
+    request: the run may go on. The ``Fatal`` subclasses concern the endpoint itself, so
+    every later request would fail too: the run stops."""
 
 
 class ModelUnreachable(ModelError, Fatal):

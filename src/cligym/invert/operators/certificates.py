@@ -42,10 +42,8 @@ def _bundles(probe: Probe, tests: list[str]) -> list[tuple[str, list[str]]]:
     system = {probe.realpath(p) for p in (probe.ssl.get("cafile"), probe.ssl.get("openssl_cafile")) if p}
     if probe.env.get("SSL_CERT_FILE"):
         system = {probe.realpath(probe.env["SSL_CERT_FILE"])}
-    certifi = set()
-    for dist in probe.dists:
-        if dist.name.lower() == "certifi" and dist.path:
-            certifi.add(probe.realpath(str(PurePosixPath(dist.path).parent / "certifi" / "cacert.pem")))
+    certifi = {probe.realpath(str(PurePosixPath(dist.path).parent / "certifi" / "cacert.pem"))
+               for dist in probe.dists if dist.name.lower() == "certifi" and dist.path}
     project = project_root(probe).rstrip("/") + "/"
     found: dict[str, list[str]] = {}
 

@@ -27,7 +27,7 @@ from cligym.invert.operators.probing import (
     under,
 )
 from cligym.invert.operators.targets import pycache_glob, q
-from cligym.models.probe import Dist, Probe
+from cligym.models.probe import Dist, Probe, Touch
 
 CATEGORY = "package_files"
 
@@ -58,7 +58,7 @@ def installed_files(probe: Probe) -> dict[str, Dist]:
 def collection_items(probe: Probe, key: str) -> set[str]:
     """What the session start-up (pytest, conftest imports) touched (touch list ``key``):
     breaking any of it breaks every test."""
-    return {item for scope, touch in probe.touch.items() if scope == "session" for item in getattr(touch, key)}
+    return set(getattr(probe.touch.get("session", Touch()), key))
 
 
 def submodules(probe: Probe, tests: list[str]) -> list[tuple[str, str, Dist, list[str]]]:

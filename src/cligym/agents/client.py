@@ -195,12 +195,9 @@ class ModelClient:
         retrying = tenacity.Retrying(retry=tenacity.retry_if_exception_type(Failed), wait=wait, stop=stop,
                                      sleep=self._sleep, before_sleep=self._before_sleep, reraise=True)
         try:
-            for attempt in retrying:
-                with attempt:
-                    return self._timed_attempt(request, deadline, failures)
+            return retrying(self._timed_attempt, request, deadline, failures)
         except Failed:
             raise self._final_error(failures) from None
-        raise AssertionError("tenacity ended without an outcome")  # pragma: no cover
 
     def _timed_attempt(self, request: dict[str, Any], deadline: float | None, failures: list[Failed]) -> Reply:
         timeout = self.config.timeout

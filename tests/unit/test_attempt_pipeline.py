@@ -11,7 +11,7 @@ from cligym.errors import CligymError, EngineUnavailable
 from cligym.invert.context import RunContext
 from cligym.invert.parallel import run_attempts
 from cligym.invert.pipeline import MAX_TRIES, make_attempt
-from cligym.invert.proposal import Change, Degrader, Proposal, Try, task_of
+from cligym.invert.proposal import Change, Degrader, Proposal, Try
 from cligym.layout import RunDir
 from cligym.models.io import load
 from cligym.models.task import AppliedOperator, Candidate, RepairStep, TaskInstance
@@ -28,9 +28,8 @@ def change(name: str, role: str = "fault", touching: tuple[str, ...] = ()) -> Ch
 
 
 def proposal(*changes: Change, **fields) -> Proposal:
-    applied = [c.applied for c in changes]
-    return Proposal(**{"sample": TESTS, "name": "+".join(a.name for a in applied), "changes": list(changes),
-                       "task": task_of(applied), **fields})
+    name = "+".join(c.applied.name for c in changes)
+    return Proposal(**{"sample": TESTS, "name": name, "changes": list(changes), **fields})
 
 
 class Scripted(Degrader):
@@ -153,8 +152,7 @@ def _observed(failing: list[str]) -> TestRun:
 
 def _agent(lines: list[str], failing: list[str]) -> Proposal:
     return Proposal(sample=TESTS, name="agent", dockerfile=lines, observed=_observed(failing), derive_solution=True,
-                    keep_tests=True, task=task_of([AppliedOperator(name="agent", category="a", target="",
-                                                                   symptom="", hint="")]))
+                    keep_tests=True)
 
 
 def test_the_degraders_own_run_must_be_reproduced_by_gold_plus_delta(run):

@@ -22,9 +22,9 @@ from collections.abc import Set
 
 from cligym.invert.context import RunContext, sample_tests
 from cligym.invert.operators import GoldFiles
-from cligym.invert.proposal import Change, Degrader, Proposal, Try, task_of
+from cligym.invert.proposal import Change, Degrader, Proposal, Try
 from cligym.invert.scenarios import REGISTRY, Plan, Scenario, Site
-from cligym.models.task import AppliedOperator, Candidate
+from cligym.models.task import AppliedOperator, Candidate, TaskFields
 
 #: The share of a default run's attempts that are scenarios (the rest: chained composites).
 SCENARIO_SHARE = 0.9
@@ -54,11 +54,9 @@ def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
     changes = [Change(AppliedOperator(name=c.name, category=c.category, target=(c.places or [c.name])[0],
                                       symptom=c.symptom, hint=c.hint, shows=c.shows, offline=c.offline, role=c.role,
                                       places=c.places), c.dockerfile, c.step) for c in plan.changes]
-    faults = [c for c in plan.changes if c.role == "fault"] or plan.changes
     return Proposal(
         sample=sample, name=plan.scenario, changes=changes, repair_order=plan.repair_order, naive=plan.naive,
-        task=task_of([c.applied for c in changes], faults[0].category, scenario=plan.scenario,
-                     family=REGISTRY[plan.scenario].family),
+        task=TaskFields(scenario=plan.scenario, family=REGISTRY[plan.scenario].family),
         screen=[t for t in sample if t in set(plan.touching)], retry=True,
     )
 

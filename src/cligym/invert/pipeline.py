@@ -340,7 +340,7 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
         extra_bytes=found["extra_bytes"], seed=ctx.seed, attempt=check.attempt, applied=applied,
         offline_fair=all(a.offline for a in applied) if applied else None,
         repair_steps=proposal.ordered_steps, difficulty=difficulty,
-        **policy.task_fields(proposal, verification).model_dump(),
+        **proposal.task.model_dump(),
     )
     issues = write_issues(task)
     problems = check_issues(task, issues)

@@ -1,7 +1,6 @@
 """What a degrader answers for one attempt (``Proposal``: plain data, no functions; it names
 the degrader whose policy applies), and the degrader's interface, which holds its policy
-(what share of failing tests it takes, the task fields it decides once the state is
-verified, a solution derived from the filesystem)."""
+(what share of failing tests it takes, a solution derived from the filesystem)."""
 
 from __future__ import annotations
 
@@ -20,15 +19,6 @@ from cligym.models.task import (
     plan_key,
 )
 from cligym.models.testrun import TestRun
-from cligym.models.verify import Verification
-
-
-def task_of(applied: list[AppliedOperator], category: str | None = None, scenario: str = "",
-            family: str = "") -> TaskFields:
-    """The TaskInstance fields a state of ``applied`` changes decides (``category``: the
-    task's category, by default the first change's; ``scenario``: the scenario that planned
-    it, of ``family``)."""
-    return TaskFields(scenario=scenario, family=family)
 
 
 @dataclass(frozen=True)
@@ -62,9 +52,8 @@ class Proposal:
     seconds: dict[str, float] = field(default_factory=dict)
     #: what the degrader records on the attempt's Candidate (the fields it sets)
     notes: AttemptNotes = field(default_factory=AttemptNotes)
-    #: the TaskInstance fields this degrader decides (``Degrader.task_fields`` may add to
-    #: them); None when the degrader gave up (``discard``)
-    task: TaskFields | None = None
+    #: the TaskInstance fields this degrader decides (the pipeline fills in the rest)
+    task: TaskFields = field(default_factory=TaskFields)
     #: the changes, in the order ΔD applies them: minimality leaves each step out of the
     #: repair in turn
     changes: list[Change] = field(default_factory=list)
@@ -106,7 +95,7 @@ class Proposal:
         changes = [self.changes[i] for i in indexes]
         applied = [c.applied for c in changes]
         return replace(self, name="+".join(a.name for a in applied), dockerfile=[], solution="", changes=changes,
-                       task=task_of(applied), screen=sorted({t for c in changes for t in c.touching}),
+                       screen=sorted({t for c in changes for t in c.touching}),
                        seconds={}, notes=AttemptNotes())
 
 
@@ -145,11 +134,6 @@ class Degrader:
         """Does the degrader take a state failing this share of the sample (``late``: is
         this one of the attempt's last tries)?"""
         return True
-
-    def task_fields(self, proposal: Proposal, verification: Verification) -> TaskFields:
-        """The TaskInstance fields the degrader decides, once the state is verified."""
-        assert proposal.task is not None, "a proposal that is checked names its task fields"
-        return proposal.task
 
     def derived_solution(self, ctx: RunContext, report: LeakReport) -> str:
         """The repair script of a ``derive_solution`` proposal, from the filesystem

@@ -27,7 +27,7 @@ from cligym.invert.operators import GoldFiles, Operator, Target, get
 from cligym.invert.operators.base import protected
 from cligym.invert.parallel import run_attempts
 from cligym.invert.pipeline import LATE_TRIES, MAX_TRIES
-from cligym.invert.proposal import Change, Degrader, Proposal, Try, task_of
+from cligym.invert.proposal import Change, Degrader, Proposal, Try
 from cligym.invert.scenarios import get as get_scenarios
 from cligym.models.probe import Probe
 from cligym.models.run import Summary
@@ -290,7 +290,7 @@ def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]]) -> Prop
                       op.apply(t), RepairStep(label=op.category, lines=op.solution(t)), list(t.touching))
                for op, t in pairs]
     return Proposal(sample=sample, name="+".join(op.name for op, _ in pairs), changes=changes, reducible=True,
-                    task=task_of([c.applied for c in changes]), retry=True,
+                    retry=True,
                     screen=sorted({x for _, t in pairs for x in t.touching}))
 
 

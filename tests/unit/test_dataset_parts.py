@@ -127,8 +127,7 @@ def test_a_bad_project_list_is_one_clear_line(tmp_path, text, message):
 
 def test_the_cli_refuses_a_bad_project_list_with_exit_2(tmp_path):
     path = _write(tmp_path / "p.toml", "[[project]]\nattempts = 3\n")
-    done = subprocess.run([sys.executable, "-m", "cligym", "dataset", "build", str(path), "-o", str(tmp_path / "o")],
-                          capture_output=True, text=True, timeout=60)
+    done = _cli("build", str(path), "-o", str(tmp_path / "o"))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [f"cligym: error: {path}: project 1 has neither a source nor an image"]
     assert not (tmp_path / "o").exists()

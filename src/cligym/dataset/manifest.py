@@ -51,21 +51,17 @@ def task_digest(task: TaskDir) -> str:
     return f"sha256:{outer.hexdigest()}"
 
 
-def write_manifest(harbor: ExportDir, tasks: list[str], path: Path, *, name: str | None = None) -> Path:
-    """Write the manifest ``path`` listing ``tasks`` (directories of ``harbor``), sorted by name."""
+def write_manifest(harbor: ExportDir, tasks: list[str], path: Path) -> Path:
+    """Write the manifest ``path`` listing ``tasks`` (directories of ``harbor``), sorted by name;
+    the dataset is ``cligym/<the name of harbor's parent>``, in the characters Harbor allows."""
     refs = sorted((tomllib.loads(harbor.task(t).task_toml.read_text(encoding="utf-8"))["task"]["name"],
                    task_digest(harbor.task(t))) for t in tasks)  # the org/name of the task.toml's [task]
-    dataset_name = name or f"cligym/{Path(harbor.path).resolve().parent.name or 'dataset'}"
+    folder = Path(harbor.path).resolve().parent.name or "dataset"
+    name = "".join(c if c.isalnum() or c in "._-" else "-" for c in folder).strip(".-") or "dataset"
     document = {
-        "dataset": {"name": _org_name(dataset_name), "description": "Environment-repair tasks made by cligym",
+        "dataset": {"name": f"cligym/{name}", "description": "Environment-repair tasks made by cligym",
                     "keywords": ["environment-repair"]},
         "tasks": [{"name": ref_name, "digest": digest} for ref_name, digest in refs],
     }
     write_atomic(path, tomli_w.dumps(document))
     return path
-
-
-def _org_name(name: str) -> str:
-    org, _, rest = name.partition("/")
-    clean = "".join(c if c.isalnum() or c in "._-" else "-" for c in rest).strip(".-") or "dataset"
-    return f"{org}/{clean}"

@@ -240,7 +240,7 @@ def _gold_bytes(sources: Sources, tasks: list[TaskInstance]) -> int:
 def _storage(sources: Sources, tasks: list[TaskInstance]) -> dict[str, float | None]:
     """Bytes per task as the paper counts them (images included): the dataset directory
     when one is given, else the gold images plus every task's own layer."""
-    dataset_bytes = sum(s.dataset_bytes for _, s in sources.datasets)
+    dataset_bytes = sum(s.dataset_bytes for s in sources.datasets)
     extra = [t.extra_bytes for t in tasks if t.extra_bytes is not None]
     own = _gold_bytes(sources, tasks) / len(tasks) + mean(extra) if tasks and extra else None
     per_task = (dataset_bytes / len(tasks) if dataset_bytes else own) if tasks else None

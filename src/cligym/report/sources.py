@@ -27,7 +27,6 @@ class ExportedTask:
     name: str
     folder: Path
     format: str
-    project: str = ""
     category: str = ""
     difficulty: str = ""
 
@@ -50,7 +49,6 @@ class Run:
 
 @dataclass
 class Rollout:
-    path: Path
     summary: RolloutSummary | None
     results: list[RolloutResult]
 
@@ -64,7 +62,7 @@ class Sources:
     validations: list[TaskValidation] = field(default_factory=list)
     rollouts: list[Rollout] = field(default_factory=list)
     curations: list[CurationSummary] = field(default_factory=list)
-    datasets: list[tuple[Path, DatasetSummary]] = field(default_factory=list)
+    datasets: list[DatasetSummary] = field(default_factory=list)
 
 
 def collect(paths: list[Path]) -> Sources:
@@ -104,7 +102,7 @@ def _add(sources: Sources, path: Path) -> bool:
 
 def _add_dataset(sources: Sources, dataset: DatasetDir) -> None:
     if dataset.summary.is_file():
-        sources.datasets.append((dataset.path, load(DatasetSummary, dataset.summary, "dataset summary")))
+        sources.datasets.append(load(DatasetSummary, dataset.summary, "dataset summary"))
     for key in dataset.project_keys():
         if GoldDir(dataset.gold(key)).gold.is_file():
             sources.golds.append(GoldDir(dataset.gold(key)).load())
@@ -134,7 +132,7 @@ def _rollout(rollout: RolloutDir) -> Rollout:
     summary = load(RolloutSummary, rollout.summary, "rollout summary") if rollout.summary.is_file() else None
     results = [load(RolloutResult, RolloutDir.records_in(folder)[1], "rollout result")
                for folder in rollout.attempt_dirs() if RolloutDir.records_in(folder)[1].is_file()]
-    return Rollout(rollout.path, summary, results)
+    return Rollout(summary, results)
 
 
 def _task_dirs(path: Path) -> list[TaskDir]:
@@ -153,7 +151,6 @@ def _exported(task: TaskDir) -> ExportedTask:
     found = ExportedTask(task.name, task.path, task.require_format())
     if found.format == "harbor":
         meta = tomllib.loads(task.task_toml.read_text(encoding="utf-8")).get("metadata", {})
-        found.project = str(meta.get("source_project", ""))
         found.category = str(meta.get("category", ""))
         found.difficulty = str(meta.get("difficulty", ""))
     return found

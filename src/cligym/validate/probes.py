@@ -63,8 +63,8 @@ def battery(kinds: Iterable[ProbeKind] = KINDS) -> list[VerifierProbe]:
     return probes
 
 
-def _one_line(text: str, limit: int = 300) -> str:
-    return " ".join(text.split())[-limit:]
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[-300:]
 
 
 def run_probe(runtime: Runtime, image: str, task: TaskDir, probe: VerifierProbe) -> ProbeResult:

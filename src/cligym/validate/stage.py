@@ -6,10 +6,8 @@ alone (reward must be 0). How each harness runs a task lives in
 :mod:`cligym.harness.trial`. The report of the whole export is saved as JSON beside the
 export directory (``ExportDir.validation``) unless the caller names another file.
 
-With probes (``validate --probes``, Harbor tasks), each probe of the batteries
-(:mod:`cligym.validate.probes`) runs as well, in its own fresh container of the same image:
-honest repairs after the oracle must score 1, generic cheats with nothing repaired 0; a
-task that fails one fails. The seconds the probes take are recorded per task.
+With probes (``validate --probes``, Harbor tasks), each probe of :mod:`cligym.validate.probes`
+runs as well; a task that fails one fails, and the seconds the probes take are recorded.
 
 A task that cannot be run (a file its harness needs is missing, its image does not build,
 the engine refuses a step) is recorded as failed with a one-line detail and the others

@@ -120,13 +120,10 @@ class LocaleCharsetMislabeled(_LocaleOperator):
 
     def prepare(self, target: Target, gold: GoldFiles) -> Target | None:
         """Keep the tests that read locale variables or open project text that is not ASCII."""
-        touching = set(target.data.env_tests)
-        for test, files in target.data.texts.items():
-            for path in files:
-                content = gold.read(path)
-                if content and not content.isascii():
-                    touching.add(test)
-                    break
+        touching = set(target.data.env_tests) | {
+            test for test, files in target.data.texts.items()
+            if any((content := gold.read(path)) and not content.isascii() for path in files)
+        }
         if not touching:
             return None
         return target.with_data(env_tests=[], texts={}).model_copy(

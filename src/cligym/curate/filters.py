@@ -118,10 +118,7 @@ def shell_text(tool: str, arguments: dict[str, Any]) -> str | None:
     """The shell command a call runs, if it is a shell-like call."""
     if tool in EDITOR_TOOLS or tool in INERT_TOOLS:
         return None
-    for key in SHELL_KEYS:
-        if isinstance(arguments.get(key), str):
-            return arguments[key]
-    return None
+    return next((arguments[key] for key in SHELL_KEYS if isinstance(arguments.get(key), str)), None)
 
 
 def normalize_arguments(tool: str, arguments: dict[str, Any]) -> str:

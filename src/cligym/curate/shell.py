@@ -90,11 +90,9 @@ def _command(words: list[str], redirects: list[str], delimiters: list[str]) -> S
             break
     if not words:
         return None
-    command = ShellCommand(program=posixpath.basename(words[0]), args=words[1:], redirect_out=list(redirects),
-                           assignments=assignments, background=detached)
-    if delimiters:
-        command.heredoc = delimiters[0]  # the delimiter for now; the body replaces it below
-    return command
+    # heredoc: the delimiter for now; simple_commands puts the body in its place
+    return ShellCommand(program=posixpath.basename(words[0]), args=words[1:], redirect_out=list(redirects),
+                        assignments=assignments, heredoc=delimiters[0] if delimiters else "", background=detached)
 
 
 def simple_commands(command: str) -> list[ShellCommand]:

@@ -35,8 +35,7 @@ def delta_paths(task: TaskInstance) -> list[str]:
 def redact(text: str, task: TaskInstance) -> str:
     """Replace every changed path by '…/<basename>' so no text names where the fix goes."""
     for path in changed_paths(task):
-        if path in text:
-            text = text.replace(path, "…/" + path.rsplit("/", 1)[-1])
+        text = text.replace(path, "…/" + path.rsplit("/", 1)[-1])
     return text
 
 

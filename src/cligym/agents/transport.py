@@ -68,10 +68,9 @@ def server_message(exc: openai.APIStatusError) -> str:
         if isinstance(body, dict):
             body = body.get("message") or body.get("detail") or body
     if body is None or body == "":
-        try:
+        body = ""
+        with contextlib.suppress(Exception):  # a streamed/closed body: no detail
             body = exc.response.text
-        except Exception:  # noqa: BLE001 - a streamed/closed body: no detail
-            body = ""
     if isinstance(body, str) and body.strip():
         content_type = exc.response.headers.get("content-type", "").lower()
         what, is_html = describe_text(body, content_type)

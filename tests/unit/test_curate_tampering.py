@@ -53,6 +53,7 @@ HONEST = [
     "ln -sf libz.so.1.2.13 /usr/lib/x86_64-linux-gnu/libz.so.1 && ldconfig",
     "ln -sfn /usr/bin/python3.11 /opt/venv/bin/python",  # a broken interpreter link pointed back
     "ln -sfn python3.11 /usr/bin/python3",
+    "ln -sf -t /opt/venv/bin /usr/bin/python3.11",  # -t names the directory, not a source
     "ln -sf dash /bin/sh",
     "sed -i '1s|^#!.*$|#!/opt/venv/bin/python|' /opt/venv/bin/pytest",  # a console script's shebang
     "chmod 755 /opt/venv/bin/pytest /usr/local/bin/markupsafe-tool",
@@ -287,6 +288,9 @@ def test_writes_follow_cd_and_sh_c():
     # a destination without a dot may be a directory: both readings are kept
     assert moved == {("write", "b/a.py"), ("move_from", "a.py"), ("write", "z/x"), ("write", "z/y"),
                      ("link", "p"), ("link", "p/python3.11")}
+    into = shell_writes("ln -s -t /opt/venv/bin /usr/bin/python3.11 && install --target-directory=/x -m 755 a b")
+    assert {(w.op, w.path, w.content) for w in into} == {
+        ("link", "/opt/venv/bin/python3.11", "/usr/bin/python3.11"), ("write", "/x/a", None), ("write", "/x/b", None)}
 
 
 def test_every_rule_is_named_and_documented():

@@ -33,9 +33,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from cligym.curate.shell import ShellCommand, operands, simple_commands
+from cligym.curate.shell import ShellCommand, simple_commands
 from cligym.curate.tampering import TAMPER_RULES, check_editor, check_shell
-from cligym.curate.writes import VALUED
+from cligym.curate.writes import copy_operands
 from cligym.models.curate import CheatHit, LoopHit
 from cligym.models.trajectory import Trajectory
 
@@ -181,9 +181,6 @@ _BACKUP_SUFFIX = re.compile(
 _BACKUP_DIR = re.compile(r"^\.?(?:backups?|bak|bkp|orig|original|old|saved?)$", re.IGNORECASE)
 _COPIERS = frozenset({"cp", "mv", "rsync", "install", "ln", "scp"})
 _GIT_HARMLESS = frozenset({"--version", "version", "help", "--help", "config", "init"})
-_TARGET = frozenset({"-t", "--target-directory"})
-
-
 def _original_of(source: str) -> tuple[str, str] | None:
     """If ``source`` is a leftover copy, the path of the original and the kind of copy."""
     parts = source.rstrip("/").split("/")
@@ -211,13 +208,9 @@ def _restore_hits(cmd: ShellCommand) -> list[str]:
     """Why this simple command copies a leftover copy back onto its original (or nothing)."""
     pairs: list[tuple[str, str, bool]] = []  # source, destination, destination is a directory
     if cmd.program in _COPIERS:
-        words, values = operands(cmd.args, VALUED[cmd.program] | _TARGET)
-        target = next((value for option, value in reversed(values) if option in _TARGET), None)
-        if target is not None:
-            pairs = [(source, target, True) for source in words]
-        elif len(words) >= 2:
-            dest = words[-1]
-            pairs = [(source, dest, dest.endswith("/") or len(words) > 2) for source in words[:-1]]
+        sources, dest, target = copy_operands(cmd)
+        if dest is not None:
+            pairs = [(source, dest, target or dest.endswith("/") or len(sources) > 1) for source in sources]
     elif cmd.program == "cat" and cmd.redirect_out:
         words = [a for a in cmd.args if not a.startswith("-")]
         pairs = [(source, dest, False) for source in words for dest in cmd.redirect_out]

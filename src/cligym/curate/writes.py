@@ -53,19 +53,22 @@ class Write(BaseModel):
     inline: bool = False
 
 
-def _target_dir(cmd: ShellCommand) -> str | None:
-    for index, arg in enumerate(cmd.args):
-        if arg in ("-t", "--target-directory") and index + 1 < len(cmd.args):
-            return cmd.args[index + 1]
-        if arg.startswith("--target-directory="):
-            return arg.split("=", 1)[1]
-    return None
+#: the options of cp, mv, ln and install that name the directory every source goes into
+TARGET = frozenset({"-t", "--target-directory"})
+
+
+def copy_operands(cmd: ShellCommand) -> tuple[list[str], str | None, bool]:
+    """A copy's sources, its destination (None when it has none) and whether that was given
+    by ``-t DIR`` (the destination is then a directory and every word is a source)."""
+    words, values = operands(cmd.args, VALUED.get(cmd.program, set()) | TARGET)
+    target = next((value for option, value in reversed(values) if option in TARGET), None)
+    if target is not None:
+        return words, target, True
+    return words[:-1], words[-1] if len(words) > 1 else None, False
 
 
 def _copy_writes(cmd: ShellCommand) -> list[Write]:
-    words, _ = operands(cmd.args, VALUED.get(cmd.program, set()))
-    target = _target_dir(cmd)
-    sources, dest = (words, target) if target else (words[:-1], words[-1] if len(words) > 1 else None)
+    sources, dest, target = copy_operands(cmd)
     if dest is None:
         return []
     is_dir = bool(target) or dest.endswith("/") or len(sources) > 1

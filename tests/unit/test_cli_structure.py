@@ -79,8 +79,11 @@ def test_registries_name_their_choices_in_errors():
     (["rollout", "nowhere", "-o", "x", "--agent", "llm"], "needs --model and --base-url"),
     (["curate", "nowhere", "-o", "x"], "is not a directory"),
     (["images", "load", "nowhere.tar"], "does not exist"),
+    (["images", "save", "empty", "-o", "gold.tar"], "holds no task, so no gold image to save"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "tasks.jsonl").write_text("")  # a JSONL export of no task
     proc = subprocess.run([sys.executable, "-m", "cligym", *args], capture_output=True, text=True, timeout=120,
                           cwd=tmp_path)
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]

@@ -27,13 +27,15 @@ def images_save(
     from cligym.runtime import Runtime
 
     images, count = gold_images_of(source)
+    if not count:
+        raise BadInput(f"{source} holds no task, so no gold image to save")
     runtime = Runtime()
     missing = [i for i in images if not runtime.image_exists(i)]
     if missing:
         raise BadInput(f"gold image {missing[0]} is not in the Docker engine")
     size = runtime.save_images(images, output)
     result = dict(file=str(output), images=images, tasks=count, bytes=size,
-                  bytes_per_task=round(size / count) if count else None)
+                  bytes_per_task=round(size / count))
     if as_json:
         print_json(result)
     else:

@@ -17,7 +17,7 @@ LONG_FIRST = tuple(f"tests/engine/{name}.py" for name in (
     "test_export", "operators/test_table", "test_dataset_build", "test_probes", "test_reward_attacks", "test_registry",
     "test_scenarios", "test_verifier_holes", "test_invert_agent", "test_demo", "test_verifier_loader",
     "test_verifier_cheats", "test_invert", "test_rollout", "test_invert_quality", "test_guard", "test_sharing",
-    "test_invert_parallel", "test_signals", "test_gold_repair", "operators/test_package_files",
+    "test_invert_parallel", "test_signals", "test_gold_repair",
 ))
 
 

@@ -68,6 +68,7 @@ def test_the_repair_rounds_add_what_the_suite_asks_for(tmp_path, runtime, base_i
         runtime.remove_image(gold.image)
 
 
+@pytest.mark.slow  # two more real sdists; the repair rounds run by default
 def test_a_real_setup_py_only_checkout_with_tests_in_tests_py(tmp_path, runtime, base_image):
     """texttable as a checkout would have it (its sdist without PKG-INFO): name and version
     only in setup.py's literals, the tests in tests.py, which pytest's default patterns miss."""
@@ -137,6 +138,7 @@ def test_causes_that_used_to_stop_gold_on_real_sdists(tmp_path):
     assert default_test_paths(markupsafe) == []  # test_*.py files: pytest's own collection
 
 
+@pytest.mark.slow  # a long case
 def test_a_repair_that_does_not_install_keeps_the_build_before(tmp_path, runtime, base_image, monkeypatch):
     """The errors ask for a distribution that cannot be installed: gold is made from the
     build before the repair round, with nothing recorded as inferred."""

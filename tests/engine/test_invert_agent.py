@@ -47,6 +47,7 @@ def gold_dir(gold_envs, gold_copy, tmp_path_factory):
     return path, gold_envs("markupsafe==3.0.2")
 
 
+@pytest.mark.slow  # the default run drives the LLM agent through a rollout (test_rollout)
 def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runtime):
     path, gold = gold_dir
     speed = [t for t in gold.tests if "markupsafe._speedups" in t]

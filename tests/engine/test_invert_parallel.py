@@ -67,6 +67,7 @@ def one_at_a_time(gold_dir, tmp_path_factory):
         return _invert(gold_dir, run, server, workers=1), server, run
 
 
+@pytest.mark.slow  # the LLM inversion's long case; the shared runner's order is a unit test
 def test_attempts_at_once_make_the_same_attempts(gold_dir, one_at_a_time, scripted_server, tmp_path, runtime):
     before = set(runtime.labelled_containers(mine=True))
     one, one_server, one_run = one_at_a_time

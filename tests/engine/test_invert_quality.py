@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import pytest
+
 from cligym.invert.context import open_run
 from cligym.invert.operators import Target
 from cligym.invert.parallel import run_attempts
@@ -87,6 +89,7 @@ def test_screen_retries_and_minimality_drops_a_decoy(runtime, gold_envs, gold_co
     assert task.offline_fair is True
 
 
+@pytest.mark.slow  # a long case: it waits out the limit
 def test_a_state_whose_tests_hang_is_a_miss_after_a_limit_from_golds_own_timing(runtime, gold_envs, gold_copy,
                                                                                  tmp_path, monkeypatch):
     """A start-up hook that sleeps hangs every test: the run is stopped after the limit

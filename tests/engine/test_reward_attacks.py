@@ -35,7 +35,11 @@ from tests.verifier_runs import naive_tests, solve_then_judge
 
 DATA = Path(__file__).parents[1] / "data"
 ATTACKS = sorted(p.stem for p in (DATA / "attacks").glob("*.sh"))
-REPAIRS = sorted(p.stem for p in (DATA / "repairs").glob("*.sh"))
+#: the honest repairs the probes of ``validate --probes`` also make (a fresh venv, a
+#: reinstall from the wheelhouse) run with -m slow; the others by default
+LIKE_PROBES = {"venv_recreate", "wheelhouse_pip", "wheelhouse_python", "wheelhouse_python_version"}
+REPAIRS = [pytest.param(p.stem, marks=[pytest.mark.slow] if p.stem in LIKE_PROBES else [])
+           for p in sorted((DATA / "repairs").glob("*.sh"))]
 #: markupsafe (its C extension is part of the environment) in the default run; python-dotenv
 #: (pure Python) too with -m slow
 PROJECTS = [pytest.param("python-dotenv==1.0.1", marks=pytest.mark.slow), "markupsafe==3.0.2"]

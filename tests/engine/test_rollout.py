@@ -147,6 +147,7 @@ def _agent_turns(out: Path) -> list[tuple]:
     return found
 
 
+@pytest.mark.slow  # pass@k's estimator is a unit test; the seeds' reproduction a long case
 def test_k_attempts_sample_apart_and_a_seed_reproduces_them(harbor_tasks, runtime, tmp_path, scripted_server):
     """-k 4 at temperature 0.8: four different trajectories; with a seed, attempts that
     differ, and the same again."""

@@ -39,9 +39,9 @@ class Row:
     variant: str = ""
     slow: bool = False
 
-    def param(self):
+    def param(self, slow: bool = False):
         name = self.operator + (f"-{self.variant}" if self.variant else "")
-        return pytest.param(self, id=name, marks=[pytest.mark.slow] if self.slow else [])
+        return pytest.param(self, id=name, marks=[pytest.mark.slow] if self.slow or slow else [])
 
 
 # ---- the extra checks ----------------------------------------------------------------
@@ -398,7 +398,20 @@ ROWS = [
 ]
 
 
-@pytest.mark.parametrize("row", [row.param() for row in ROWS])
+def _params() -> list:
+    """Every row; the default run keeps the first of each category (the unit tier checks
+    every operator's plan, ``-m slow`` runs the rest of the table)."""
+    shown: set[str] = set()
+    params = []
+    for row in ROWS:
+        category = REGISTRY[row.operator].category
+        params.append(row.param(slow=category in shown))
+        if not row.slow:
+            shown.add(category)
+    return params
+
+
+@pytest.mark.parametrize("row", _params())
 def test_operator(runtime, probed, row: Row):
     gold, probe = probed(row.project)
     if row.tests:

@@ -14,7 +14,7 @@ from cligym.invert.pipeline import MAX_TRIES, make_attempt
 from cligym.invert.proposal import Change, Degrader, Proposal, Try
 from cligym.layout import RunDir
 from cligym.models.io import load
-from cligym.models.task import AppliedOperator, Candidate, RepairStep, TaskInstance
+from cligym.models.task import AppliedChange, Candidate, RepairStep, TaskInstance
 from cligym.models.testrun import TestResult, TestRun
 from cligym.models.verify import Verification
 from tests.unit.fake_engine import FakeEngine, Line, gold_env, undo
@@ -23,7 +23,7 @@ TESTS = ["t.py::a", "t.py::b", "t.py::c", "t.py::d"]
 
 
 def change(name: str, role: str = "fault", touching: tuple[str, ...] = ()) -> Change:
-    return Change(AppliedOperator(name=name, category="c", target=f"/{name}", symptom="s", hint="h", role=role,
+    return Change(AppliedChange(name=name, category="c", target=f"/{name}", symptom="s", hint="h", role=role,
                                   offline="o"), [f"RUN {name}"], undo(f"RUN {name}"), list(touching))
 
 

@@ -24,7 +24,7 @@ from cligym.models.export import ExportReport
 from cligym.models.io import load, save
 from cligym.models.issue import IssueText, TaskIssues
 from cligym.models.reference import GoldReference
-from cligym.models.task import LABELS, AppliedOperator, Difficulty, TaskInstance
+from cligym.models.task import LABELS, AppliedChange, Difficulty, TaskInstance
 
 ROOT = Path(__file__).resolve().parents[2]
 HARBOR_PY = ROOT / ".venv-harbor" / "bin" / "python"
@@ -55,7 +55,7 @@ def make_task(instance_id: str, label: str | None = None, *, scenario: str = "",
     return TaskInstance(
         instance_id=instance_id, repo="demo==1.0", image_name="cligym/gold-demo:1", gold_image_id="sha256:d",
         workdir="/testbed", test_command="python -m pytest", dockerfile=["RUN chmod 000 /opt/x"],
-        applied=[AppliedOperator(name="perm_denied", category="filesystem_permissions", target="/opt/x", symptom="",
+        applied=[AppliedChange(name="perm_denied", category="filesystem_permissions", target="/opt/x", symptom="",
                                  hint="", necessary=True)],
         FAIL_TO_PASS=["t.py::f"], PASS_TO_PASS=["t.py::p"], selected_tests=["t.py::f", "t.py::p"],
         solution="#!/bin/sh\n",

@@ -25,7 +25,7 @@ from cligym.export.stage import export
 from cligym.layout import DatasetDir, ExportDir, RunDir, TaskTable
 from cligym.models.export import ExportReport, TaskRow
 from cligym.models.io import load, save
-from cligym.models.task import AppliedOperator, TaskInstance
+from cligym.models.task import AppliedChange, TaskInstance
 from tests.unit.test_difficulty_export import _cli, issues, make_task
 
 
@@ -51,7 +51,7 @@ def hf_load(folder: Path, tmp_path: Path, **kwargs):
 def tasks() -> list[TaskInstance]:
     """Two categories; hard, easy and unmeasured (difficulty None, offline fairness unknown)."""
     hard = make_task("demo.h", "hard", scenario="a botched upgrade").model_copy(
-        update={"applied": [AppliedOperator(name=name, category="python_packaging", target="", symptom="", hint="")
+        update={"applied": [AppliedChange(name=name, category="python_packaging", target="", symptom="", hint="")
                             for name in ("wheel_gone", "pip_conf_bad")]})
     easy = make_task("demo.e", "easy")
     unmeasured = make_task("demo.u").model_copy(update={"offline_fair": None})

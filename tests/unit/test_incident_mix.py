@@ -13,11 +13,11 @@ from cligym.models.task import Candidate
 from cligym.invert.proposal import Change, Proposal, Try
 from cligym.invert.scenarios import REGISTRY
 from cligym.models.probe import Probe
-from cligym.models.task import AppliedOperator, RepairStep
+from cligym.models.task import AppliedChange, RepairStep
 
 
 def _changes(n: int) -> list[Change]:
-    return [Change(AppliedOperator(name=f"op{i}", category="c", target=f"/t{i}", symptom="", hint=""), [f"RUN {i}"],
+    return [Change(AppliedChange(name=f"op{i}", category="c", target=f"/t{i}", symptom="", hint=""), [f"RUN {i}"],
                    RepairStep(label="c", lines=[f"undo {i}"])) for i in range(n)]
 
 
@@ -134,7 +134,7 @@ def test_a_scenario_proposes_from_the_attempts_own_misses_and_forgets_them_when_
 
 
 def _verified(name: str, failing: list[str], places: list[str], n: int = 0) -> Candidate:
-    change = AppliedOperator(name="x", category="package_files", target=places[0], symptom="s", hint="h",
+    change = AppliedChange(name="x", category="package_files", target=places[0], symptom="s", hint="h",
                              offline="o", places=places)
     return Candidate(id=f"{n:04d}", attempt=n, seed=0, status="verified", instance_id=f"p.{name}.{n:010d}",
                      operators=[change], FAIL_TO_PASS=failing)

@@ -19,7 +19,7 @@ from cligym.issue import (
 )
 from cligym.issue.redact import HINT_PREFIX
 from cligym.models.issue import IssueText, TaskIssues
-from cligym.models.task import AppliedOperator, DegradationQuery, TaskInstance
+from cligym.models.task import AppliedChange, DegradationQuery, TaskInstance
 
 FIXTURES = Path(__file__).parents[1] / "data" / "issues"
 
@@ -41,7 +41,7 @@ def make_task(instance_id: str = "demo.elf_magic_corrupt.abc", **over) -> TaskIn
             "tests/test_z.py::test_compress": f"E   ImportError: {LIB}: invalid ELF header",
             "tests/test_z.py::test_roundtrip": f"E   ImportError: {LIB}: invalid ELF header",
         },
-        "applied": [AppliedOperator(name="elf_magic_corrupt", category="dynamic_linking", target=LIB,
+        "applied": [AppliedChange(name="elf_magic_corrupt", category="dynamic_linking", target=LIB,
                                     symptom="Importing a compiled module fails with an invalid ELF header error",
                                     hint="how shared libraries are found and loaded")],
         "fail_fraction": 0.66, "suite_size": 3, "seed": 0, "attempt": 0,

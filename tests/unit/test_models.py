@@ -105,10 +105,10 @@ def test_a_task_record_of_schema_1_is_refused(tmp_path):
 
 
 def test_a_task_says_what_its_changes_are():
-    from cligym.models.task import AppliedOperator, DegradationQuery
+    from cligym.models.task import AppliedChange, DegradationQuery
 
     task = load(TaskInstance, OLD / "instance.json")
-    blocker = AppliedOperator(name="pin", category="package_metadata", target="/etc/pip.conf", symptom="", hint="b",
+    blocker = AppliedChange(name="pin", category="package_metadata", target="/etc/pip.conf", symptom="", hint="b",
                               role="blocker")
     scenario = task.model_copy(update={"applied": [blocker, *task.applied]})
     assert (scenario.operators, scenario.category) == (["pin", "ca_bundle_emptied"], "certificates")

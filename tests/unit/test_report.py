@@ -21,7 +21,7 @@ from cligym.models.io import save
 from cligym.models.issue import IssueText, TaskIssues
 from cligym.models.rollout import RolloutResult, RolloutSummary
 from cligym.models.run import InvertConfig
-from cligym.models.task import AppliedOperator, Candidate, Difficulty, TaskInstance
+from cligym.models.task import AppliedChange, Candidate, Difficulty, TaskInstance
 from cligym.models.validate import ModeResult, TaskValidation, ValidationReport
 from cligym.report import ReportDir, make_report
 
@@ -43,7 +43,7 @@ def _task(instance_id: str, repo: str, image_id: str, category: str, operators: 
     return TaskInstance(difficulty=difficulty,
         instance_id=instance_id, repo=repo, image_name="img", gold_image_id=image_id, workdir="/testbed",
         test_command="python -m pytest", dockerfile=[f"RUN true # {i}" for i in range(lines)],
-        applied=[AppliedOperator(name=op, category=category, target="", symptom="", hint="") for op in operators],
+        applied=[AppliedChange(name=op, category=category, target="", symptom="", hint="") for op in operators],
         FAIL_TO_PASS=[f"t::f{i}" for i in range(f2p)], PASS_TO_PASS=[f"t::p{i}" for i in range(p2p)],
         selected_tests=[f"t::{k}{i}" for k, n in (("f", f2p), ("p", p2p)) for i in range(n)],
         solution="#!/bin/sh\n", fail_fraction=ff, suite_size=10, extra_bytes=extra, seed=0, attempt=0)

@@ -24,7 +24,7 @@ from cligym.invert.context import RunContext, sample_tests
 from cligym.invert.operators import GoldFiles
 from cligym.invert.proposal import Change, Degrader, Proposal, Try
 from cligym.invert.scenarios import REGISTRY, Plan, Scenario, Site
-from cligym.models.task import AppliedOperator, Candidate, TaskFields
+from cligym.models.task import AppliedChange, Candidate, TaskFields
 
 #: The share of a default run's attempts that are scenarios (the rest: chained composites).
 SCENARIO_SHARE = 0.9
@@ -51,7 +51,7 @@ def share_cap(share: float, attempts: int) -> int:
 
 
 def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
-    changes = [Change(AppliedOperator(name=c.name, category=c.category, target=(c.places or [c.name])[0],
+    changes = [Change(AppliedChange(name=c.name, category=c.category, target=(c.places or [c.name])[0],
                                       symptom=c.symptom, hint=c.hint, shows=c.shows, offline=c.offline, role=c.role,
                                       places=c.places), c.dockerfile, c.step) for c in plan.changes]
     return Proposal(

@@ -45,7 +45,7 @@ from cligym.invert.proposal import Degrader, Proposal, Try
 from cligym.issue import check_issues, write_issues
 from cligym.models.fs import LeakReport
 from cligym.models.io import load, save
-from cligym.models.task import AppliedOperator, Candidate, TaskInstance
+from cligym.models.task import AppliedChange, Candidate, TaskInstance
 from cligym.models.testrun import TestRun
 from cligym.verify import check_broken_state
 from cligym.verify.difficulty import measure
@@ -266,7 +266,7 @@ def _run(check: _Check, tag: str) -> TestRun | None:
     return fresh
 
 
-def _minimal(check: _Check, tag: str, f2p: list[str]) -> list[AppliedOperator]:
+def _minimal(check: _Check, tag: str, f2p: list[str]) -> list[AppliedChange]:
     """Each change with its minimality evidence (``cligym.invert.minimal``); a state of one
     change (or none) needs no check."""
     ctx, proposal = check.ctx, check.proposal

@@ -11,7 +11,7 @@ from cligym.harness.repair import repair_script
 from cligym.invert.context import RunContext
 from cligym.models.fs import LeakReport
 from cligym.models.task import (
-    AppliedOperator,
+    AppliedChange,
     AttemptNotes,
     Candidate,
     RepairStep,
@@ -26,7 +26,7 @@ class Change:
     """One change of a broken state (an operator, or a scenario's fault or blocker): what it
     is, its part of ΔD, the repair step that undoes it, and the sampled tests it touches."""
 
-    applied: AppliedOperator
+    applied: AppliedChange
     part: list[str]
     step: RepairStep
     touching: list[str] = field(default_factory=list)
@@ -77,7 +77,7 @@ class Proposal:
             self.solution = repair_script(self.ordered_steps)
 
     @property
-    def applied(self) -> list[AppliedOperator]:
+    def applied(self) -> list[AppliedChange]:
         return [c.applied for c in self.changes]
 
     @property

@@ -32,7 +32,7 @@ from cligym.invert.scenarios import get as get_scenarios
 from cligym.models.probe import Probe
 from cligym.models.run import Summary
 from cligym.models.task import (
-    AppliedOperator,
+    AppliedChange,
     Candidate,
     RepairStep,
     pair_key,
@@ -284,7 +284,7 @@ class OperatorDegrader(Degrader):
 def proposal_of(sample: list[str], pairs: list[tuple[Operator, Target]]) -> Proposal:
     """The proposal of ``pairs`` (in order of application) on ``sample``; minimality may
     check it with only some of them (``Proposal.keep_only``)."""
-    changes = [Change(AppliedOperator.model_validate({
+    changes = [Change(AppliedChange.model_validate({
                           "name": op.name, "category": op.category, "target": t.key, "shows": list(op.shows),
                           "offline": op.offline_repair(t), "places": [t.path] if t.path else [], **op.describe(t)}),
                       op.apply(t), RepairStep(label=op.category, lines=op.solution(t)), list(t.touching))

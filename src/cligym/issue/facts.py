@@ -16,7 +16,7 @@ from collections import Counter
 
 from cligym.issue.clean import DID_NOT_RUN, clean_error, exception_type, key_error
 from cligym.issue.redact import delta_paths
-from cligym.models.task import AppliedOperator, TaskInstance
+from cligym.models.task import AppliedChange, TaskInstance
 
 #: Claims that the project itself was not changed, in the words a text may use.
 SOURCE_CLAIMS = [
@@ -41,7 +41,7 @@ def _search(pattern: str, text: str) -> bool:
         return False
 
 
-def shown(op: AppliedOperator, task: TaskInstance) -> bool:
+def shown(op: AppliedChange, task: TaskInstance) -> bool:
     """Does an F2P error show this operator's symptom? Its ``shows`` patterns are tried on
     the errors of the F2P tests it is responsible for (``fixes``), else of every F2P test."""
     if not op.shows:

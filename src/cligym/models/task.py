@@ -57,8 +57,8 @@ def plan_pairs(key: str) -> list[str]:
     return key.split(" + ")
 
 
-class AppliedOperator(BaseModel):
-    """One operator of a broken state, with what the run learnt about it."""
+class AppliedChange(BaseModel):
+    """One change of a broken state, an operator's or a scenario's, with what the run learnt about it."""
 
     name: str
     category: str
@@ -120,7 +120,7 @@ class Candidate(BaseModel):
     status: Literal["verified", "discarded"]
     discard_kind: DiscardKind | None = None
     reason: str = ""
-    operators: list[AppliedOperator] = Field(default_factory=list)
+    operators: list[AppliedChange] = Field(default_factory=list)
     dockerfile: list[str] = Field(default_factory=list)
     solution: str = ""
     sample: list[str] = Field(default_factory=list)
@@ -250,7 +250,7 @@ class TaskInstance(BaseModel):
     #: the query the degrading agent followed (the agent path only)
     query: DegradationQuery | None = None
     #: the changes of the state with their minimality evidence ([] for the agent path)
-    applied: list[AppliedOperator] = Field(default_factory=list)
+    applied: list[AppliedChange] = Field(default_factory=list)
     #: can the state be repaired with only what is in the image? None: unknown (the agent
     #: path, whose repair is derived from the filesystem difference)
     offline_fair: bool | None = None

@@ -31,7 +31,7 @@ from cligym.harness.reference import gold_pip_config, pip_config
 from cligym.harness.repair import repair_script
 from cligym.harness.testrun import hang_timeout, run_tests_in_session
 from cligym.models.gold import GoldEnv
-from cligym.models.task import AppliedOperator, Difficulty, RepairStep
+from cligym.models.task import AppliedChange, Difficulty, RepairStep
 from cligym.models.testrun import TestRun
 from cligym.runtime import Runtime
 
@@ -49,7 +49,7 @@ def env_text(dockerfile: Sequence[str]) -> str:
     return "\n".join(line for line in dockerfile if line.lstrip().upper().startswith("ENV "))
 
 
-def reveal_depth(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedOperator],
+def reveal_depth(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedChange],
                  steps: Sequence[RepairStep], f2p: list[str], first: str) -> int:
     """Rounds of "repair what the output names, rerun" until the F2P tests pass."""
     left = list(range(len(changes)))
@@ -88,7 +88,7 @@ def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str]) 
     return repair_solves(runtime, gold, image, f2p, script("sweeper.sh"))
 
 
-def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedOperator],
+def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedChange],
             steps: Sequence[RepairStep], f2p: list[str], first: TestRun, dockerfile: Sequence[str],
             seconds: dict[str, float]) -> Difficulty:
     """The difficulty of the state in ``image``: ``changes[i]`` is undone by ``steps[i]``

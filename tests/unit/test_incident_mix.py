@@ -7,7 +7,7 @@ from collections import Counter
 from types import SimpleNamespace
 
 from cligym.invert.context import RunContext
-from cligym.invert.incidents import HIDDEN_WEIGHT, MISSES_PER_SCENARIO, MixedDegrader, ScenarioDegrader
+from cligym.invert.scenario_search import HIDDEN_WEIGHT, MISSES_PER_SCENARIO, MixedDegrader, ScenarioDegrader
 from cligym.invert.scenarios.base import HABITS, Site
 from cligym.models.task import Candidate
 from cligym.invert.proposal import Change, Proposal, Try

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from cligym.errors import BadInput
 from cligym.invert.context import RunContext, open_run, sample_tests
-from cligym.invert.incidents import SWEEPER_SHARE, MixedDegrader, ScenarioDegrader
+from cligym.invert.scenario_search import SWEEPER_SHARE, MixedDegrader, ScenarioDegrader
 from cligym.invert.learning import PARTIAL, Learnt
 from cligym.invert.operators import GoldFiles, Operator, Target, get
 from cligym.invert.operators.base import protected

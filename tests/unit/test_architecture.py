@@ -18,7 +18,7 @@ LEVELS: list[set[str]] = [
     {"errors", "config", "ui", "__init__"},
     {"models"},
     {"layout", "runtime"},
-    {"harness", "agents"},
+    {"harness", "agents", "debian"},
     {"verify", "issue"},
     {"gold", "invert", "export", "validate", "rollout", "curate", "report"},
     {"dataset"},

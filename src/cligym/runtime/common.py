@@ -38,7 +38,7 @@ class RunResult:
 
 
 @dataclass(frozen=True)
-class Change:
+class PathChange:
     """One entry of a container's filesystem diff against its image."""
 
     kind: str  # "A" added, "C" changed, "D" deleted

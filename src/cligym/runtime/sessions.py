@@ -17,8 +17,8 @@ import docker.errors
 from cligym.config import DEFAULT_RUN_TIMEOUT
 from cligym.errors import EngineError
 from cligym.runtime.common import (
-    Change,
     Files,
+    PathChange,
     RunResult,
     argv,
     tail,
@@ -118,10 +118,10 @@ class Session:
         return b"".join(chunks)
 
     @engine_call("cannot diff container {self.id:.12}")
-    def diff(self) -> list[Change]:
+    def diff(self) -> list[PathChange]:
         """The container's filesystem changes against its image."""
         kinds = {0: "C", 1: "A", 2: "D"}
-        return [Change(kinds[item["Kind"]], item["Path"]) for item in self._container.diff() or []]
+        return [PathChange(kinds[item["Kind"]], item["Path"]) for item in self._container.diff() or []]
 
     @engine_call("cannot commit container {self.id:.12} as {repository}:{tag}")
     def commit(self, repository: str, tag: str, *, changes: list[str] | None = None) -> str:

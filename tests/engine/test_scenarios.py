@@ -15,7 +15,7 @@ from cligym.harness.testrun import run_tests
 from cligym.invert import invert
 from cligym.invert.minimal import leave_one_out
 from cligym.invert.operators import GoldFiles
-from cligym.invert.scenarios import REGISTRY, Change, Site
+from cligym.invert.scenarios import REGISTRY, PlannedChange, Site
 from cligym.layout import RunDir
 from cligym.models.io import load
 from cligym.models.task import TaskInstance
@@ -46,8 +46,8 @@ def test_leave_one_repair_out_keeps_a_chain_and_drops_a_decoy(dotenv, runtime):
         site = Site(probe, list(gold.tests), GoldFiles.of_session(session))
         plan = REGISTRY["vendored_copy_in_workdir"].plan(site, random.Random(0))
     assert plan is not None, "no narrow submodule with a wheel in python-dotenv's environment"
-    decoy = Change(name="decoy", category="system_files", dockerfile=["RUN touch /opt/harmless"],
-                   repair=["rm -f /opt/harmless"], places=["/opt/harmless"], symptom="-", hint="-", offline="-")
+    decoy = PlannedChange(name="decoy", category="system_files", dockerfile=["RUN touch /opt/harmless"],
+                          repair=["rm -f /opt/harmless"], places=["/opt/harmless"], symptom="-", hint="-", offline="-")
     changes = [*plan.changes, decoy]
     tag = f"cligym/test-chain:{uuid.uuid4().hex[:10]}"
     without_copy = f"cligym/test-chain:{uuid.uuid4().hex[:10]}"

@@ -3,7 +3,7 @@ modelled on a class of real incident. Importing this package registers every sce
 (``REGISTRY``); ``get`` picks them by name."""
 
 from cligym.invert.scenarios import packaging, shadows, stdlib, system  # noqa: F401  (they register)
-from cligym.invert.scenarios.base import REGISTRY, Change, Plan, Scenario, Site
+from cligym.invert.scenarios.base import REGISTRY, Plan, PlannedChange, Scenario, Site
 
 
 def get(names: list[str] | None = None) -> list[Scenario]:
@@ -16,4 +16,4 @@ def get(names: list[str] | None = None) -> list[Scenario]:
     return [REGISTRY[n] for n in names]
 
 
-__all__ = ["REGISTRY", "Change", "Plan", "Scenario", "Site", "get"]
+__all__ = ["REGISTRY", "Plan", "PlannedChange", "Scenario", "Site", "get"]

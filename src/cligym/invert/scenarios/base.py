@@ -2,8 +2,8 @@
 
 A scenario is a seeded, token-free generator modelled on one class of real incident. From
 a ``Site`` (the probe, the sampled tests, the gold image's files) it plans a ``Plan``: its
-changes in the order ΔD applies them (``Change``: Dockerfile lines, one repair step, the
-paths it injected, whether it is a fault or a blocker), the order the repair runs, the
+changes in the order ΔD applies them (``PlannedChange``: Dockerfile lines, one repair step,
+the paths it injected, whether it is a fault or a blocker), the order the repair runs, the
 obvious repair the blockers defeat (``naive``), and the tests predicted to fail.
 
 The changes of one plan are meant to interact: a fault that hides another (repairing the
@@ -12,7 +12,7 @@ holds every plan to leave-one-repair-out and the blocker check; nothing here is 
 
 Most scenarios work on a ``Submodule``: a submodule of an installed distribution that
 some, not all, sampled tests import, whose wheel the image keeps (so the repair is
-offline). The shared breakages of such a module live here as ``Change`` builders.
+offline). The shared breakages of such a module live here as ``PlannedChange`` builders.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from cligym.models.probe import Probe
 from cligym.models.task import RepairStep
 
 
-class Change(BaseModel):
+class PlannedChange(BaseModel):
     """One change of a scenario: how ΔD makes it, how the repair undoes it, what it touched."""
 
     name: str
@@ -53,7 +53,7 @@ class Change(BaseModel):
 
 class Plan(BaseModel):
     scenario: str
-    changes: list[Change]  # in the order ΔD applies them
+    changes: list[PlannedChange]  # in the order ΔD applies them
     repair_order: list[int]  # indexes into changes, in the order the repair runs
     naive: list[RepairStep] = Field(default_factory=list)
     touching: list[str]  # the sampled tests predicted to fail
@@ -231,15 +231,15 @@ NARROW_SHARE = 0.75
 REINSTALL_OFFLINE = "Reinstall {dist}=={version} from the wheel in the image's local wheelhouse (no network needed)."
 
 
-def damaged(sub: Submodule, name: str, run: str, symptom: str, hint: str, shows: list[str]) -> Change:
+def damaged(sub: Submodule, name: str, run: str, symptom: str, hint: str, shows: list[str]) -> PlannedChange:
     """A change to the submodule's installed file (``run``, which drops its bytecode too)
     that reinstalling its distribution from the image's wheelhouse undoes."""
-    return Change(name=name, category="package_files", dockerfile=[f"RUN {run}"],
-                  repair=[sub.reinstall], places=[sub.path], symptom=symptom, hint=hint,
-                  offline=REINSTALL_OFFLINE.format(dist=sub.dist, version=sub.version), shows=shows)
+    return PlannedChange(name=name, category="package_files", dockerfile=[f"RUN {run}"],
+                         repair=[sub.reinstall], places=[sub.path], symptom=symptom, hint=hint,
+                         offline=REINSTALL_OFFLINE.format(dist=sub.dist, version=sub.version), shows=shows)
 
 
-def module_gone(sub: Submodule) -> Change:
+def module_gone(sub: Submodule) -> PlannedChange:
     """The submodule's file deleted, with its bytecode (the repair reinstalls the distribution)."""
     return damaged(sub, "module_removed", f"rm -f {q(sub.path)} {pycache_glob(sub.path)}",
                    f"Tests reaching {sub.module} fail with ModuleNotFoundError although {sub.dist} imports.",
@@ -304,7 +304,7 @@ def removable_functions(source: bytes, init: bytes) -> list[tuple[str, int, int]
     return found
 
 
-def function_gone(sub: Submodule, files: GoldFiles, rng: random.Random) -> Change | None:
+def function_gone(sub: Submodule, files: GoldFiles, rng: random.Random) -> PlannedChange | None:
     """One function or method deleted from the submodule (an older revision of the file,
     from before it was added): only the code that calls it fails, when it calls it, and the
     error names the function, not the file. None when the module offers none."""
@@ -323,7 +323,7 @@ def function_gone(sub: Submodule, files: GoldFiles, rng: random.Random) -> Chang
                    [r"has no attribute", r"cannot import name", r"NameError", r"is not defined"])
 
 
-def missing_code(site: Site, sub: Submodule, rng: random.Random) -> Change:
+def missing_code(site: Site, sub: Submodule, rng: random.Random) -> PlannedChange:
     """The fault of a scenario over ``sub``: usually (``NARROW_SHARE``, while the site
     allows it) one function or method of it deleted, which fails only the tests that call
     it; else, or when the module offers none, the whole module deleted, which fails every
@@ -335,7 +335,7 @@ def missing_code(site: Site, sub: Submodule, rng: random.Random) -> Change:
     return module_gone(sub)
 
 
-def module_cut(sub: Submodule) -> Change:
+def module_cut(sub: Submodule) -> PlannedChange:
     """The submodule's file cut short mid-write (its bytecode dropped)."""
     return damaged(sub, "module_truncated",
                    f"truncate -s {kept_prefix(sub.size)} {q(sub.path)} && rm -f {pycache_glob(sub.path)}",
@@ -344,11 +344,11 @@ def module_cut(sub: Submodule) -> Change:
                    [r"SyntaxError", r"IndentationError", r"cannot import name", r"ImportError", r"EOF"])
 
 
-def record_gone(sub: Submodule) -> Change:
+def record_gone(sub: Submodule) -> PlannedChange:
     """A blocker: the distribution's RECORD deleted, so pip refuses to uninstall (and so to
     reinstall) it; the repair removes the stale metadata folder so pip installs afresh."""
     record = f"{sub.dist_info}/RECORD"
-    return Change(
+    return PlannedChange(
         name="record_missing", category="package_metadata", role="blocker",
         dockerfile=[f"RUN rm -f {q(record)}"], repair=[f"rm -rf {q(sub.dist_info)}"], places=[record],
         symptom=f"pip cannot uninstall {sub.dist}: its RECORD file is not found.",

@@ -7,8 +7,8 @@ import re
 
 from cligym.invert.operators.targets import q, write_file_line
 from cligym.invert.scenarios.base import (
-    Change,
     Plan,
+    PlannedChange,
     Scenario,
     Site,
     Submodule,
@@ -62,7 +62,7 @@ class HalfFinishedUpgrade(Scenario):
         partial = f"{folder}/{file.replace('-' + sub.version + '-', '-' + next_version(sub.version) + '-', 1)}"
         if partial == sub.wheel or site.exists(partial):
             return None
-        wheel = Change(
+        wheel = PlannedChange(
             name="partial_wheel", category="package_metadata", role="blocker",
             dockerfile=[f"RUN head -c {size // 2} {q(sub.wheel)} > {q(partial)}"], repair=[f"rm -f {q(partial)}"],
             places=[partial], symptom=f"pip reports the wheel of {sub.dist} in the local wheelhouse as invalid.",
@@ -92,7 +92,7 @@ class ConstraintPinsMissingRelease(Scenario):
         constraints = "/etc/pip/constraints.txt"
         pins = f"# release train 2: pinned ahead of the rollout\n{sub.dist}=={next_version(sub.version)}\n"
         config = original.rstrip(b"\n") + f"\nconstraint = {constraints}\n".encode()
-        pin = Change(
+        pin = PlannedChange(
             name="constraint_pin", category="package_metadata", role="blocker",
             dockerfile=[f"RUN {write_file_line(constraints, pins.encode(), '644')} && "
                         f"{write_file_line(PIP_CONF, config, '644')}"],
@@ -124,7 +124,7 @@ class _PipInstallSetting(Scenario):
         if sub is None or original is None or b"[install]" in original:
             return None
         config = original.rstrip(b"\n") + f"\n\n[install]\n{self.lines(rng)}".encode()
-        setting = Change(
+        setting = PlannedChange(
             name=self.change, category="package_metadata", role="blocker",
             dockerfile=[f"RUN {write_file_line(PIP_CONF, config, '644')}"],
             repair=[write_file_line(PIP_CONF, original, "644")], places=[PIP_CONF],
@@ -186,7 +186,7 @@ class InterruptedUninstall(Scenario):
         users = site.probe.touching(site.tests, "modules", sub.top)
         if len(users) * 2 > len(site.tests):
             return None
-        gone = Change(
+        gone = PlannedChange(
             name="package_files_gone", category="package_files", dockerfile=[f"RUN rm -rf {q(sub.package)}"],
             repair=[sub.reinstall], places=[sub.package],
             symptom=f"Tests importing {sub.top} fail with ModuleNotFoundError, while pip lists {sub.dist} as "
@@ -217,7 +217,7 @@ class MirrorSwitch(Scenario):
             return None
         empty = "/srv/wheels/next"
         text = f"[global]\nno-index = true\nfind-links = {empty}\n".encode()
-        mirror = Change(
+        mirror = PlannedChange(
             name="venv_pip_conf", category="interpreter_venv", role="blocker",
             dockerfile=[f"RUN mkdir -p {empty} && {write_file_line(conf, text, '644')}"],
             repair=[f"rm -f {q(conf)}"], places=[conf],
@@ -253,7 +253,7 @@ class GhostPlugin(Scenario):
         files = {f"{info}/METADATA": GHOST_METADATA.format(name=plugin.replace("_", "-")),
                  f"{info}/entry_points.txt": f"[pytest11]\n{plugin} = {plugin}.plugin\n",
                  f"{info}/top_level.txt": f"{plugin}\n"}
-        ghost = Change(
+        ghost = PlannedChange(
             name="ghost_plugin", category="test_configuration",
             dockerfile=[f"RUN {' && '.join(write_file_line(p, t.encode(), '644') for p, t in files.items())}"],
             repair=[f"rm -rf {q(info)}"], places=[info],

@@ -15,7 +15,16 @@ from __future__ import annotations
 import random
 
 from cligym.invert.operators.targets import q, write_file_line
-from cligym.invert.scenarios.base import Change, Plan, Scenario, Site, Submodule, module_gone, register, shadow_copy
+from cligym.invert.scenarios.base import (
+    Plan,
+    PlannedChange,
+    Scenario,
+    Site,
+    Submodule,
+    module_gone,
+    register,
+    shadow_copy,
+)
 
 #: The share of copies whose submodule is cut short rather than missing. A cut module's
 #: SyntaxError prints the copy's path; a missing one only the module's name.
@@ -30,7 +39,7 @@ class _Shadowed(Scenario):
     family = "import_shadow"
     shows_cause = True  # the copy's files are in the traceback's frames when its __init__ runs
 
-    def shadow(self, site: Site, sub: Submodule, cut: bool) -> Change | None:
+    def shadow(self, site: Site, sub: Submodule, cut: bool) -> PlannedChange | None:
         raise NotImplementedError
 
     def plan(self, site: Site, rng: random.Random) -> Plan | None:
@@ -44,10 +53,11 @@ class _Shadowed(Scenario):
 
 
 def _change(name: str, category: str, run: list[str], repair: list[str], places: list[str], sub: Submodule,
-            where: str, offline: str) -> Change:
-    return Change(name=name, category=category, dockerfile=[f"RUN {' && '.join(run)}"], repair=repair, places=places,
-                  symptom=f"Tests reaching {sub.module} fail to import it, and reinstalling {sub.dist} does not help.",
-                  hint=f"Where Python finds the package {sub.top} ({where}).", offline=offline, shows=SHOWS)
+            where: str, offline: str) -> PlannedChange:
+    return PlannedChange(
+        name=name, category=category, dockerfile=[f"RUN {' && '.join(run)}"], repair=repair, places=places,
+        symptom=f"Tests reaching {sub.module} fail to import it, and reinstalling {sub.dist} does not help.",
+        hint=f"Where Python finds the package {sub.top} ({where}).", offline=offline, shows=SHOWS)
 
 
 #: The lines setuptools' easy_install wrote to put eggs ahead of site-packages.

@@ -12,7 +12,7 @@ import random
 
 from cligym.invert.operators.package_files import installed_files
 from cligym.invert.operators.targets import q, write_file_line
-from cligym.invert.scenarios.base import Change, Plan, Scenario, Site, register, removable_functions
+from cligym.invert.scenarios.base import Plan, PlannedChange, Scenario, Site, register, removable_functions
 from cligym.invert.scenarios.shadows import HOOK
 
 #: Modules the interpreter has imported before ``sitecustomize`` runs: a folder the hook
@@ -54,16 +54,17 @@ class StdlibBackportTwice(Scenario):
         package = path.endswith("/__init__.py")
         top = module.split(".")[0]
 
-        def backport(kind: str, folder: str, hook: str, line: str, offline: str) -> Change:
+        def backport(kind: str, folder: str, hook: str, line: str, offline: str) -> PlannedChange:
             """The old copy in ``folder`` (the helper's lines gone), and ``hook`` putting it first."""
             source, target = (path.rsplit("/", 1)[0], f"{folder}/{top}") if package else (path, f"{folder}/{top}.py")
             inside = f"{target}/__init__.py" if package else target
             run = (f"RUN mkdir -p {q(folder)} && cp -a {q(source)} {q(target)} && sed -i '{first},{last}d' {q(inside)}"
                    f" && find {q(folder)} -name __pycache__ -prune -exec rm -rf {{}} +"
                    f" && {write_file_line(hook, line.format(folder=folder).encode(), '644')}")
-            return Change(name=f"stdlib_backport_{kind}", category="import_system", dockerfile=[run],
-                          repair=[f"rm -rf {q(hook)} {q(folder)}"], places=[hook, folder, inside], symptom=symptom,
-                          hint=f"Where Python finds the standard library's {module}.", offline=offline, shows=SHOWS)
+            return PlannedChange(
+                name=f"stdlib_backport_{kind}", category="import_system", dockerfile=[run],
+                repair=[f"rm -rf {q(hook)} {q(folder)}"], places=[hook, folder, inside], symptom=symptom,
+                hint=f"Where Python finds the standard library's {module}.", offline=offline, shows=SHOWS)
 
         symptom = f"Code calling into {module} fails ({name} is not defined), though the standard library has it."
         by_hook = backport("hook", HOOK_FOLDER, hook, HOOK,

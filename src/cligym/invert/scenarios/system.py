@@ -7,7 +7,7 @@ import random
 
 from cligym.invert.operators import REGISTRY, Operator, Target
 from cligym.invert.operators.targets import q, write_file_line
-from cligym.invert.scenarios.base import Change, Plan, Scenario, Site, module_gone, register
+from cligym.invert.scenarios.base import Plan, PlannedChange, Scenario, Site, module_gone, register
 
 CLEANUP = '''\
 # crash-reporter hook of a backport, with a one-off clean-up added during a migration:
@@ -39,7 +39,7 @@ class SelfUndoingFix(Scenario):
         sub, hook = site.pick(rng), site.apport_hook()
         if sub is None or hook is None:
             return None
-        undo = Change(
+        undo = PlannedChange(
             name="startup_cleanup", category="import_system",
             dockerfile=[f"RUN {write_file_line(hook, CLEANUP.format(path=sub.path).encode(), '644')}"],
             repair=[f"rm -f {q(hook)}"], places=[hook],
@@ -55,12 +55,12 @@ def _prepared(op: Operator, site: Site, rng: random.Random) -> list[Target]:
     return [p for t in targets[:20] if (p := op.prepare(t, site.files)) is not None]
 
 
-def from_operator(op: Operator, target: Target) -> Change:
+def from_operator(op: Operator, target: Target) -> PlannedChange:
     """A change made by a built-in operator on a prepared target."""
     described = op.describe(target)
-    return Change(name=op.name, category=op.category, dockerfile=op.apply(target), repair=op.solution(target),
-                  places=[target.path] if target.path else [], symptom=described["symptom"],
-                  hint=described["hint"], offline=op.offline_repair(target), shows=list(op.shows))
+    return PlannedChange(name=op.name, category=op.category, dockerfile=op.apply(target), repair=op.solution(target),
+                         places=[target.path] if target.path else [], symptom=described["symptom"],
+                         hint=described["hint"], offline=op.offline_repair(target), shows=list(op.shows))
 
 
 @register

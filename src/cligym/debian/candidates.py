@@ -35,8 +35,8 @@ BUILD_MARKERS: list[tuple[str, tuple[str, ...]]] = [
     ("haskell", ("haskell-devscripts", "ghc")),
     ("ocaml", ("dh-ocaml", "ocaml")),
     ("perl", ("libmodule-build-perl", "libextutils-makemaker-perl", "perl")),
-    ("c++", ("g++", "libboost-dev", "qtbase5-dev", "cmake")),
-    ("c", ("gcc", "libc6-dev", "autoconf", "dh-autoreconf", "meson", "libtool")),
+    ("c++", ("g++", "libboost-dev", "qtbase5-dev")),
+    ("c", ("gcc", "libc6-dev", "cmake", "autoconf", "dh-autoreconf", "meson", "libtool")),
 ]
 #: Sections that name a language when no build dependency does.
 SECTION_LANGUAGES = {"perl": "perl", "ruby": "ruby", "python": "python", "javascript": "nodejs",

@@ -33,7 +33,7 @@ from cligym.invert.search import invert
 from cligym.layout import GoldDir, RunDir
 from cligym.models.gold import GoldEnv
 from cligym.models.io import load
-from cligym.models.task import Candidate, TaskInstance
+from cligym.models.task import Candidate, Task
 from cligym.runtime import Runtime
 
 #: Projects no test of the suite names.
@@ -53,7 +53,7 @@ def dist(values: list[int]) -> str:
     return " ".join(f"{k}:{counts[k]}" for k in sorted(counts))
 
 
-def measure(tasks: list[TaskInstance]) -> dict:
+def measure(tasks: list[Task]) -> dict:
     measured = [t for t in tasks if t.difficulty]
     d = [t.difficulty for t in measured]
     composite = [t for t in tasks if len(t.applied) > 1]
@@ -88,7 +88,7 @@ def bench(spec: str, root: Path, attempts: int, seed: int, single: bool, runtime
     summary = invert(gold_dir, run_dir, attempts=attempts, seed=seed, runtime=runtime, **options)
     run = RunDir(run_dir)
     candidates = [load(Candidate, p) for p in sorted(run.candidates.glob("*.json"))]
-    tasks = [load(TaskInstance, p) for p in run.instances()]
+    tasks = [load(Task, p) for p in run.instances()]
     numbers = {"project": spec, "tests": len(load(GoldEnv, GoldDir(gold_dir).gold).tests), "attempts": len(candidates),
                "yield": len(tasks) / len(candidates) if candidates else 0.0,
                "discards": dict(Counter(c.discard_kind for c in candidates if c.discard_kind))}

@@ -23,16 +23,16 @@ from report import table  # benchmarks/report.py
 
 from cligym.layout import DatasetDir
 from cligym.models.io import load
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 from cligym.report.mix import family_of, mix_figures
 
 
-def validated(root: Path) -> list[TaskInstance]:
+def validated(root: Path) -> list[Task]:
     """The dataset's tasks that passed validation: a record with a Harbor task folder."""
     names = {task.name for task in DatasetDir(root).harbor.task_dirs()}
     tasks = []
     for record in sorted(root.glob("projects/*/run/tasks/*/instance.json")):
-        task = load(TaskInstance, record)
+        task = load(Task, record)
         if task.instance_id in names or record.parent.name in names:
             tasks.append(task)
     return tasks
@@ -43,8 +43,8 @@ COLUMNS = [("project", "project", "{}"), ("tasks", "tasks", "{}"), ("k2", "k>=2"
            ("families", "families", "{}")]
 
 
-def rows(tasks: list[TaskInstance]) -> list[dict]:
-    by_project: dict[str, list[TaskInstance]] = {}
+def rows(tasks: list[Task]) -> list[dict]:
+    by_project: dict[str, list[Task]] = {}
     for task in tasks:
         by_project.setdefault(task.repo, []).append(task)
     out = []

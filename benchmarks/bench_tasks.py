@@ -40,7 +40,7 @@ from cligym.layout import GoldDir, RunDir
 from cligym.models.gold import GoldEnv
 from cligym.models.io import load
 from cligym.models.issue import TaskIssues
-from cligym.models.task import Candidate, TaskInstance
+from cligym.models.task import Candidate, Task
 from cligym.runtime import Runtime
 
 PROJECTS = ["markupsafe==3.0.2", "h11==0.16.0", "python-dotenv==1.2.1", "apispec==6.10.1", "environs==15.2.0",
@@ -63,7 +63,7 @@ def gold_of(spec: str, folder: Path, runtime: Runtime) -> None:
 def measure(run_dir: Path, export_dir: Path) -> dict:
     run = RunDir(run_dir)
     candidates = [load(Candidate, p) for p in sorted(run.candidates.glob("*.json"))]
-    tasks = [load(TaskInstance, p) for p in run.instances()]
+    tasks = [load(Task, p) for p in run.instances()]
     ff = [t.fail_fraction for t in tasks]
     composite = [t for t in tasks if len(t.applied) > 1]
     minimal = [t for t in composite if all(a.necessary for a in t.applied)]

@@ -19,7 +19,7 @@ from cligym.issue import leaks
 from cligym.layout import ExportDir, RunDir
 from cligym.models.export import ExportReport
 from cligym.models.io import load, save
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 from cligym.models.validate import ValidationReport
 from cligym.models.verify import VerifyReport
 from cligym.validate import validate, validate_task
@@ -71,7 +71,7 @@ def test_harbor_export_loads_in_harbor_models_and_validates(run_dir, markupsafe_
         assert os.access(d / "tests" / "bin" / "busybox", os.X_OK)
         assert {"pristine.tar", "fingerprint.txt", "keys.tsv", "reference.json"} <= {
             p.name for p in (d / "tests" / "reference").iterdir()}
-        task = load(TaskInstance, run_dir / "tasks" / d.name / "instance.json")
+        task = load(Task, run_dir / "tasks" / d.name / "instance.json")
         assert leaks((d / "instruction.md").read_text(), task) == []  # --no-hint is the default
         assert "Hint:" not in (d / "instruction.md").read_text()
     if HARBOR_PY.exists():
@@ -186,7 +186,7 @@ def test_export_bad_input(run_dir, tmp_path):
 def test_missing_gold_image_says_how_to_load(run_dir, runtime, tmp_path):
     task_path = next((run_dir / "tasks").glob("*/instance.json"))
     copy = tmp_path / "run" / "tasks" / task_path.parent.name / "instance.json"
-    task = load(TaskInstance, task_path)
+    task = load(Task, task_path)
     save(task.model_copy(update={"image_name": "cligym/gold-gone:0"}), copy)
     proc = _cli("export", str(tmp_path / "run"), "-o", str(tmp_path / "o"))
     assert proc.returncode != 0 and "cligym/gold-gone:0" in proc.stderr and "images load" in proc.stderr
@@ -206,7 +206,7 @@ def _one_task_run(run_dir: Path, dest: Path) -> Path:
     """A copy of the run holding its first task only, without issue texts."""
     task_path = RunDir(run_dir).instances()[0]
     copy = RunDir(dest)
-    save(load(TaskInstance, task_path), copy.instance(task_path.parent.name))
+    save(load(Task, task_path), copy.instance(task_path.parent.name))
     return dest
 
 

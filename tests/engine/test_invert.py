@@ -14,7 +14,7 @@ from cligym.issue import check_issues
 from cligym.models.io import load, save
 from cligym.models.issue import TaskIssues
 from cligym.models.run import Summary
-from cligym.models.task import Candidate, TaskInstance
+from cligym.models.task import Candidate, Task
 from cligym.verify.checks import recheck_task
 
 
@@ -38,7 +38,7 @@ def _recheck(runtime, gold, gold_dir, run_dir, attempts, summary, from_scratch=N
     assert len(tasks) == summary.verified
     probe = load_or_probe(runtime, gold, gold_dir)
     for number, path in enumerate(tasks):
-        task = load(TaskInstance, path)
+        task = load(Task, path)
         assert task.FAIL_TO_PASS and set(task.FAIL_TO_PASS).isdisjoint(task.PASS_TO_PASS)
         assert task.image_name == gold.image and task.dockerfile and task.solution
         assert set(task.errors) == set(task.FAIL_TO_PASS)

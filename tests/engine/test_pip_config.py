@@ -29,7 +29,7 @@ from cligym.harness.trial import build_task_image
 from cligym.invert import invert
 from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 from cligym.verify.difficulty import repair_solves, sweeper_solves
 from tests.engine.shared import once
 from tests.verifier_runs import solve_then_judge
@@ -56,7 +56,7 @@ def pip_target_task(runtime, gold_envs, gold_copy, tmp_path_factory):
 
     root = once(tmp_path_factory, "pip-target-markupsafe", make)
     task_dir = next(iter(ExportDir(root / "tasks").task_dirs()))
-    task = load(TaskInstance, RunDir(root / "run").instance(task_dir.name))
+    task = load(Task, RunDir(root / "run").instance(task_dir.name))
     assert task.scenario == SCENARIO and any(a.role == "blocker" for a in task.applied), task.applied
     tag = build_task_image(runtime, task_dir, ImageKind.VALIDATE)
     yield gold, task, task_dir, tag

@@ -29,7 +29,7 @@ from cligym.runtime import ImageKind
 from cligym.harness.trial import build_task_image
 from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 from tests.engine.test_verifier_cheats import naive_verifier
 from tests.verifier_runs import naive_tests, solve_then_judge
 
@@ -67,14 +67,14 @@ REASONS = {
 
 @pytest.fixture(scope="module", params=PROJECTS, ids=["python-dotenv", "markupsafe"])
 def task(request, runtime, shadow_runs):
-    """(an exported Harbor task of the project, its TaskInstance, its built image)."""
+    """(an exported Harbor task of the project, its Task, its built image)."""
     # four attempts of cwd_shadow_module, exported: markupsafe's first is a task whose tests
     # still partly pass, but under load a screen can time out and the attempt take another state
     root = shadow_runs(request.param)
     assert RunDir(root / "run").instances(), "the attempt made no task"
     # a task whose breakage leaves pytest running (some tests still pass): one that stops
     # pytest's own start-up gives no attack anything to forge, even against a naive verifier
-    found = [(d, load(TaskInstance, RunDir(root / "run").instance(d.name)))
+    found = [(d, load(Task, RunDir(root / "run").instance(d.name)))
              for d in ExportDir(root / "tasks").task_dirs()]
     running = [(d, t) for d, t in found if t.PASS_TO_PASS]
     assert running, [t.dockerfile for _, t in found]
@@ -84,7 +84,7 @@ def task(request, runtime, shadow_runs):
     runtime.remove_image(tag)
 
 
-def variant(task_dir: TaskDir, dest: Path, solve: str, naive: TaskInstance | None = None) -> TaskDir:
+def variant(task_dir: TaskDir, dest: Path, solve: str, naive: Task | None = None) -> TaskDir:
     """A copy of the task whose solution slot runs ``solve`` (with the attacks' payload
     beside it), and whose tests/ is the naive verifier when ``naive`` is given."""
     shutil.copytree(task_dir.path, dest)

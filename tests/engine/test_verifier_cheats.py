@@ -26,7 +26,7 @@ from cligym.harness.trial import TEST_OUTPUT, build_task_image, read_reward, run
 from cligym.invert import invert
 from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load
-from cligym.models.task import TaskInstance, run_order
+from cligym.models.task import Task, run_order
 from cligym.verify.checks import verifier_check
 from tests.verifier_runs import harbor_container, harbor_way, naive_tests, solve_then_judge
 
@@ -35,7 +35,7 @@ CODE_OPERATORS = ["code_comparison_flipped", "code_return_flipped", "code_bounda
 WRITER_DONE = "/tmp/.cheat-reward-written"
 
 
-def naive_verifier(task: TaskInstance) -> str:
+def naive_verifier(task: Task) -> str:
     """cligym's former tests/test.sh: the project's test command in the image, reward from
     pytest's exit status."""
     listed = "\n".join(f"  {shlex.quote(t)}" for t in run_order(task))
@@ -67,7 +67,7 @@ def pytest_sessionfinish(session, exitstatus):
 '''
 
 
-def cheats(task: TaskInstance) -> dict[str, str]:
+def cheats(task: Task) -> dict[str, str]:
     """name -> the shell script an agent would run instead of repairing anything."""
     root = task.workdir
     files = sorted({t.split("::")[0] for t in task.FAIL_TO_PASS})
@@ -90,7 +90,7 @@ def cheats(task: TaskInstance) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def task_env(runtime, gold_copy, tmp_path_factory):
-    """(an exported Harbor task, its TaskInstance, its built image)."""
+    """(an exported Harbor task, its Task, its built image)."""
     root = tmp_path_factory.mktemp("cheats")
     gold_copy("markupsafe==3.0.2", root / "gold")
     summary = invert(root / "gold", root / "run", attempts=4, seed=3, operators=CODE_OPERATORS,
@@ -99,13 +99,13 @@ def task_env(runtime, gold_copy, tmp_path_factory):
     # code mutations are not offline-fair (only the oracle knows the line): exported on request
     export(root / "run", "harbor", root / "tasks", offline_only=False, runtime=runtime)
     task_dir = ExportDir(root / "tasks").task_dirs()[0]
-    task = load(TaskInstance, RunDir(root / "run").instance(task_dir.name))
+    task = load(Task, RunDir(root / "run").instance(task_dir.name))
     tag = build_task_image(runtime, task_dir, ImageKind.VALIDATE)  # a scratch image of this run
     yield task_dir, task, tag
     runtime.remove_image(tag)
 
 
-def variant(task_dir: TaskDir, dest: Path, solve: str | None, naive: TaskInstance | None = None) -> TaskDir:
+def variant(task_dir: TaskDir, dest: Path, solve: str | None, naive: Task | None = None) -> TaskDir:
     """A copy of the task whose solution slot runs ``solve`` (None: the task's own), and
     whose tests are the naive verifier when ``naive`` is given."""
     shutil.copytree(task_dir.path, dest)

@@ -33,7 +33,7 @@ from cligym.harness.reference import gather
 from cligym.harness.trial import build_task_image, judge_image
 from cligym.layout import ExportDir, RunDir, TaskDir
 from cligym.models.io import load
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 from tests.verifier_runs import solve_then_judge
 
 REPAIRS = Path(__file__).parents[1] / "data" / "repairs"
@@ -129,7 +129,7 @@ def shadow_task(runtime, shadow_runs):
     """(a markupsafe task exported as Harbor whose breakage leaves some tests passing, its
     built image)."""
     root = shadow_runs("markupsafe==3.0.2")
-    found = [(d, load(TaskInstance, RunDir(root / "run").instance(d.name)))
+    found = [(d, load(Task, RunDir(root / "run").instance(d.name)))
              for d in ExportDir(root / "tasks").task_dirs()]
     task_dir = next(d for d, t in found if t.PASS_TO_PASS)
     tag = build_task_image(runtime, task_dir, ImageKind.VALIDATE)

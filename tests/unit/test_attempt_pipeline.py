@@ -14,7 +14,7 @@ from cligym.invert.pipeline import MAX_TRIES, make_attempt
 from cligym.invert.proposal import Change, Degrader, Proposal, Try
 from cligym.layout import RunDir
 from cligym.models.io import load
-from cligym.models.task import AppliedChange, Candidate, RepairStep, TaskInstance
+from cligym.models.task import AppliedChange, Candidate, RepairStep, Task
 from cligym.models.testrun import TestResult, TestRun
 from cligym.models.verify import Verification
 from tests.unit.fake_engine import FakeEngine, Line, gold_env, undo
@@ -78,7 +78,7 @@ def test_a_state_that_fails_some_tests_is_verified_and_saved(run):
     assert candidate.status == "verified", candidate.reason
     assert (candidate.FAIL_TO_PASS, candidate.fail_fraction) == (["t.py::b"], 0.25)
     assert [(a.necessary, a.fixes) for a in candidate.operators] == [(True, ["t.py::b"])]
-    task = load(TaskInstance, ctx.run.instance(candidate.instance_id))
+    task = load(Task, ctx.run.instance(candidate.instance_id))
     assert task.operators == ["x"] and task.PASS_TO_PASS == ["t.py::a", "t.py::c", "t.py::d"]
     assert task.extra_bytes == 42 and task.difficulty is not None and task.offline_fair
     assert "undo RUN x" in task.solution and ctx.run.issues(candidate.instance_id).exists()

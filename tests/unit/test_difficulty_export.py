@@ -24,7 +24,7 @@ from cligym.models.export import ExportReport
 from cligym.models.io import load, save
 from cligym.models.issue import IssueText, TaskIssues
 from cligym.models.reference import GoldReference
-from cligym.models.task import LABELS, AppliedChange, Difficulty, TaskInstance
+from cligym.models.task import LABELS, AppliedChange, Difficulty, Task
 
 ROOT = Path(__file__).resolve().parents[2]
 HARBOR_PY = ROOT / ".venv-harbor" / "bin" / "python"
@@ -49,10 +49,10 @@ def measure(label: str) -> Difficulty:
                       subsystems=subsystems, label=label)
 
 
-def make_task(instance_id: str, label: str | None = None, *, scenario: str = "", fair: bool = True) -> TaskInstance:
+def make_task(instance_id: str, label: str | None = None, *, scenario: str = "", fair: bool = True) -> Task:
     """A one-operator task whose evidence-based score is easy (one error kind, a category
     whose error names what is broken)."""
-    return TaskInstance(
+    return Task(
         instance_id=instance_id, repo="demo==1.0", image_name="cligym/gold-demo:1", gold_image_id="sha256:d",
         workdir="/testbed", test_command="python -m pytest", dockerfile=["RUN chmod 000 /opt/x"],
         applied=[AppliedChange(name="perm_denied", category="filesystem_permissions", target="/opt/x", symptom="",
@@ -63,7 +63,7 @@ def make_task(instance_id: str, label: str | None = None, *, scenario: str = "",
         offline_fair=fair, scenario=scenario, difficulty=measure(label) if label else None)
 
 
-def reference(task: TaskInstance) -> GoldReference:
+def reference(task: Task) -> GoldReference:
     return GoldReference(
         instance_id=task.instance_id, workdir=task.workdir, test_command=task.test_command,
         interpreter="/usr/bin/python3", command_path="/usr/bin/python3", rootdir=task.workdir,
@@ -72,7 +72,7 @@ def reference(task: TaskInstance) -> GoldReference:
         path_env="/usr/bin:/bin")
 
 
-def issues(task: TaskInstance) -> TaskIssues:
+def issues(task: Task) -> TaskIssues:
     return TaskIssues(instance_id=task.instance_id, texts={
         "strong": IssueText(style="strong", with_hint="The tests fail. Hint: permissions.",
                             without_hint="The tests fail.")})

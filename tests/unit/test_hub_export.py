@@ -25,7 +25,7 @@ from cligym.export.stage import export
 from cligym.layout import DatasetDir, ExportDir, RunDir, TaskTable
 from cligym.models.export import ExportReport, TaskRow
 from cligym.models.io import load, save
-from cligym.models.task import AppliedChange, TaskInstance
+from cligym.models.task import AppliedChange, Task
 from tests.unit.test_difficulty_export import _cli, issues, make_task
 
 
@@ -48,7 +48,7 @@ def hf_load(folder: Path, tmp_path: Path, **kwargs):
     return datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "hf-cache"), **kwargs)
 
 
-def tasks() -> list[TaskInstance]:
+def tasks() -> list[Task]:
     """Two categories; hard, easy and unmeasured (difficulty None, offline fairness unknown)."""
     hard = make_task("demo.h", "hard", scenario="a botched upgrade").model_copy(
         update={"applied": [AppliedChange(name=name, category="python_packaging", target="", symptom="", hint="")

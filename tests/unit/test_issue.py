@@ -19,14 +19,14 @@ from cligym.issue import (
 )
 from cligym.issue.redact import HINT_PREFIX
 from cligym.models.issue import IssueText, TaskIssues
-from cligym.models.task import AppliedChange, DegradationQuery, TaskInstance
+from cligym.models.task import AppliedChange, DegradationQuery, Task
 
 FIXTURES = Path(__file__).parents[1] / "data" / "issues"
 
 LIB = "/usr/lib/x86_64-linux-gnu/libz.so.1.2.13"
 
 
-def make_task(instance_id: str = "demo.elf_magic_corrupt.abc", **over) -> TaskInstance:
+def make_task(instance_id: str = "demo.elf_magic_corrupt.abc", **over) -> Task:
     fields = {
         "instance_id": instance_id, "repo": "demo==1.0", "image_name": "cligym/gold-demo:1",
         "gold_image_id": "sha256:x", "workdir": "/testbed", "test_command": "python -m pytest",
@@ -47,7 +47,7 @@ def make_task(instance_id: str = "demo.elf_magic_corrupt.abc", **over) -> TaskIn
         "fail_fraction": 0.66, "suite_size": 3, "seed": 0, "attempt": 0,
     }
     fields.update(over)
-    return TaskInstance(**fields)
+    return Task(**fields)
 
 
 def test_three_styles_each_with_hint_and_twin():
@@ -104,15 +104,15 @@ def test_agent_task_hint_is_its_recovery_sentence_with_paths_redacted():
 
 # ---- recorded fixtures (tests/data/issues) ---------------------------------------------
 
-def fixture(name: str) -> TaskInstance:
-    return TaskInstance.model_validate_json((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+def fixture(name: str) -> Task:
+    return Task.model_validate_json((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
 
 
 def all_texts(issues: TaskIssues) -> list[str]:
     return [t for issue in issues.texts.values() for t in (issue.with_hint, issue.without_hint)]
 
 
-def naive_issues(task: TaskInstance) -> TaskIssues:
+def naive_issues(task: Task) -> TaskIssues:
     """What the old writer made: the first operator's symptom whatever failed, the claim of
     an unchanged source, raw error excerpts with whatever the harness wrote into them."""
     f2p = sorted(task.FAIL_TO_PASS)

@@ -16,7 +16,7 @@ from cligym.models.issue import TaskIssues
 from cligym.models.probe import Probe
 from cligym.models.rollout import RolloutResult
 from cligym.models.run import InvertConfig, Summary
-from cligym.models.task import Candidate, TaskInstance
+from cligym.models.task import Candidate, Task
 from cligym.models.trajectory import Trajectory
 
 
@@ -42,7 +42,7 @@ def test_a_record_of_this_version_does_not_blame_the_version(tmp_path):
     path = tmp_path / "task.json"
     path.write_text(json.dumps({"cligym_version": __version__, "instance_id": "x"}))
     with pytest.raises(BadInput) as caught:
-        load(TaskInstance, path)
+        load(Task, path)
     assert "written by" not in str(caught.value)
 
 
@@ -76,7 +76,7 @@ ADDED_NESTED = {Candidate: ("agent", ("last_turn",))}
 
 @pytest.mark.parametrize("name, model", [
     ("gold.json", GoldEnv), ("probe.json", Probe), ("candidate-operators.json", Candidate),
-    ("candidate-agent.json", Candidate), ("instance.json", TaskInstance), ("issues.json", TaskIssues),
+    ("candidate-agent.json", Candidate), ("instance.json", Task), ("issues.json", TaskIssues),
     ("config.json", InvertConfig), ("summary.json", Summary), ("result.json", RolloutResult),
     ("trajectory.json", Trajectory),
 ])
@@ -101,13 +101,13 @@ def test_a_task_record_of_schema_1_is_refused(tmp_path):
     record = json.loads((OLD / "instance.json").read_text()) | {"schema_version": 1, "operators": ["x"]}
     (tmp_path / "instance.json").write_text(json.dumps(record))
     with pytest.raises(BadInput, match="schema_version"):
-        load(TaskInstance, tmp_path / "instance.json")
+        load(Task, tmp_path / "instance.json")
 
 
 def test_a_task_says_what_its_changes_are():
     from cligym.models.task import AppliedChange, DegradationQuery
 
-    task = load(TaskInstance, OLD / "instance.json")
+    task = load(Task, OLD / "instance.json")
     blocker = AppliedChange(name="pin", category="package_metadata", target="/etc/pip.conf", symptom="", hint="b",
                               role="blocker")
     scenario = task.model_copy(update={"applied": [blocker, *task.applied]})

@@ -21,7 +21,7 @@ from cligym.models.io import save
 from cligym.models.issue import IssueText, TaskIssues
 from cligym.models.rollout import RolloutResult, RolloutSummary
 from cligym.models.run import InvertConfig
-from cligym.models.task import AppliedChange, Candidate, Difficulty, TaskInstance
+from cligym.models.task import AppliedChange, Candidate, Difficulty, Task
 from cligym.models.validate import ModeResult, TaskValidation, ValidationReport
 from cligym.report import ReportDir, make_report
 
@@ -39,8 +39,8 @@ def _measure(k: int, depth: int, named: bool, sweeper: bool, breadth: int, subsy
 
 
 def _task(instance_id: str, repo: str, image_id: str, category: str, operators: list[str], f2p: int, p2p: int,
-          lines: int, ff: float, extra: int | None, difficulty: Difficulty | None = None) -> TaskInstance:
-    return TaskInstance(difficulty=difficulty,
+          lines: int, ff: float, extra: int | None, difficulty: Difficulty | None = None) -> Task:
+    return Task(difficulty=difficulty,
         instance_id=instance_id, repo=repo, image_name="img", gold_image_id=image_id, workdir="/testbed",
         test_command="python -m pytest", dockerfile=[f"RUN true # {i}" for i in range(lines)],
         applied=[AppliedChange(name=op, category=category, target="", symptom="", hint="") for op in operators],
@@ -49,7 +49,7 @@ def _task(instance_id: str, repo: str, image_id: str, category: str, operators: 
         solution="#!/bin/sh\n", fail_fraction=ff, suite_size=10, extra_bytes=extra, seed=0, attempt=0)
 
 
-def _run(folder: Path, image_id: str, candidates: list[dict], tasks: list[TaskInstance]) -> RunDir:
+def _run(folder: Path, image_id: str, candidates: list[dict], tasks: list[Task]) -> RunDir:
     run = RunDir(folder)
     save(InvertConfig(gold_image_id=image_id, seed=0, operators=[], sample_size=200, max_operators=3), run.config)
     for n, fields in enumerate(candidates):

@@ -4,18 +4,18 @@ and near-duplicates (one project, one F2P set, the same broken paths)."""
 
 from __future__ import annotations
 
-from cligym.models.task import AppliedChange, Difficulty, TaskInstance
+from cligym.models.task import AppliedChange, Difficulty, Task
 from cligym.report.mix import mix_figures
 
 
 def task(n: int, repo: str, family: str, failing: list[str], broken: str, blocker: str = "",
-         solved: bool = False, passing: tuple[str, ...] = ()) -> TaskInstance:
+         solved: bool = False, passing: tuple[str, ...] = ()) -> Task:
     applied = [AppliedChange(name="fault", category="package_files", target=broken, symptom="s", hint="h",
                                places=[broken])]
     if blocker:
         applied.append(AppliedChange(name=blocker, category="package_metadata", target="/etc/pip.conf",
                                        symptom="s", hint="h", role="blocker", places=["/etc/pip.conf"]))
-    return TaskInstance(
+    return Task(
         instance_id=f"{repo}.x.{n:010d}", repo=repo, image_name="img", gold_image_id="sha256:0", workdir="/w",
         test_command="pytest", fail_fraction=0.5, suite_size=10, seed=0, attempt=n,
         dockerfile=["RUN true"], FAIL_TO_PASS=failing, PASS_TO_PASS=list(passing),

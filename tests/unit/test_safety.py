@@ -14,7 +14,7 @@ from cligym.errors import BadInput
 from cligym.export.stage import export
 from cligym.layout import RunDir
 from cligym.models.io import load, save
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 
 RECORD = Path(__file__).parents[1] / "data" / "records-0.1.0" / "instance.json"
 
@@ -27,7 +27,7 @@ def cli(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess
 @pytest.mark.parametrize("bad_id", ["../../escaped/pwn", "/tmp/absolute", "a/../../b"])
 def test_a_record_id_cannot_lead_an_export_out_of_its_directory(tmp_path, bad_id):
     run = RunDir(tmp_path / "run")
-    task = load(TaskInstance, RECORD).model_copy(update={"instance_id": bad_id})
+    task = load(Task, RECORD).model_copy(update={"instance_id": bad_id})
     path = run.tasks / "innocent" / "instance.json"  # the folder name looks fine, the record does not
     save(task, path)
     out = tmp_path / "deep" / "out"

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cligym.cli.app import JsonReport, Quiet, err, out, print_json, print_table
+from cligym.cli.app import JsonReport, Quiet, err, print_json, print_table
 from cligym.errors import BadInput
 
 debian_app = typer.Typer(help="Debian source packages as gold environments: list the candidates the archive "

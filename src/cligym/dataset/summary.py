@@ -23,7 +23,7 @@ from cligym.layout import DatasetDir, ExportDir, GoldDir, RunDir
 from cligym.models.dataset import DatasetPlan, DatasetSummary, ProjectFigures
 from cligym.models.export import TaskRow
 from cligym.models.io import load, save
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 
 
 def dataset_bytes(dataset: DatasetDir) -> int:
@@ -113,7 +113,7 @@ def _same_deltas(dataset: DatasetDir, plan: DatasetPlan, good: list[str]) -> int
     wanted = set(good)
     for project in plan.projects:
         for path in RunDir(dataset.run(project.key)).instances():
-            task = load(TaskInstance, path)
+            task = load(Task, path)
             if task.instance_id in wanted:
                 owners[tuple(task.dockerfile)].add(project.key)
     return sum(len(o) > 1 for o in owners.values())

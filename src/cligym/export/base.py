@@ -11,14 +11,14 @@ from cligym.harness.reference import gather
 from cligym.layout import ExportDir, TaskDir
 from cligym.models.issue import TaskIssues
 from cligym.models.reference import GoldReference
-from cligym.models.task import TaskInstance, run_order
+from cligym.models.task import Task, run_order
 from cligym.runtime import Runtime
 
 #: A verified task with its issue texts.
-Item = tuple[TaskInstance, TaskIssues]
+Item = tuple[Task, TaskIssues]
 
 
-def ground_rules(task: TaskInstance) -> str:
+def ground_rules(task: Task) -> str:
     """What every task says about the repair itself (the verifier refuses a state that
     breaks these, whatever the tests do): it names no fault, only where scratch work goes."""
     return (f"\n\nRepair the environment, not the project: do not change the project's own source or tests "
@@ -43,7 +43,7 @@ class Exporter(ABC):
         a registry); a gold image it does not name keeps its local name."""
 
 
-def shipped(task: TaskInstance, bases: Mapping[str, str] | None) -> TaskInstance:
+def shipped(task: Task, bases: Mapping[str, str] | None) -> Task:
     """The task as it is written out: its gold image named as ``bases`` says."""
     if not bases or task.image_name not in bases:
         return task
@@ -67,6 +67,6 @@ class TaskDirExporter(Exporter):
             self.write_task(shipped(task, bases), instruction, out.task(task.instance_id), reference, pristine)
 
     @abstractmethod
-    def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, reference: GoldReference,
+    def write_task(self, task: Task, instruction: str, out: TaskDir, reference: GoldReference,
                    pristine: bytes) -> TaskDir:
         """Write one task directory."""

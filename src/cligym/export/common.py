@@ -8,7 +8,7 @@ from pathlib import Path
 import tomli_w
 
 from cligym.errors import BadInput
-from cligym.models.task import LABELS, Label, TaskInstance
+from cligym.models.task import LABELS, Label, Task
 
 #: How far the symptom lies from its cause, by category: 0 when the error names what is
 #: broken (a missing package), 1 when it points near it, 2 when the cause sits in another
@@ -22,12 +22,12 @@ DISTANCE = {
 ERROR_KIND = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Warning|Exit))\b")
 
 
-def necessary_operators(task: TaskInstance) -> int:
+def necessary_operators(task: Task) -> int:
     """The changes minimality found necessary (the agent path's one change when it has none)."""
     return sum(a.necessary is not False for a in task.applied) if task.applied else 1
 
 
-def error_kinds(task: TaskInstance) -> list[str]:
+def error_kinds(task: Task) -> list[str]:
     """The distinct exception kinds the F2P errors end in (the last one each names)."""
     kinds = set()
     for message in task.errors.values():
@@ -36,7 +36,7 @@ def error_kinds(task: TaskInstance) -> list[str]:
     return sorted(kinds)
 
 
-def evidence_difficulty(task: TaskInstance) -> str:
+def evidence_difficulty(task: Task) -> str:
     """From evidence, not from a count of operators: every necessary operator beyond the
     first adds 2, every distinct kind of failure beyond the first adds 1, and how far the
     symptom lies from its cause adds 0–2 (``DISTANCE``, the farthest category). Used where
@@ -46,12 +46,12 @@ def evidence_difficulty(task: TaskInstance) -> str:
     return "easy" if score <= 1 else "medium" if score <= 3 else "hard"
 
 
-def difficulty(task: TaskInstance) -> str:
-    """The measured label (``TaskInstance.difficulty``), else the evidence-based score."""
+def difficulty(task: Task) -> str:
+    """The measured label (``Task.difficulty``), else the evidence-based score."""
     return task.difficulty.label if task.difficulty is not None else evidence_difficulty(task)
 
 
-def measured_metadata(task: TaskInstance) -> dict:
+def measured_metadata(task: Task) -> dict:
     """The measure behind the label as metadata keys (none without a measure), and the
     scenario when set (``toml_document`` leaves None out)."""
     d = task.difficulty
@@ -70,7 +70,7 @@ def check_min_difficulty(value: str | None) -> Label | None:
     return value  # type: ignore[return-value]
 
 
-def at_least(task: TaskInstance, minimum: Label) -> bool:
+def at_least(task: Task, minimum: Label) -> bool:
     """Whether the task's measured label is ``minimum`` or harder (easy < medium < hard).
     A task without a measure passes only ``easy``, the filter that leaves nothing out."""
     if task.difficulty is None:
@@ -78,12 +78,12 @@ def at_least(task: TaskInstance, minimum: Label) -> bool:
     return LABELS.index(task.difficulty.label) >= LABELS.index(minimum)
 
 
-def task_name(task: TaskInstance) -> str:
+def task_name(task: Task) -> str:
     """A Harbor ``org/name``: letters, digits, dot, dash, underscore."""
     return "cligym/" + re.sub(r"[^A-Za-z0-9._-]", "-", task.instance_id).strip("-.")
 
 
-def dockerfile(task: TaskInstance) -> str:
+def dockerfile(task: Task) -> str:
     return "\n".join([
         f"# cligym task {task.instance_id}: the gold environment of {task.repo}, then its breakage",
         f"FROM {task.image_name}",

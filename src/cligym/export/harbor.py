@@ -25,7 +25,7 @@ from cligym.harness.bundle import harbor_test_sh, write_reference
 from cligym.harness.guard import compose_yaml, guarded_path, write_guard
 from cligym.layout import TaskDir
 from cligym.models.reference import GoldReference
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 
 AGENT_TIMEOUT = 1800.0
 VERIFIER_TIMEOUT = 900.0
@@ -47,7 +47,7 @@ TRUSTS_UNGUARDED = [
 BUILD_TIMEOUT = 600.0
 
 
-def task_toml(task: TaskInstance, guarded: bool) -> str:
+def task_toml(task: Task, guarded: bool) -> str:
     # the sections of Harbor's TaskConfig, in its order
     sections = dict(
         task={
@@ -89,7 +89,7 @@ def task_toml(task: TaskInstance, guarded: bool) -> str:
 class HarborExporter(TaskDirExporter):
     name = "harbor"
 
-    def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, reference: GoldReference,
+    def write_task(self, task: Task, instruction: str, out: TaskDir, reference: GoldReference,
                    pristine: bytes) -> TaskDir:
         path = guarded_path(reference.path_env, task.dockerfile) if reference.path_env else None
         write(out.task_toml, task_toml(task, guarded=path is not None))

@@ -12,10 +12,10 @@ from cligym.layout import ExportDir, TaskTable
 from cligym.models.export import TaskRow
 from cligym.models.io import write_atomic
 from cligym.models.issue import TaskIssues
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 
 
-def row(task: TaskInstance, issues: TaskIssues, style: str) -> TaskRow:
+def row(task: Task, issues: TaskIssues, style: str) -> TaskRow:
     text = issues.text(style)
     return TaskRow(
         instance_id=task.instance_id, repo=task.repo, image_name=task.image_name, dockerfile="\n".join(task.dockerfile),

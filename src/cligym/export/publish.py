@@ -24,7 +24,7 @@ from cligym.export.jsonl import read_rows
 from cligym.layout import DatasetDir, ExportDir, GoldDir, RunDir
 from cligym.models.io import load, save, write_atomic
 from cligym.models.registry import RegistryImage, RegistryIndex
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 from cligym.runtime import ImageKind, Runtime
 from cligym.runtime.registry import Progress
 
@@ -33,7 +33,7 @@ def gold_images_of(source: Path) -> tuple[list[str], int]:
     """The gold images (and task count) of a run dir or of an export in any format."""
     tasks = RunDir(source).instances()
     if tasks:
-        records = [load(TaskInstance, p, "task instance") for p in tasks]
+        records = [load(Task, p, "task instance") for p in tasks]
         return sorted({t.image_name for t in records}), len(records)
     export = ExportDir(source)
     if export.jsonl.is_file():

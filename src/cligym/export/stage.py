@@ -22,18 +22,18 @@ from cligym.models.export import ExportReport
 from cligym.models.io import load, save
 from cligym.models.issue import STYLES, TaskIssues
 from cligym.models.registry import RegistryIndex
-from cligym.models.task import Label, TaskInstance
+from cligym.models.task import Label, Task
 from cligym.runtime import Runtime
 
 
-def load_tasks(run_dir: Path) -> list[TaskInstance]:
+def load_tasks(run_dir: Path) -> list[Task]:
     paths = RunDir(run_dir).instances()
     if not paths:
         raise BadInput(f"{run_dir} has no tasks (expected RUN_DIR/tasks/*/instance.json from 'cligym invert')")
-    return [load(TaskInstance, p, "task instance") for p in paths]
+    return [load(Task, p, "task instance") for p in paths]
 
 
-def load_issues(run_dir: Path, task: TaskInstance) -> TaskIssues:
+def load_issues(run_dir: Path, task: Task) -> TaskIssues:
     """The task's issue texts, saved beside its instance.json by the issue stage."""
     path = RunDir(run_dir).issues(task.instance_id)
     if not path.is_file():
@@ -92,7 +92,7 @@ def prepare_output(out: ExportDir, force: bool) -> None:
 NOT_FAIR = "not offline-fair: its repair needs the network or bytes only the oracle carries"
 
 
-def offline_fair_only(tasks: list[TaskInstance]) -> tuple[list[TaskInstance], dict[str, str]]:
+def offline_fair_only(tasks: list[Task]) -> tuple[list[Task], dict[str, str]]:
     """The tasks whose every operator declares an offline repair, and the others with why
     (the agent path's, which declare nothing, are not known to be fair and are left out too)."""
     kept, left = [], {}
@@ -105,7 +105,7 @@ def offline_fair_only(tasks: list[TaskInstance]) -> tuple[list[TaskInstance], di
     return kept, left
 
 
-def hard_enough(tasks: list[TaskInstance], minimum: Label) -> tuple[list[TaskInstance], dict[str, str], int]:
+def hard_enough(tasks: list[Task], minimum: Label) -> tuple[list[Task], dict[str, str], int]:
     """The tasks whose measured label is ``minimum`` or harder, the others with why, and how
     many of those carry no measure (left out by any minimum above easy)."""
     kept, left, unmeasured = [], {}, 0
@@ -120,7 +120,7 @@ def hard_enough(tasks: list[TaskInstance], minimum: Label) -> tuple[list[TaskIns
     return kept, left, unmeasured
 
 
-def check_gold_images(runtime: Runtime, tasks: list[TaskInstance]) -> None:
+def check_gold_images(runtime: Runtime, tasks: list[Task]) -> None:
     for image in sorted({t.image_name for t in tasks}):
         if not runtime.image_exists(image):
             raise BadInput(

@@ -20,7 +20,7 @@ from cligym.export.common import difficulty, dockerfile, write
 from cligym.harness.bundle import tb_run_tests, write_reference
 from cligym.layout import TaskDir
 from cligym.models.reference import GoldReference
-from cligym.models.task import TaskInstance, run_order
+from cligym.models.task import Task, run_order
 
 #: Where the verifier keeps its logs in a Terminal-Bench container (the harness reads the
 #: terminal, not these).
@@ -43,7 +43,7 @@ services:
 """
 
 
-def task_yaml(task: TaskInstance, instruction: str) -> str:
+def task_yaml(task: Task, instruction: str) -> str:
     fields = {
         "instruction": instruction,
         "author_name": "cligym",
@@ -65,7 +65,7 @@ def task_yaml(task: TaskInstance, instruction: str) -> str:
 class TbExporter(TaskDirExporter):
     name = "tb"
 
-    def write_task(self, task: TaskInstance, instruction: str, out: TaskDir, reference: GoldReference,
+    def write_task(self, task: Task, instruction: str, out: TaskDir, reference: GoldReference,
                    pristine: bytes) -> TaskDir:
         write(out.task_yaml, task_yaml(task, instruction))
         write(out.dockerfile, dockerfile(task))

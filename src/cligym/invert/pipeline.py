@@ -19,7 +19,7 @@ after that is the same whoever proposed it, and lives here once:
    through the pipeline again from step 1 (a proposal that cannot be reduced is a miss);
 6. ``cligym.verify.check_broken_state``: a repeat run, the leak scan, no untouchable path
    changed, and the solution makes every selected test pass;
-7. the difficulty is measured (``cligym.verify.difficulty``), then the TaskInstance and its
+7. the difficulty is measured (``cligym.verify.difficulty``), then the Task and its
    issue texts are saved (a text ``check_issues`` refuses discards the attempt), then the
    Candidate; the broken image is removed whatever happened.
 
@@ -45,7 +45,7 @@ from cligym.invert.proposal import Degrader, Proposal, Try
 from cligym.issue import check_issues, write_issues
 from cligym.models.fs import LeakReport
 from cligym.models.io import load, save
-from cligym.models.task import AppliedChange, Candidate, TaskInstance
+from cligym.models.task import AppliedChange, Candidate, Task
 from cligym.models.testrun import TestRun
 from cligym.verify import check_broken_state
 from cligym.verify.difficulty import measure
@@ -60,7 +60,7 @@ def forget_orphans(ctx: RunContext) -> None:
     seldom makes the same one twice) would leave it behind, uncounted."""
     for record in ctx.run.instances():
         try:
-            task = load(TaskInstance, record)
+            task = load(Task, record)
         except CligymError:
             continue
         if not ctx.run.candidate(task.attempt).exists():
@@ -184,7 +184,7 @@ def _check_new(check: _Check) -> Outcome:
     try:
         instance_id = f"{ctx.gold.source.name}.{proposal.name}.{digest}"
         record = ctx.run.instance(instance_id)
-        if record.exists() and load(TaskInstance, record).attempt != attempt:
+        if record.exists() and load(Task, record).attempt != attempt:
             if proposal.retry:
                 return Miss(found=found)  # nothing new to learn from building it again: try another
             return _discarded(found, "duplicate", "the same delta as an earlier attempt")
@@ -292,7 +292,7 @@ def _minimal(check: _Check, tag: str, f2p: list[str]) -> list[AppliedChange]:
 def _swept(ctx: RunContext) -> tuple[int, int]:
     """How many of the run's saved tasks the task-blind sweeper repairs, and how many there
     are (read from the records, so a resumed run counts what its earlier part made)."""
-    tasks = [load(TaskInstance, path) for path in ctx.run.instances()]
+    tasks = [load(Task, path) for path in ctx.run.instances()]
     return sum(bool(t.difficulty and t.difficulty.sweeper_solves) for t in tasks), len(tasks)
 
 
@@ -331,7 +331,7 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
         if swept + 1 > ctx.sweeper_share * (saved + 1):
             return _discarded(found, "sweeper_solves", "the task-blind sweeper repairs it, and with it more than "
                                                        f"{ctx.sweeper_share:.0%} of the run's tasks would be such")
-    task = TaskInstance(
+    task = Task(
         instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
         workdir=gold.workdir, test_command=gold.test_command, dockerfile=proposal.dockerfile,
         FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, selected_tests=proposal.sample,

@@ -52,7 +52,7 @@ class Proposal:
     seconds: dict[str, float] = field(default_factory=dict)
     #: what the degrader records on the attempt's Candidate (the fields it sets)
     notes: AttemptNotes = field(default_factory=AttemptNotes)
-    #: the TaskInstance fields this degrader decides (the pipeline fills in the rest)
+    #: the Task fields this degrader decides (the pipeline fills in the rest)
     task: TaskFields = field(default_factory=TaskFields)
     #: the changes, in the order ΔD applies them: minimality leaves each step out of the
     #: repair in turn

@@ -9,7 +9,7 @@ from cligym.layout import RunDir
 from cligym.models.gold import GoldEnv
 from cligym.models.io import load
 from cligym.models.run import Summary
-from cligym.models.task import Candidate, TaskInstance
+from cligym.models.task import Candidate, Task
 
 
 def summarize(run: RunDir, gold: GoldEnv, attempts: int) -> Summary:
@@ -47,7 +47,7 @@ def _difficulty_figures(run: RunDir, verified: list[Candidate]) -> dict:
     ks: Counter[str] = Counter()
     for c in verified:
         path = run.instance(c.instance_id or "")
-        task = load(TaskInstance, path) if path.is_file() else None
+        task = load(Task, path) if path.is_file() else None
         measured = task.difficulty if task else None
         labels[measured.label if measured else "unmeasured"] += 1
         if measured:

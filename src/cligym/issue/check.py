@@ -20,7 +20,7 @@ from cligym.issue.facts import (
 )
 from cligym.issue.redact import HINT_PREFIX, delta_paths, leaks, redact
 from cligym.models.issue import TaskIssues
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 
 #: A part of a symptom sentence this long (in words) is distinctive enough to count as
 #: stating the symptom when it appears in a text.
@@ -35,7 +35,7 @@ def fragments(sentence: str) -> list[str]:
     return list(dict.fromkeys(p for p in [whole, *parts] if len(p.split()) >= MIN_WORDS))
 
 
-def _unshown_symptoms(task: TaskInstance, text: str) -> list[str]:
+def _unshown_symptoms(task: Task, text: str) -> list[str]:
     flat = normal(text)
     errors = [clean_error(e) for e in task.errors.values()]
     said = " \n ".join(normal(e) for e in [*errors, *(redact(e, task) for e in errors)])
@@ -50,7 +50,7 @@ def _unshown_symptoms(task: TaskInstance, text: str) -> list[str]:
     return problems
 
 
-def _source_claim(task: TaskInstance, text: str) -> list[str]:
+def _source_claim(task: Task, text: str) -> list[str]:
     claims = source_claims(text)
     if not claims or not source_changed(task):
         return []
@@ -60,7 +60,7 @@ def _source_claim(task: TaskInstance, text: str) -> list[str]:
     return [f"claims the source is unchanged ({claims[0]!r}) but {why}"]
 
 
-def check_text(task: TaskInstance, text: str, *, hint_free: bool = False) -> list[str]:
+def check_text(task: Task, text: str, *, hint_free: bool = False) -> list[str]:
     """The problems of one text (empty = fine)."""
     scrubbed = text
     for test in sorted({*task.FAIL_TO_PASS, *task.PASS_TO_PASS}, key=len, reverse=True):
@@ -77,7 +77,7 @@ def check_text(task: TaskInstance, text: str, *, hint_free: bool = False) -> lis
     return problems
 
 
-def check_issues(task: TaskInstance, issues: TaskIssues) -> list[str]:
+def check_issues(task: Task, issues: TaskIssues) -> list[str]:
     """Every problem of a task's issue texts, each prefixed by the text it was found in
     (empty = the texts are fine)."""
     problems: list[str] = []

@@ -1,6 +1,6 @@
 """Error excerpts as a person running the tests would read them.
 
-A task's recorded errors (``TaskInstance.errors``) are pytest's messages as the harness
+A task's recorded errors (``Task.errors``) are pytest's messages as the harness
 collected them. Older records carry the harness's own wording (a report that was not
 written, an id that was not collected), colour codes, pytest's advice under an ImportError
 of a test module, and names of harness files that do not exist in a task. ``clean_error``

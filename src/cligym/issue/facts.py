@@ -16,7 +16,7 @@ from collections import Counter
 
 from cligym.issue.clean import DID_NOT_RUN, clean_error, exception_type, key_error
 from cligym.issue.redact import delta_paths
-from cligym.models.task import AppliedChange, TaskInstance
+from cligym.models.task import AppliedChange, Task
 
 #: Claims that the project itself was not changed, in the words a text may use.
 SOURCE_CLAIMS = [
@@ -29,7 +29,7 @@ SOURCE_CLAIMS = [
 TOKENS = re.compile(r"\b([A-Za-z_][\w.]*(?:Error|Exception|Exit))\b|'([^'{}]{4,})'|\"([^\"{}]{4,})\"")
 
 
-def _errors(task: TaskInstance, tests: list[str] | None = None) -> list[str]:
+def _errors(task: Task, tests: list[str] | None = None) -> list[str]:
     chosen = tests if tests else sorted(task.FAIL_TO_PASS)
     return [clean_error(task.errors.get(t, "")) for t in chosen]
 
@@ -41,7 +41,7 @@ def _search(pattern: str, text: str) -> bool:
         return False
 
 
-def shown(op: AppliedChange, task: TaskInstance) -> bool:
+def shown(op: AppliedChange, task: Task) -> bool:
     """Does an F2P error show this operator's symptom? Its ``shows`` patterns are tried on
     the errors of the F2P tests it is responsible for (``fixes``), else of every F2P test."""
     if not op.shows:
@@ -51,7 +51,7 @@ def shown(op: AppliedChange, task: TaskInstance) -> bool:
     return any(_search(p, e) for p in op.shows for e in errors if e)
 
 
-def backed(symptom: str, task: TaskInstance) -> bool:
+def backed(symptom: str, task: Task) -> bool:
     """Do the errors back a recorded symptom (older records, no ``shows``)? Yes when one of
     its exception names or quoted phrases occurs in the line that says what failed in some
     F2P error (its exception line)."""
@@ -72,7 +72,7 @@ def _dedupe(texts: list[str]) -> list[str]:
     return kept
 
 
-def stated_symptoms(task: TaskInstance) -> list[str]:
+def stated_symptoms(task: Task) -> list[str]:
     """The symptom sentences a text may state as the breakage's description."""
     if task.origin == "agent":
         return _dedupe([s for s in task.symptoms if s])
@@ -81,7 +81,7 @@ def stated_symptoms(task: TaskInstance) -> list[str]:
     return _dedupe([s for s in task.symptoms if s and backed(s, task)])
 
 
-def unstated_symptoms(task: TaskInstance) -> list[tuple[str, str]]:
+def unstated_symptoms(task: Task) -> list[tuple[str, str]]:
     """(name, symptom) of every symptom a text must not state: the errors do not show it."""
     if task.origin == "agent":
         return []
@@ -93,7 +93,7 @@ def unstated_symptoms(task: TaskInstance) -> list[tuple[str, str]]:
     return [(name, s) for name, s in pairs if s.strip() and normal(s) not in allowed]
 
 
-def error_sentence(task: TaskInstance) -> str:
+def error_sentence(task: Task) -> str:
     """A sentence made from the observed errors: the most common line that says what failed
     (by exception type, then message) among the F2P errors; "" when none says anything."""
     keys = [k for k in (key_error(e) for e in _errors(task)) if k]
@@ -119,7 +119,7 @@ def error_sentence(task: TaskInstance) -> str:
     return f"{who} `{line}`."
 
 
-def source_changed(task: TaskInstance) -> bool:
+def source_changed(task: Task) -> bool:
     """Does the delta touch anything under the working directory (or the project's code)?"""
     root = task.workdir.rstrip("/") + "/"
     return "code" in task.categories or any(p.startswith(root) for p in delta_paths(task))

@@ -22,7 +22,7 @@ from cligym.issue.writer import write_issues
 from cligym.layout import RunDir
 from cligym.models.io import load, save
 from cligym.models.issue import STYLES, IssueText, TaskIssues
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 
 GUIDES = {
     "strong": ("Detailed: name the failing tests and quote the decisive error lines, describe what goes "
@@ -46,12 +46,12 @@ Area of the breakage: {area}
 Style of the report: {guide}"""
 
 
-def chosen_style(task: TaskInstance, seed: int) -> str:
+def chosen_style(task: Task, seed: int) -> str:
     """The style a task's model-written text takes: the same for the same seed and task."""
     return STYLES[random.Random(f"{seed}:{task.instance_id}").randrange(len(STYLES))]
 
 
-def _prompt(task: TaskInstance, style: str) -> str:
+def _prompt(task: Task, style: str) -> str:
     f2p = sorted(task.FAIL_TO_PASS)
     # redacted as a template's text is: a path the delta changed would point at the fix
     errors = list(dict.fromkeys(redact(key_error(task.errors[t]), task) for t in f2p if task.errors.get(t)))[:6]
@@ -72,7 +72,7 @@ def _text(answer: dict | None) -> str | None:
     return f"{issue}\n\n{HINT_PREFIX} {hint.strip()}\n" if hint.strip() else issue + "\n"
 
 
-def llm_issues(task: TaskInstance, client, seed: int = 0) -> TaskIssues:
+def llm_issues(task: Task, client, seed: int = 0) -> TaskIssues:
     """The task's issues with ``chosen_style``'s text from ``client`` (the template's when
     the model's is refused twice); tokens and refusals are recorded."""
     style = chosen_style(task, seed)
@@ -104,7 +104,7 @@ def write_llm_issues(run_dir: Path, client, seed: int = 0) -> tuple[int, int]:
     run = RunDir(run_dir)
     written = refused = 0
     for path in run.instances():
-        task = load(TaskInstance, path, "task instance")
+        task = load(Task, path, "task instance")
         target = run.issues(task.instance_id)
         if target.is_file():
             done = load(TaskIssues, target, "issue texts")

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 
 HINT_PREFIX = "Hint:"
 PATH = re.compile(r"(/[\w.@+-]+)+/?")
 
 
-def changed_paths(task: TaskInstance) -> list[str]:
+def changed_paths(task: Task) -> list[str]:
     """Every absolute path the delta changed, plus the paths named in ΔD and solution."""
     paths = set(task.changed_paths)
     for line in [*task.dockerfile, *task.solution.splitlines()]:
@@ -23,7 +23,7 @@ def changed_paths(task: TaskInstance) -> list[str]:
     return sorted((p for p in paths if len(p) > 4), key=len, reverse=True)
 
 
-def delta_paths(task: TaskInstance) -> list[str]:
+def delta_paths(task: Task) -> list[str]:
     """The paths the delta touches: what it changed, and the absolute paths its ΔD lines
     name (not the solution's, which may name paths it only reads)."""
     paths = set(task.changed_paths)
@@ -32,7 +32,7 @@ def delta_paths(task: TaskInstance) -> list[str]:
     return sorted(p for p in paths if p.startswith("/") and len(p) > 1)
 
 
-def redact(text: str, task: TaskInstance) -> str:
+def redact(text: str, task: Task) -> str:
     """Replace every changed path by '…/<basename>' so no text names where the fix goes."""
     for path in changed_paths(task):
         text = text.replace(path, "…/" + path.rsplit("/", 1)[-1])
@@ -43,7 +43,7 @@ def redact(text: str, task: TaskInstance) -> str:
 SCRIPT_FRAME = re.compile(r'^(set -e|retry=""|undo_\d+\(\) \{|undo_\d+ \|\| retry=.*|for step in \$retry; .*)$')
 
 
-def leaks(text: str, task: TaskInstance) -> list[str]:
+def leaks(text: str, task: Task) -> list[str]:
     """The fix-revealing strings found in ``text`` (empty when it is clean)."""
     found = []
     for line in task.dockerfile:

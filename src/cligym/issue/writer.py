@@ -19,7 +19,7 @@ from cligym.issue.redact import HINT_PREFIX, redact, strip_hint
 from cligym.models.issue import STYLES, IssueText, TaskIssues
 from cligym.layout import RunDir
 from cligym.models.io import load, save
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 
 #: Openings, as (several failing tests, one failing test) like the asks below. Those that
 #: claim the project's code is as it was: only for a delta that leaves it so.
@@ -83,7 +83,7 @@ def _test_list(tests: list[str], limit: int) -> str:
     return "\n".join(shown)
 
 
-def _hint(rng: random.Random, task: TaskInstance) -> str:
+def _hint(rng: random.Random, task: Task) -> str:
     if task.origin == "agent" and any(h.strip() for h in task.hints):
         # the query model's recovery strategy: whole sentences, not a noun phrase
         text = " ".join(h.strip() for h in task.hints if h.strip())
@@ -94,14 +94,14 @@ def _hint(rng: random.Random, task: TaskInstance) -> str:
     return f"{HINT_PREFIX} {rng.choice(HINT_LEADS)} {body}."
 
 
-def _symptom(task: TaskInstance) -> str:
+def _symptom(task: Task) -> str:
     """The symptoms the observed errors show (deduplicated), else a sentence made from the
     errors themselves."""
     sentences = [s.rstrip(".") + "." for s in stated_symptoms(task)]
     return " ".join(sentences) if sentences else error_sentence(task)
 
 
-def _examples(task: TaskInstance, f2p: list[str]) -> list[str]:
+def _examples(task: Task, f2p: list[str]) -> list[str]:
     """The tests whose errors a text quotes: one per distinct error (up to three), at least
     two when there are two with a message."""
     with_error = [t for t in f2p if key_error(task.errors.get(t, ""))]
@@ -113,7 +113,7 @@ def _examples(task: TaskInstance, f2p: list[str]) -> list[str]:
     return sorted(picked, key=f2p.index)
 
 
-def _strong(rng: random.Random, task: TaskInstance, opening: str, f2p: list[str]) -> str:
+def _strong(rng: random.Random, task: Task, opening: str, f2p: list[str]) -> str:
     claim = "" if source_changed(task) else " The project's source is unchanged."
     excerpts = [f"{test}:\n{error_lines(task.errors.get(test, ''), 12)}" for test in _examples(task, f2p)]
     symptom = _symptom(task)
@@ -129,7 +129,7 @@ def _strong(rng: random.Random, task: TaskInstance, opening: str, f2p: list[str]
     )
 
 
-def _balanced(rng: random.Random, task: TaskInstance, opening: str, f2p: list[str]) -> str:
+def _balanced(rng: random.Random, task: Task, opening: str, f2p: list[str]) -> str:
     n = len(f2p)
     example = next(((t, key_error(task.errors.get(t, ""))) for t in f2p if key_error(task.errors.get(t, ""))), None)
     failed = _number(n, f"{n} tests fail, for example", "1 test fails:")
@@ -140,7 +140,7 @@ def _balanced(rng: random.Random, task: TaskInstance, opening: str, f2p: list[st
     return f"{opening}{said}{_pick(rng, ASKS_BALANCED, n)}\n\n{_hint(rng, task)}\n"
 
 
-def write_issues(task: TaskInstance) -> TaskIssues:
+def write_issues(task: Task) -> TaskIssues:
     """The three texts of a task, each with its hint-free twin, all redacted."""
     rng = random.Random(task.instance_id)
     project = task.repo.split("==")[0]
@@ -167,6 +167,6 @@ def write_missing_issues(run_dir: Path) -> None:
     saved them beside each task)."""
     run = RunDir(run_dir)
     for path in run.instances():
-        task = load(TaskInstance, path, "task instance")
+        task = load(Task, path, "task instance")
         if not run.issues(task.instance_id).is_file():
             save(write_issues(task), run.issues(task.instance_id))

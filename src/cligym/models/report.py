@@ -64,7 +64,7 @@ class RolloutFigures(BaseModel):
 
 
 class DifficultyFigures(BaseModel):
-    """The measured difficulty of the tasks (``TaskInstance.difficulty``), beside how long
+    """The measured difficulty of the tasks (``Task.difficulty``), beside how long
     their Dockerfiles are. Distributions count measured tasks only; shares are of them."""
 
     measured: int

@@ -1,4 +1,4 @@
-"""Records of one inversion attempt (Candidate) and of a verified task (TaskInstance)."""
+"""Records of one inversion attempt (Candidate) and of a verified task (Task)."""
 
 from __future__ import annotations
 
@@ -175,7 +175,7 @@ class AttemptNotes(BaseModel):
 
 
 class TaskFields(BaseModel):
-    """The TaskInstance fields a degrader decides; the pipeline fills in the rest."""
+    """The Task fields a degrader decides; the pipeline fills in the rest."""
 
     origin: Origin = "operators"
     scenario: str = ""
@@ -218,7 +218,7 @@ class Difficulty(BaseModel):
 LABELS: tuple[Label, ...] = ("easy", "medium", "hard")
 
 
-class TaskInstance(BaseModel):
+class Task(BaseModel):
     """A verified task. What its changes are (operators, categories, symptoms, hints) is read
     from ``applied``; a task of the agent path, which has none, says it by its ``query``."""
 
@@ -298,6 +298,6 @@ class TaskInstance(BaseModel):
         return [self.query.recovery_strategy]
 
 
-def run_order(task: TaskInstance) -> list[str]:
+def run_order(task: Task) -> list[str]:
     """F2P + P2P in the order the suite runs them."""
     return list(task.selected_tests)

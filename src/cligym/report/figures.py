@@ -14,7 +14,7 @@ from cligym.models.gold import GoldEnv
 from cligym.models.report import DifficultyFigures, PaperRow, PassRates, ProjectRow, Report, RolloutFigures, TaskRow
 from cligym.report.mix import mix_figures
 from cligym.models.rollout import RolloutResult
-from cligym.models.task import LABELS, TaskInstance
+from cligym.models.task import LABELS, Task
 from cligym.report.sources import ExportedTask, Run, Sources
 
 #: The paper's dataset (CLI-Gym: Table 2, Table 7, the funnel of its appendix).
@@ -66,16 +66,16 @@ def compute(sources: Sources, out: Path) -> Report:
     )
 
 
-def _tasks(runs: list[Run]) -> list[TaskInstance]:
+def _tasks(runs: list[Run]) -> list[Task]:
     """Every task once (a dataset and its project's run may both be given)."""
-    seen: dict[str, TaskInstance] = {}
+    seen: dict[str, Task] = {}
     for run in runs:
         for task in run.tasks:
             seen.setdefault(task.instance_id, task)
     return sorted(seen.values(), key=lambda t: t.instance_id)
 
 
-def _instruction_words(task: TaskInstance, exported: ExportedTask | None, runs: list[Run]) -> int | None:
+def _instruction_words(task: Task, exported: ExportedTask | None, runs: list[Run]) -> int | None:
     """Words of the text the agent reads: the exported instruction, else the issue record's
     default export text (strong guidance, no hint)."""
     if exported is not None and exported.format == "harbor":
@@ -87,7 +87,7 @@ def _instruction_words(task: TaskInstance, exported: ExportedTask | None, runs: 
     return None
 
 
-def _table(sources: Sources, tasks: list[TaskInstance], exported: dict[str, ExportedTask],
+def _table(sources: Sources, tasks: list[Task], exported: dict[str, ExportedTask],
            tokens: dict[str, float | None], storage: dict[str, float | None]) -> list[PaperRow]:
     issue = [w for t in tasks if (w := _instruction_words(t, exported.get(t.instance_id), sources.runs)) is not None]
     ours = {
@@ -140,7 +140,7 @@ def _spread(values: Iterable[int]) -> dict[int, int]:
     return dict(sorted(Counter(values).items()))
 
 
-def _difficulty(tasks: list[TaskInstance]) -> DifficultyFigures:
+def _difficulty(tasks: list[Task]) -> DifficultyFigures:
     measures = [t.difficulty for t in tasks if t.difficulty is not None]
     labels = Counter(d.label for d in measures)
     return DifficultyFigures(
@@ -154,7 +154,7 @@ def _difficulty(tasks: list[TaskInstance]) -> DifficultyFigures:
     )
 
 
-def label_of(task: TaskInstance | None, exported: ExportedTask | None) -> str:
+def label_of(task: Task | None, exported: ExportedTask | None) -> str:
     """The measured label, else what the export's metadata says (older records), else ""."""
     if task is not None and task.difficulty is not None:
         return task.difficulty.label
@@ -171,7 +171,7 @@ def _issue_words(runs: list[Run]) -> dict[str, list[int]]:
     return dict(found)
 
 
-def _funnel(sources: Sources, tasks: list[TaskInstance], rollouts: list[RolloutResult]) -> dict[str, int]:
+def _funnel(sources: Sources, tasks: list[Task], rollouts: list[RolloutResult]) -> dict[str, int]:
     return {
         "attempts": sum(len(run.candidates) for run in sources.runs),
         "verified": len(tasks),
@@ -201,7 +201,7 @@ def _grouped(results: list[RolloutResult], key) -> dict[str, PassRates]:
     return {name: pass_rates(group) for name, group in sorted(groups.items())}
 
 
-def _rollouts(sources: Sources, results: list[RolloutResult], tasks: list[TaskInstance],
+def _rollouts(sources: Sources, results: list[RolloutResult], tasks: list[Task],
               exported: dict[str, ExportedTask]) -> RolloutFigures:
     category = {t.instance_id: t.category for t in tasks} | {n: e.category for n, e in exported.items() if e.category}
     by_id = {t.instance_id: t for t in tasks}
@@ -223,7 +223,7 @@ def _rollouts(sources: Sources, results: list[RolloutResult], tasks: list[TaskIn
     )
 
 
-def _tokens(sources: Sources, tasks: list[TaskInstance]) -> dict[str, float | None]:
+def _tokens(sources: Sources, tasks: list[Task]) -> dict[str, float | None]:
     prompt = sum(c.prompt_tokens for run in sources.runs for c in run.candidates)
     completion = sum(c.completion_tokens for run in sources.runs for c in run.candidates)
     return {"prompt": float(prompt), "completion": float(completion),
@@ -231,13 +231,13 @@ def _tokens(sources: Sources, tasks: list[TaskInstance]) -> dict[str, float | No
             "paper_per_task": PAPER["LLM tokens per task"]}
 
 
-def _gold_bytes(sources: Sources, tasks: list[TaskInstance]) -> int:
+def _gold_bytes(sources: Sources, tasks: list[Task]) -> int:
     """The gold images the tasks build FROM, where their size is recorded."""
     used = {t.gold_image_id for t in tasks}
     return sum(g.image_bytes or 0 for g in {g.image_id: g for g in sources.golds}.values() if g.image_id in used)
 
 
-def _storage(sources: Sources, tasks: list[TaskInstance]) -> dict[str, float | None]:
+def _storage(sources: Sources, tasks: list[Task]) -> dict[str, float | None]:
     """Bytes per task as the paper counts them (images included): the dataset directory
     when one is given, else the gold images plus every task's own layer."""
     dataset_bytes = sum(s.dataset_bytes for s in sources.datasets)
@@ -249,7 +249,7 @@ def _storage(sources: Sources, tasks: list[TaskInstance]) -> dict[str, float | N
             "paper_bytes_per_task": round(PAPER["storage bytes per task"], 1)}
 
 
-def _row(task: TaskInstance, exported: ExportedTask | None, out: Path) -> TaskRow:
+def _row(task: Task, exported: ExportedTask | None, out: Path) -> TaskRow:
     links = {"instruction": "", "dockerfile": ""}
     if exported is not None:
         folder = TaskDir(exported.folder)

@@ -6,22 +6,22 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from cligym.models.report import MIX_SHARE, MixFigures, ProjectMix
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 
 
-def family_of(task: TaskInstance) -> str:
+def family_of(task: Task) -> str:
     """The task's mechanism: its scenario's family; a composite's first change's category."""
     if task.family:
         return task.family
     return f"{task.origin}: {task.category}" if task.origin == "operators" else task.origin
 
 
-def _broken(task: TaskInstance) -> frozenset[str]:
+def _broken(task: Task) -> frozenset[str]:
     """The paths the task's faults broke (its blockers aside)."""
     return frozenset(p for a in task.applied if a.role == "fault" for p in (a.places or [a.target]))
 
 
-def _project(name: str, tasks: list[TaskInstance]) -> ProjectMix:
+def _project(name: str, tasks: list[Task]) -> ProjectMix:
     sets = Counter(frozenset(t.FAIL_TO_PASS) for t in tasks)
     failing, top = sets.most_common(1)[0] if sets else (frozenset(), 0)
     share = round(top / len(tasks), 4) if tasks else None
@@ -33,7 +33,7 @@ def _project(name: str, tasks: list[TaskInstance]) -> ProjectMix:
     return ProjectMix(project=name, tasks=len(tasks), failing_sets=len(sets), top_failing_share=share, over=over)
 
 
-def _why(sharing: list[TaskInstance]) -> str:
+def _why(sharing: list[Task]) -> str:
     """Why tasks share one failing set, as far as their records tell."""
     if all(not t.PASS_TO_PASS for t in sharing):
         return ("every test each of them ran: no change to this environment that the run found fails only some "
@@ -47,9 +47,9 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def mix_figures(tasks: list[TaskInstance]) -> MixFigures:
+def mix_figures(tasks: list[Task]) -> MixFigures:
     families = Counter(family_of(t) for t in tasks)
-    by_project: dict[str, list[TaskInstance]] = defaultdict(list)
+    by_project: dict[str, list[Task]] = defaultdict(list)
     groups: dict[tuple, list[str]] = defaultdict(list)
     solved: dict[str, list[bool]] = defaultdict(list)
     for task in tasks:

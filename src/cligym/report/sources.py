@@ -18,7 +18,7 @@ from cligym.models.io import load
 from cligym.models.issue import TaskIssues
 from cligym.models.rollout import RolloutResult, RolloutSummary
 from cligym.models.run import InvertConfig
-from cligym.models.task import Candidate, TaskInstance
+from cligym.models.task import Candidate, Task
 from cligym.models.validate import TaskValidation, ValidationReport
 
 
@@ -43,7 +43,7 @@ class Run:
     path: Path
     config: InvertConfig
     candidates: list[Candidate]
-    tasks: list[TaskInstance]
+    tasks: list[Task]
     issues: dict[str, TaskIssues]
 
 
@@ -122,7 +122,7 @@ def _add_export(sources: Sources, export: ExportDir) -> None:
 
 def _run(run: RunDir) -> Run:
     candidates = [load(Candidate, p, "candidate") for p in run.candidate_records().values()]
-    tasks = [load(TaskInstance, p, "task") for p in run.instances()]
+    tasks = [load(Task, p, "task") for p in run.instances()]
     issues = {t.instance_id: load(TaskIssues, run.issues(t.instance_id), "issue texts")
               for t in tasks if run.issues(t.instance_id).is_file()}
     return Run(run.path, load(InvertConfig, run.config, "run config"), candidates, tasks, issues)

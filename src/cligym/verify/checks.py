@@ -116,7 +116,7 @@ def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], 
 
 
 def recheck_task(runtime: Runtime, gold: GoldEnv, gold_listing: Listing, task) -> Verification:
-    """Re-check a saved TaskInstance from scratch: a fresh build of gold + ΔD, two runs
+    """Re-check a saved Task from scratch: a fresh build of gold + ΔD, two runs
     failing exactly F2P, a clean leak scan, and a working solution."""
     tag = ImageKind.RECHECK.tag("", uuid.uuid4().hex[:12])
     try:

@@ -9,7 +9,7 @@ from cligym.errors import BadInput
 from cligym.harness.probe import load_probe, run_probe
 from cligym.layout import GoldDir, RunDir
 from cligym.models.io import load, save
-from cligym.models.task import TaskInstance
+from cligym.models.task import Task
 from cligym.models.verify import TaskCheck, VerifyReport
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
@@ -25,7 +25,7 @@ def recheck_run(run_dir: Path, gold_dir: Path, *, runtime: Runtime | None = None
     if not paths:
         raise BadInput(f"{run_dir} has no tasks (expected RUN_DIR/tasks/*/instance.json)")
     gold = GoldDir(gold_dir).load()
-    tasks = [load(TaskInstance, p, "task instance") for p in paths]
+    tasks = [load(Task, p, "task instance") for p in paths]
     foreign = [t.instance_id for t in tasks if t.gold_image_id != gold.image_id]
     if foreign:
         raise BadInput(f"task {foreign[0]} of {run_dir} was not made from the gold environment in {gold_dir}")

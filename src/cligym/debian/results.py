@@ -6,22 +6,18 @@ for its one-result form. In the report the test is the testcase's ``classname`` 
 inner id its ``name`` (no ``file`` attribute); the one-result form has ``name`` equal to
 ``classname``. The report's suite is named ``autopkgtest``, which tells it from pytest's.
 
-``report_results`` reads such a report by the same rule as ``harness.testrun.parse_junit``
-(failure and error fail, skipped skips, a requested id the report lacks is missing) with
-this id rule in place of pytest's node ids.
+``harness.testrun.parse_junit`` reads such a report (``debtest_id``) by the one rule it
+reads pytest's with.
 """
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from importlib import resources
 from xml.sax.saxutils import escape
 
 from cligym.models.debian_tests import InnerRunner
-from cligym.models.testrun import Outcome, TestResult
 
-SUITE_NAME = "autopkgtest"
 #: the awk converter of each inner runner (``harness/scripts/junit/<file>``); every one
 #: runs after ``common.awk``
 CONVERTERS: dict[InnerRunner, str] = {
@@ -30,7 +26,6 @@ CONVERTERS: dict[InnerRunner, str] = {
 }
 COMMON = "common.awk"
 RUNNER_SCRIPT = "debtest.sh"
-DID_NOT_RUN = "this test did not run"
 
 
 def converter_name(runner: str) -> str:
@@ -46,16 +41,6 @@ def script_text(name: str) -> str:
     return folder.joinpath(name).read_text(encoding="utf-8")
 
 
-def is_debtest_report(root: ET.Element) -> bool:
-    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-    return bool(suites) and all(s.get("name") == SUITE_NAME for s in suites)
-
-
-def test_id(classname: str, name: str) -> str:
-    """A testcase's id: ``classname`` alone for the one-result form, else ``classname::name``."""
-    return classname if name == classname else f"{classname}::{name}"
-
-
 def junit_key(test_id_: str, test_names: Sequence[str]) -> tuple[str, str]:
     """(classname, name) of an id, XML-escaped as the converters write them (the verifier's
     judge compares the report's attribute text): the autopkgtest test is the longest of
@@ -69,25 +54,3 @@ def junit_key(test_id_: str, test_names: Sequence[str]) -> tuple[str, str]:
 
 def _attr(text: str) -> str:
     return escape(text, {'"': "&quot;"})
-
-
-def report_results(xml: bytes, requested: Sequence[str] = ()) -> dict[str, TestResult]:
-    """Per-id outcomes of a debtest.sh report; requested ids it lacks are ``missing``."""
-    root = ET.fromstring(xml)
-    results: dict[str, TestResult] = {}
-    for case in root.iter("testcase"):
-        outcome: Outcome = "passed"
-        message = ""
-        for child in case:
-            if child.tag in ("failure", "error"):
-                outcome = "failed" if child.tag == "failure" else "error"
-                message = (child.get("message") or "") + "\n" + (child.text or "")
-                break
-            if child.tag == "skipped":
-                outcome, message = "skipped", child.get("message") or ""
-        node = test_id(case.get("classname", ""), case.get("name", ""))
-        results[node] = TestResult(outcome=outcome, seconds=float(case.get("time") or 0.0),
-                                   message=message.strip()[:4000])
-    for node in requested:
-        results.setdefault(node, TestResult(outcome="missing", message=DID_NOT_RUN))
-    return results

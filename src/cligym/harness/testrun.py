@@ -90,31 +90,50 @@ def _module_of(classname: str, defined_in: str) -> tuple[str, list[str]]:
     return "/".join(parts[:cut]) + ".py", parts[cut:]
 
 
-def parse_junit(xml: bytes, requested: Sequence[str] = ()) -> dict[str, TestResult]:
-    """Per-test outcomes from a JUnit XML report.
+#: The suite name of a report from the Debian runner (``debtest.sh``): its ids are
+#: ``classname::name``, or ``classname`` alone where ``name`` repeats it (docs/debian.md).
+DEBTEST_SUITE = "autopkgtest"
 
-    Requested node ids that the report lacks are ``missing``. A collection error
+
+def is_debtest_report(root: ET.Element) -> bool:
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    return bool(suites) and all(s.get("name") == DEBTEST_SUITE for s in suites)
+
+
+def debtest_id(classname: str, name: str) -> str:
+    """A debtest testcase's id: the autopkgtest test alone for its one-result form."""
+    return classname if name == classname else f"{classname}::{name}"
+
+
+def _outcome(case: ET.Element) -> tuple[Outcome, str, ET.Element | None]:
+    """A testcase's outcome, message and the child that gave them (the one rule: failure
+    and error fail, skipped skips, anything else passed)."""
+    for child in case:
+        if child.tag in ("failure", "error"):
+            return ("failed" if child.tag == "failure" else "error"), \
+                (child.get("message") or "") + "\n" + (child.text or ""), child
+        if child.tag == "skipped":
+            return "skipped", child.get("message") or "", child
+    return "passed", "", None
+
+
+def parse_junit(xml: bytes, requested: Sequence[str] = ()) -> dict[str, TestResult]:
+    """Per-test outcomes from a JUnit XML report: pytest's (node ids) or the Debian
+    runner's (``debtest_id``).
+
+    Requested ids that the report lacks are ``missing``. In pytest's, a collection error
     (a testcase for a whole module) marks every requested id of that file as ``error``.
     """
     root = ET.fromstring(xml)
-    by_key = {expected_key(n): n for n in requested}
+    debtest = is_debtest_report(root)
+    by_key = {} if debtest else {expected_key(n): n for n in requested}
     results: dict[str, TestResult] = {}
     file_errors: dict[str, str] = {}
     for case in root.iter("testcase"):
         key = (case.get("classname", ""), case.get("name", ""))
-        node = by_key.get(key) or node_id_of(case)
-        outcome: Outcome = "passed"
-        message = ""
-        for child in case:
-            tag = child.tag
-            if tag in ("failure", "error"):
-                outcome = "failed" if tag == "failure" else "error"
-                message = (child.get("message") or "") + "\n" + (child.text or "")
-                break
-            if tag == "skipped":
-                outcome = "skipped"
-                message = child.get("message") or ""
-        if not case.get("classname") and outcome == "error":
+        node = debtest_id(*key) if debtest else by_key.get(key) or node_id_of(case)
+        outcome, message, child = _outcome(case)
+        if not debtest and not case.get("classname") and outcome == "error" and child is not None:
             # collection error of a whole module: name is the module's dotted path
             file_errors[case.get("name", "")] = collection_message(child.text or message)
             continue

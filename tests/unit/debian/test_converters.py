@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from cligym.debian.results import COMMON, converter_name, report_results
+from cligym.debian.results import COMMON, converter_name
+from cligym.harness.testrun import parse_junit
 
 SAMPLES = Path(__file__).parent / "samples"
 JUNIT = Path(__file__).resolve().parents[3] / "src" / "cligym" / "harness" / "scripts" / "junit"
@@ -43,7 +44,7 @@ def convert(runner: str, text: str, tmp_path: Path, test: str = "t", rc: int = 0
          "-f", str(JUNIT / COMMON), "-f", str(JUNIT / converter_name(runner)), str(stdout)],
         capture_output=True, check=True, env={**os.environ, "DEBTEST_STDERR_TOP": stderr_top})
     xml = b"<testsuites><testsuite name='autopkgtest'>" + proc.stdout + b"</testsuite></testsuites>"
-    return {k: v.outcome for k, v in report_results(xml).items()}
+    return {k: v.outcome for k, v in parse_junit(xml).items()}
 
 
 def sample(name: str) -> str:
@@ -142,6 +143,6 @@ def test_messages_are_escaped_and_kept(tmp_path: Path) -> None:
     proc = subprocess.run([BUSYBOX, "awk", "-v", "test=r<&>", "-v", "rc=1", "-f", str(JUNIT / COMMON),
                            "-f", str(JUNIT / "libtest.awk"), str(stdout)], capture_output=True, check=True)
     xml = b"<testsuites><testsuite name='autopkgtest'>" + proc.stdout + b"</testsuite></testsuites>"
-    results = report_results(xml)
+    results = parse_junit(xml)
     assert "assertion `left == right` failed" in results["r<&>::tests::parses_bad"].message
     assert b'classname="r&lt;&amp;&gt;"' in proc.stdout

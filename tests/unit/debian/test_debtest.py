@@ -12,7 +12,7 @@ import pytest
 
 from cligym.debian import control as tests_control
 from cligym.debian.control import read_tests
-from cligym.debian.results import is_debtest_report, report_results
+from cligym.harness.testrun import is_debtest_report, parse_junit
 
 SCRIPTS = Path(__file__).resolve().parents[3] / "src" / "cligym" / "harness" / "scripts"
 BUSYBOX = "/bin/busybox"
@@ -76,7 +76,7 @@ def test_every_test_then_the_report(source: tuple[Path, Path], tmp_path: Path) -
     assert proc.returncode == 1, proc.stderr
     xml = report.read_bytes()
     assert is_debtest_report(ET.fromstring(xml))
-    got = {k: v.outcome for k, v in report_results(xml).items()}
+    got = {k: v.outcome for k, v in parse_junit(xml).items()}
     assert got == {"tap-ok::t/a.t::1 - one": "passed", "tap-ok::t/a.t::2 - two": "passed",
                    "noisy": "passed", "quiet-fail": "failed", "strict": "failed", "skipper": "skipped",
                    "env-check": "failed"}  # its apt-get was refused (exit 100)
@@ -84,7 +84,7 @@ def test_every_test_then_the_report(source: tuple[Path, Path], tmp_path: Path) -
     assert env_out.startswith("env /") and "C.UTF-8" in env_out and "env-check-artifacts" in env_out
     assert "apt-get is not run" in (tmp_path / "results" / "env-check.stderr").read_text()
     assert (tmp_path / "results" / "quiet-fail.exit").read_text().strip() == "3"
-    assert report_results(xml)["strict"].message.startswith("stderr: oops")
+    assert parse_junit(xml)["strict"].message.startswith("stderr: oops")
 
 
 def test_ids_pick_whole_tests(source: tuple[Path, Path], tmp_path: Path) -> None:
@@ -92,7 +92,7 @@ def test_ids_pick_whole_tests(source: tuple[Path, Path], tmp_path: Path) -> None
     report = tmp_path / "report.xml"
     proc = debtest(root, listing, tmp_path, "tap-ok::t/a.t::1 - one", f"--junitxml={report}", "noisy")
     assert proc.returncode == 0, proc.stderr
-    got = report_results(report.read_bytes(), ["tap-ok::t/a.t::1 - one", "strict"])
+    got = parse_junit(report.read_bytes(), ["tap-ok::t/a.t::1 - one", "strict"])
     assert {k: v.outcome for k, v in got.items()} == {
         "tap-ok::t/a.t::1 - one": "passed", "tap-ok::t/a.t::2 - two": "passed", "noisy": "passed",
         "strict": "missing"}

@@ -87,7 +87,7 @@ def classify(stderr: str, subject: str) -> ArchiveError:
     """The error an apt failure is, with apt's first error line as the message's reason."""
     errors = [ln[3:].strip() for ln in stderr.splitlines() if ln.startswith("E: ")]
     first = errors[0] if errors else (stderr.strip().splitlines() or ["apt failed"])[-1]
-    text = " ".join(errors) or stderr
+    text = " ".join(errors) + "\n" + stderr  # apt says why an index failed in a warning
     if re.search(r"Unable to (find a source package|locate package)|Can not find version|"
                  r"Version '.*' for '.*' was not found|has no installation candidate", text):
         return UnknownPackage(f"{subject}: {first}")

@@ -82,7 +82,7 @@ def diff_members(diff: str, wanted: set[str]) -> dict[str, str]:
     return {k: "\n".join(v) + "\n" for k, v in found.items()}
 
 
-def tests_of(control: str) -> list[tuple[str, bool]]:
+def control_tests(control: str) -> list[tuple[str, bool]]:
     """(name, superficial) of each test of a debian/tests/control."""
     tests = []
     for number, stanza in enumerate(paragraphs(control.splitlines()), start=1):
@@ -95,7 +95,7 @@ def tests_of(control: str) -> list[tuple[str, bool]]:
 
 def judge(entry: Candidate, texts: dict[str, str]) -> Candidate:
     """The candidate with ``tests`` and ``superficial`` filled in from the files read."""
-    tests = tests_of(texts.get(CONTROL, ""))
+    tests = control_tests(texts.get(CONTROL, ""))
     if entry.team == "autopkgtest" and not tests:
         return entry.model_copy(update={"missing": [*entry.missing, f"no test in {CONTROL}"]})
     generated_real = entry.team != "autopkgtest" and entry.team not in IMPORT_ONLY_TEAMS

@@ -15,7 +15,8 @@ from cligym.config import DEFAULT_BASE_IMAGE
 def gold(
     source: Annotated[
         Optional[str],
-        typer.Argument(help="A PyPI sdist as NAME==VERSION (or NAME for the newest), or a local project directory."),
+        typer.Argument(help="A PyPI sdist as NAME==VERSION (or NAME for the newest), a local project directory, "
+                            "or a Debian source package as deb:SOURCE[=VERSION] (its autopkgtest tests)."),
     ] = None,
     output: Annotated[Path, typer.Option("-o", "--output", help="Directory for gold.json.")] = Path("gold"),
     image: Annotated[Optional[str], typer.Option(help="Use this existing image instead of building one.")] = None,

@@ -37,9 +37,19 @@ NOISE_LINE = re.compile(
 DID_NOT_RUN = "this test did not run"
 
 
+#: The Debian runner's place in a Debian gold image (``harness/scripts/debtest.sh``, see
+#: docs/debian.md): a test command naming it takes only the report option.
+DEBTEST = "/opt/cligym/debian/debtest.sh"
+
+
+def report_options(test_command: str) -> str:
+    """The options appended to ``test_command``: pytest's, or the Debian runner's one."""
+    return f"--junitxml={REPORT_PATH}" if test_command.split()[:1] == [DEBTEST] else REPORT_OPTIONS
+
+
 def shell_command(workdir: str, test_command: str) -> list[str]:
-    """The argv that runs ``test_command`` in ``workdir`` with node ids as ``"$@"``."""
-    script = f"cd {shlex.quote(workdir)} && {test_command} {REPORT_OPTIONS} \"$@\""
+    """The argv that runs ``test_command`` in ``workdir`` with test ids as ``"$@"``."""
+    script = f"cd {shlex.quote(workdir)} && {test_command} {report_options(test_command)} \"$@\""
     return ["sh", "-c", script, "sh"]  # $0: the shell's own messages read "sh: 1: ..."
 
 

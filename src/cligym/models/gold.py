@@ -14,8 +14,8 @@ from cligym.models.registry import RegistryImage
 class Source(BaseModel):
     """Where a gold environment came from."""
 
-    kind: Literal["pypi", "local", "image"]
-    spec: str  # "name==version", a directory path, or an image reference
+    kind: Literal["pypi", "local", "image", "debian"]
+    spec: str  # "name==version", a directory path, an image reference, or "deb:source=version"
     name: str
     version: str
     sdist_sha256: str | None = None

@@ -1,0 +1,179 @@
+"""A gold environment from a Debian source package (``cligym gold deb:SOURCE[=VERSION]``).
+
+On the host, with cligym's private apt state (``cligym.debian.archive``): the source
+package is fetched and unpacked, its autopkgtest tests read (``cligym.debian.control``),
+and the binary packages they need are downloaded for the base image's dpkg status. The
+image is built FROM the shared base image, offline: the debs become a flat apt repository
+in the image, the only one its apt knows (an air-gapped machine set up from it:
+``apt-get install --reinstall P`` works with no network), the tests' packages are installed
+from it, and the source tree is the work directory. The suite is run by cligym's runner
+(``debtest.sh``, the test command), ``--runs`` times, as for a Python project.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from cligym.config import LABEL, exclusive, home
+from cligym.debian.archive import AptState
+from cligym.debian.control import read_tests, write_tests_tsv
+from cligym.debian.results import CONVERTERS, COMMON
+from cligym.errors import BadInput, GoldFailed
+from cligym.gold.image import context_digest
+from cligym.gold.suite import record_suite
+from cligym.harness.bundle import busybox_bytes
+from cligym.harness.testrun import DEBTEST
+from cligym.models.debian_tests import DebianTests
+from cligym.models.gold import GoldEnv, Source
+from cligym.runtime import ImageKind, Runtime, ensure_base_image
+from cligym.ui import Reporter
+
+PREFIX = "deb:"
+APT_REPO = "/opt/cligym/apt"
+RUNNER_DIR = DEBTEST.rsplit("/", 1)[0]
+PYTHON = "/usr/bin/python3"  # the base image's: cligym's in-container readers run with it
+
+DOCKERFILE = """\
+# gold environment of the Debian source package {source} {version}, built offline
+FROM {base}
+LABEL {label}=1 {label}.project={name} {label}.version={version}
+COPY apt {repo}
+RUN rm -f /etc/apt/sources.list /etc/apt/sources.list.d/* \\
+ && echo "deb [trusted=yes] file:{repo} ./" > /etc/apt/sources.list.d/local.list \\
+ && apt-get update -q \\
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends {packages} \\
+ && apt-get clean
+COPY runner {runner}
+COPY source {workdir}
+WORKDIR {workdir}
+ENV DEBTEST_AWK="{runner}/busybox awk"
+"""
+
+
+def is_debian_spec(spec: str) -> bool:
+    return spec.startswith(PREFIX)
+
+
+def parse_debian_spec(spec: str) -> tuple[str, str | None]:
+    """``deb:SOURCE[=VERSION]`` -> (source, version or None); BadInput when malformed."""
+    body = spec.removeprefix(PREFIX)
+    source, _, version = body.partition("=")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9+.-]+", source) or (version and not re.fullmatch(r"[\w.+~:-]+", version)):
+        raise BadInput(f"{spec}: a Debian source is deb:SOURCE or deb:SOURCE=VERSION (e.g. deb:json-c)")
+    return source, version or None
+
+
+def debian_gold(runtime: Runtime, spec: str, *, base_image: str, runs: int, timeout: float, rebuild: bool,
+                reporter: Reporter) -> GoldEnv:
+    """Fetch, build and record the gold environment of a Debian source package."""
+    source, version = parse_debian_spec(spec)
+    state = AptState()
+    root = home() / "build"
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root) as tmp:
+        context = Path(tmp) / "context"
+        context.mkdir()
+        with reporter.task(f"fetching the Debian source package {source}{'=' + version if version else ''}"):
+            fetched = state.fetch_source(source, version, dest=Path(tmp) / "src")
+        tests = read_tests(Path(fetched.tree))
+        packages = install_list(tests)
+        base_id = ensure_base_image(runtime, base_image)
+        with reporter.task(f"downloading {len(packages)} packages and what they need"):
+            status = Path(tmp) / "status"
+            status.write_bytes(_dpkg_status(runtime, base_image))
+            debs = state.download_debs(_names(packages), status, dest=context / "apt")
+            _write_packages_index(context / "apt")
+        workdir = f"/usr/src/{source}"
+        _write_runner(context / "runner", tests)
+        shutil.copytree(fetched.tree, context / "source", symlinks=True)
+        (context / "Dockerfile").write_text(DOCKERFILE.format(
+            source=source, name=source, version=fetched.version, base=base_image, label=LABEL, repo=APT_REPO,
+            packages=" ".join(_names(packages)), runner=RUNNER_DIR, workdir=workdir))
+        (context / ".base-image-id").write_text(base_id)
+        with reporter.task(f"building the gold image ({len(debs)} debs)"):
+            started = time.monotonic()
+            tag = _build(runtime, context, source, fetched.version, rebuild)
+            build_seconds = round(time.monotonic() - started, 1)
+    gold = GoldEnv(
+        source=Source(kind="debian", spec=f"{PREFIX}{source}={fetched.version}", name=source, version=fetched.version),
+        image=tag, image_id=runtime.image_id(tag), base_image=base_image, python=PYTHON,
+        python_version=_python_version(runtime, tag), workdir=workdir, test_command=DEBTEST,
+        requirements=_names(packages), runs=0, tests=[], build_seconds=build_seconds,
+    )
+    record_suite(runtime, gold, [], runs, timeout, reporter)
+    return gold
+
+
+def install_list(tests: DebianTests) -> list[str]:
+    """What the runnable tests need installed (each dependency's first applicable
+    alternative), in order, once each; GoldFailed when no test can run here."""
+    runnable = tests.runnable()
+    if not runnable:
+        why = "; ".join(sorted({f"{t.name}: {t.why_not}" for t in tests.tests})) or "it declares none"
+        raise GoldFailed(f"{tests.source}: no autopkgtest test cligym can run ({why[:300]})")
+    return list(dict.fromkeys(spec for test in runnable for spec in test.install_list()))
+
+
+def _names(specs: list[str]) -> list[str]:
+    """Package names as apt-get install takes them (a version relation dropped: the
+    archive's candidate is what was downloaded)."""
+    return list(dict.fromkeys(spec.split(" ", 1)[0] for spec in specs))
+
+
+def _dpkg_status(runtime: Runtime, base_image: str) -> bytes:
+    result = runtime.run(base_image, ["cat", "/var/lib/dpkg/status"], timeout=120)
+    if not result.ok or not result.output.strip():
+        raise GoldFailed(f"cannot read the dpkg status of {base_image}: {result.output.strip()[-200:]}")
+    return result.output.encode()
+
+
+def _write_packages_index(repo: Path) -> None:
+    """The flat repository's ``Packages`` index (``dpkg-scanpackages`` reads the debs'
+    control files; nothing of them runs)."""
+    proc = subprocess.run(["dpkg-scanpackages", "--multiversion", ".", "/dev/null"], cwd=repo, capture_output=True,
+                          text=True, timeout=600, check=False)
+    if proc.returncode != 0:
+        raise GoldFailed(f"dpkg-scanpackages failed: {proc.stderr.strip()[-300:]}")
+    (repo / "Packages").write_text(proc.stdout)
+    for leftover in ("partial", "lock"):
+        path = repo / leftover
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+
+
+def _write_runner(folder: Path, tests: DebianTests) -> None:
+    """The runner, its converters, the static busybox whose awk runs them, the tests list."""
+    from cligym.debian.results import script_text  # the package data of the runner
+
+    (folder / "junit").mkdir(parents=True)
+    (folder / "debtest.sh").write_text(script_text("debtest.sh"))
+    (folder / "debtest.sh").chmod(0o755)
+    for name in {COMMON, *CONVERTERS.values()}:
+        (folder / "junit" / name).write_text(script_text(name))
+    (folder / "busybox").write_bytes(busybox_bytes())
+    (folder / "busybox").chmod(0o755)
+    write_tests_tsv(tests, folder / "tests.tsv")
+
+
+def _build(runtime: Runtime, context: Path, source: str, version: str, rebuild: bool) -> str:
+    safe_version = re.sub(r"[^A-Za-z0-9_.-]", "_", version)[:60]
+    tag = ImageKind.GOLD.tag(f"deb-{source}", f"{safe_version}-{context_digest(context)[:12]}")
+    locks = home() / "build" / "locks"
+    with exclusive(locks / f"{tag.replace('/', '+').replace(':', '+')}.lock"):
+        if runtime.image_exists(tag) and not rebuild:
+            return tag
+        (context / ".dockerignore").write_text(".base-image-id\n")
+        runtime.build(context, tag, nocache=True)
+        return tag
+
+
+def _python_version(runtime: Runtime, image: str) -> str:
+    result = runtime.run(image, [PYTHON, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout=120)
+    return result.output.strip().splitlines()[-1] if result.ok and result.output.strip() else ""

@@ -88,7 +88,7 @@ def bench(spec: str, root: Path, attempts: int, seed: int, single: bool, runtime
     summary = invert(gold_dir, run_dir, attempts=attempts, seed=seed, runtime=runtime, **options)
     run = RunDir(run_dir)
     candidates = [load(Candidate, p) for p in sorted(run.candidates.glob("*.json"))]
-    tasks = [load(Task, p) for p in run.instances()]
+    tasks = [load(Task, p) for p in run.task_records()]
     numbers = {"project": spec, "tests": len(load(GoldEnv, GoldDir(gold_dir).gold).tests), "attempts": len(candidates),
                "yield": len(tasks) / len(candidates) if candidates else 0.0,
                "discards": dict(Counter(c.discard_kind for c in candidates if c.discard_kind))}

@@ -63,7 +63,7 @@ def gold_of(spec: str, folder: Path, runtime: Runtime) -> None:
 def measure(run_dir: Path, export_dir: Path) -> dict:
     run = RunDir(run_dir)
     candidates = [load(Candidate, p) for p in sorted(run.candidates.glob("*.json"))]
-    tasks = [load(Task, p) for p in run.instances()]
+    tasks = [load(Task, p) for p in run.task_records()]
     ff = [t.fail_fraction for t in tasks]
     composite = [t for t in tasks if len(t.applied) > 1]
     minimal = [t for t in composite if all(a.necessary for a in t.applied)]

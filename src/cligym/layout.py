@@ -86,13 +86,13 @@ class RunDir:  # what ``cligym invert`` writes (and ``cligym verify`` reports in
     def task_dir(self, instance_id: str) -> Path:
         return self.tasks / safe_id(instance_id, "instance id")
 
-    def instance(self, instance_id: str) -> Path:
+    def task_record(self, instance_id: str) -> Path:
         return self.task_dir(instance_id) / "instance.json"
 
     def issues(self, instance_id: str) -> Path:
         return self.task_dir(instance_id) / "issues.json"
 
-    def instances(self) -> list[Path]:
+    def task_records(self) -> list[Path]:
         """Every saved task record, sorted."""
         return sorted(self.tasks.glob("*/instance.json"))
 

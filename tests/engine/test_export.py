@@ -46,7 +46,7 @@ print("harbor-ok", len(sys.argv) - 1)
 @pytest.fixture(scope="module")
 def run_dir(markupsafe_run):
     run = markupsafe_run / "run"
-    assert len(RunDir(run).instances()) >= 2
+    assert len(RunDir(run).task_records()) >= 2
     return run
 
 
@@ -204,9 +204,9 @@ def test_images_save_and_load_round_trip(tb_tasks, tmp_path):
 
 def _one_task_run(run_dir: Path, dest: Path) -> Path:
     """A copy of the run holding its first task only, without issue texts."""
-    task_path = RunDir(run_dir).instances()[0]
+    task_path = RunDir(run_dir).task_records()[0]
     copy = RunDir(dest)
-    save(load(Task, task_path), copy.instance(task_path.parent.name))
+    save(load(Task, task_path), copy.task_record(task_path.parent.name))
     return dest
 
 

@@ -83,7 +83,7 @@ def test_screen_retries_and_minimality_drops_a_decoy(runtime, gold_envs, gold_co
     # the decoy is dropped and the smaller state is the first attempt's: a duplicate
     assert second.decoys == ["test_touch|/etc/cligym-decoy"]
     assert second.status == "discarded" and second.discard_kind == "duplicate", second.reason
-    task = load(Task, ctx.run.instance(first.instance_id))
+    task = load(Task, ctx.run.task_record(first.instance_id))
     assert [(a.name, a.necessary) for a in task.applied] == [("test_shadow", True)]
     assert set(task.applied[0].fixes) == set(task.FAIL_TO_PASS) and 0 < task.fail_fraction < 1
     assert task.offline_fair is True

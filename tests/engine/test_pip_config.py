@@ -56,7 +56,7 @@ def pip_target_task(runtime, gold_envs, gold_copy, tmp_path_factory):
 
     root = once(tmp_path_factory, "pip-target-markupsafe", make)
     task_dir = next(iter(ExportDir(root / "tasks").task_dirs()))
-    task = load(Task, RunDir(root / "run").instance(task_dir.name))
+    task = load(Task, RunDir(root / "run").task_record(task_dir.name))
     assert task.scenario == SCENARIO and any(a.role == "blocker" for a in task.applied), task.applied
     tag = build_task_image(runtime, task_dir, ImageKind.VALIDATE)
     yield gold, task, task_dir, tag

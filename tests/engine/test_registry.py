@@ -63,7 +63,7 @@ def test_an_export_pinned_by_digest_runs_on_an_empty_engine_from_the_registry(
         pinned_export, registry, engine, runtime, tmp_path):
     run, tasks = pinned_export
     report = load(ExportReport, ExportDir(tasks).report)
-    gold = load(Task, RunDir(run).instances()[0]).image_name
+    gold = load(Task, RunDir(run).task_records()[0]).image_name
     pinned = report.gold_pinned[gold]
     assert report.registry == registry and pinned.startswith(f"{registry}/cligym/gold-") and "@sha256:" in pinned
     for task in ExportDir(tasks).task_dirs():
@@ -101,7 +101,7 @@ def test_an_export_pinned_by_digest_runs_on_an_empty_engine_from_the_registry(
     for _ in other.pull(prebuilt, stream=True, decode=True):
         pass
     assert (other.inspect_image(prebuilt)["Config"]["WorkingDir"]
-            == load(Task, RunDir(run).instances()[0]).workdir)
+            == load(Task, RunDir(run).task_records()[0]).workdir)
 
     # images pull names it as the tasks' local runs and the main engine do
     done = cligym("images", "pull", str(tasks), "--json", engine=engine)

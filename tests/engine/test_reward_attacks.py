@@ -71,10 +71,10 @@ def task(request, runtime, shadow_runs):
     # four attempts of cwd_shadow_module, exported: markupsafe's first is a task whose tests
     # still partly pass, but under load a screen can time out and the attempt take another state
     root = shadow_runs(request.param)
-    assert RunDir(root / "run").instances(), "the attempt made no task"
+    assert RunDir(root / "run").task_records(), "the attempt made no task"
     # a task whose breakage leaves pytest running (some tests still pass): one that stops
     # pytest's own start-up gives no attack anything to forge, even against a naive verifier
-    found = [(d, load(Task, RunDir(root / "run").instance(d.name)))
+    found = [(d, load(Task, RunDir(root / "run").task_record(d.name)))
              for d in ExportDir(root / "tasks").task_dirs()]
     running = [(d, t) for d, t in found if t.PASS_TO_PASS]
     assert running, [t.dockerfile for _, t in found]

@@ -32,7 +32,7 @@ def dotenv(gold_envs, gold_copy, runtime, tmp_path_factory):
 
 
 def only_task(run_dir) -> Task:
-    tasks = [load(Task, p) for p in RunDir(run_dir).instances()]
+    tasks = [load(Task, p) for p in RunDir(run_dir).task_records()]
     assert len(tasks) == 1, [c.name for c in RunDir(run_dir).candidates.glob("*")]
     return tasks[0]
 
@@ -83,7 +83,7 @@ def test_a_blocked_incident_is_hard(dotenv, runtime, tmp_path):
 def test_a_single_sweepable_fault_is_easy(shadow_runs):
     """A real run: a stray module in the working directory shadowing one the project imports
     (one operator; the reward attacks' run) is repaired by the sweeper and rated easy."""
-    tasks = [load(Task, p) for p in RunDir(shadow_runs("markupsafe==3.0.2") / "run").instances()]
+    tasks = [load(Task, p) for p in RunDir(shadow_runs("markupsafe==3.0.2") / "run").task_records()]
     assert tasks and all(t.operators == ["cwd_shadow_module"] for t in tasks)
     for single in tasks:
         assert single.difficulty.k == 1 and single.difficulty.sweeper_solves, single.instance_id

@@ -99,7 +99,7 @@ def task_env(runtime, gold_copy, tmp_path_factory):
     # code mutations are not offline-fair (only the oracle knows the line): exported on request
     export(root / "run", "harbor", root / "tasks", offline_only=False, runtime=runtime)
     task_dir = ExportDir(root / "tasks").task_dirs()[0]
-    task = load(Task, RunDir(root / "run").instance(task_dir.name))
+    task = load(Task, RunDir(root / "run").task_record(task_dir.name))
     tag = build_task_image(runtime, task_dir, ImageKind.VALIDATE)  # a scratch image of this run
     yield task_dir, task, tag
     runtime.remove_image(tag)

@@ -129,7 +129,7 @@ def shadow_task(runtime, shadow_runs):
     """(a markupsafe task exported as Harbor whose breakage leaves some tests passing, its
     built image)."""
     root = shadow_runs("markupsafe==3.0.2")
-    found = [(d, load(Task, RunDir(root / "run").instance(d.name)))
+    found = [(d, load(Task, RunDir(root / "run").task_record(d.name)))
              for d in ExportDir(root / "tasks").task_dirs()]
     task_dir = next(d for d, t in found if t.PASS_TO_PASS)
     tag = build_task_image(runtime, task_dir, ImageKind.VALIDATE)

@@ -78,7 +78,7 @@ def test_a_state_that_fails_some_tests_is_verified_and_saved(run):
     assert candidate.status == "verified", candidate.reason
     assert (candidate.FAIL_TO_PASS, candidate.fail_fraction) == (["t.py::b"], 0.25)
     assert [(a.necessary, a.fixes) for a in candidate.operators] == [(True, ["t.py::b"])]
-    task = load(Task, ctx.run.instance(candidate.instance_id))
+    task = load(Task, ctx.run.task_record(candidate.instance_id))
     assert task.operators == ["x"] and task.PASS_TO_PASS == ["t.py::a", "t.py::c", "t.py::d"]
     assert task.extra_bytes == 42 and task.difficulty is not None and task.offline_fair
     assert "undo RUN x" in task.solution and ctx.run.issues(candidate.instance_id).exists()
@@ -292,4 +292,4 @@ def test_states_the_sweeper_repairs_are_kept_while_their_share_stays_under_the_r
     assert first.reason == (f"the task-blind sweeper repairs it, and with it more than {share:.0%} of the run's "
                             "tasks would be such")
     assert second.status == ("verified" if share == 0.5 else "discarded")
-    assert len(ctx.run.instances()) == (2 if share == 0.5 else 1)
+    assert len(ctx.run.task_records()) == (2 if share == 0.5 else 1)

@@ -159,7 +159,7 @@ def run_dir(tmp_path) -> Path:
     run = RunDir(tmp_path / "run")
     for task in (make_task("demo.e", "easy"), make_task("demo.m", "medium"), make_task("demo.h", "hard"),
                  make_task("demo.u"), make_task("demo.n", "hard", fair=False)):
-        save(task, run.instance(task.instance_id))
+        save(task, run.task_record(task.instance_id))
         save(issues(task), run.issues(task.instance_id))
     return run.path
 
@@ -194,7 +194,7 @@ def test_with_network_the_difficulty_filter_sees_every_task(run_dir, tmp_path):
 def test_nothing_hard_enough_is_bad_input(tmp_path):
     run = RunDir(tmp_path / "run")
     for task in (make_task("demo.e", "easy"), make_task("demo.u")):
-        save(task, run.instance(task.instance_id))
+        save(task, run.task_record(task.instance_id))
         save(issues(task), run.issues(task.instance_id))
     with pytest.raises(BadInput, match=r"none of the 2 tasks .* is at least medium \(1 of them unmeasured\)"):
         export(run.path, "jsonl", tmp_path / "out", min_difficulty="medium")

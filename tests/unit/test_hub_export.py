@@ -167,7 +167,7 @@ def test_only_the_cards_file_loads_beside_other_data_files(tmp_path):
 def test_the_export_report_and_cli_name_the_files(tmp_path):
     run = RunDir(tmp_path / "run")
     for task in tasks():
-        save(task, run.instance(task.instance_id))
+        save(task, run.task_record(task.instance_id))
         save(issues(task), run.issues(task.instance_id))
     out = ExportDir(tmp_path / "out")
     report = export(run.path, "jsonl", out.path)

@@ -64,7 +64,7 @@ def test_a_leaking_text_is_sent_back_and_a_clean_one_used(scripted_server):
 def test_two_leaking_texts_leave_the_template(scripted_server, tmp_path):
     task = make_task()
     run = RunDir(tmp_path / "run")
-    save(task, run.instance(task.instance_id))
+    save(task, run.task_record(task.instance_id))
     server = scripted_server([_answer(LEAKING), reply("no JSON at all")])
     assert write_llm_issues(run.path, _client(server)) == (0, 1)
     issues = load(TaskIssues, run.issues(task.instance_id))

@@ -49,14 +49,14 @@ def test_a_record_of_this_version_does_not_blame_the_version(tmp_path):
 @pytest.mark.parametrize("bad", ["../../x/pwn", "a/b", "..", ".hidden", "", "x" * 300, "a\nb"])
 def test_ids_that_would_leave_their_directory_are_refused(tmp_path, bad):
     with pytest.raises(BadInput):
-        RunDir(tmp_path).instance(bad)
+        RunDir(tmp_path).task_record(bad)
     with pytest.raises(BadInput):
         safe_id(bad)
 
 
 def test_real_instance_ids_are_accepted(tmp_path):
     for ok in ("markupsafe.ca_bundle_emptied+env_home_missing.0a1b2c3d4e", "python-dotenv.agent.ffff000011"):
-        assert RunDir(tmp_path).instance(ok).parent.name == ok
+        assert RunDir(tmp_path).task_record(ok).parent.name == ok
 
 
 #: Records written by cligym 0.1.0 before the records moved into cligym.models (the task

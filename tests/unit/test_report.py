@@ -55,7 +55,7 @@ def _run(folder: Path, image_id: str, candidates: list[dict], tasks: list[Task])
     for n, fields in enumerate(candidates):
         save(Candidate(id=f"{n:04d}", attempt=n, seed=0, **fields), run.candidate(n))
     for task in tasks:
-        save(task, run.instance(task.instance_id))
+        save(task, run.task_record(task.instance_id))
     return run
 
 

@@ -112,7 +112,7 @@ def _same_deltas(dataset: DatasetDir, plan: DatasetPlan, good: list[str]) -> int
     owners: dict[tuple[str, ...], set[str]] = defaultdict(set)
     wanted = set(good)
     for project in plan.projects:
-        for path in RunDir(dataset.run(project.key)).instances():
+        for path in RunDir(dataset.run(project.key)).task_records():
             task = load(Task, path)
             if task.instance_id in wanted:
                 owners[tuple(task.dockerfile)].add(project.key)

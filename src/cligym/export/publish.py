@@ -31,7 +31,7 @@ from cligym.runtime.registry import Progress
 
 def gold_images_of(source: Path) -> tuple[list[str], int]:
     """The gold images (and task count) of a run dir or of an export in any format."""
-    tasks = RunDir(source).instances()
+    tasks = RunDir(source).task_records()
     if tasks:
         records = [load(Task, p, "task instance") for p in tasks]
         return sorted({t.image_name for t in records}), len(records)
@@ -75,7 +75,7 @@ def source_of(path: Path) -> Source:
     if not path.is_dir():
         raise BadInput(f"{path} is not a directory (expected a gold, run, export or dataset directory)")
     images, _ = gold_images_of(path)
-    index = RunDir(path).registry if RunDir(path).instances() else ExportDir(path).registry
+    index = RunDir(path).registry if RunDir(path).task_records() else ExportDir(path).registry
     return Source(path, images, [], index)
 
 

@@ -27,7 +27,7 @@ from cligym.runtime import Runtime
 
 
 def load_tasks(run_dir: Path) -> list[Task]:
-    paths = RunDir(run_dir).instances()
+    paths = RunDir(run_dir).task_records()
     if not paths:
         raise BadInput(f"{run_dir} has no tasks (expected RUN_DIR/tasks/*/instance.json from 'cligym invert')")
     return [load(Task, p, "task instance") for p in paths]

@@ -58,7 +58,7 @@ def forget_orphans(ctx: RunContext) -> None:
     """Remove the task records whose attempt has no candidate record: an interrupted try
     saved the task just before its candidate, and a redo that makes another delta (a model
     seldom makes the same one twice) would leave it behind, uncounted."""
-    for record in ctx.run.instances():
+    for record in ctx.run.task_records():
         try:
             task = load(Task, record)
         except CligymError:
@@ -183,7 +183,7 @@ def _check_new(check: _Check) -> Outcome:
         ctx.order.claim(digest, attempt)
     try:
         instance_id = f"{ctx.gold.source.name}.{proposal.name}.{digest}"
-        record = ctx.run.instance(instance_id)
+        record = ctx.run.task_record(instance_id)
         if record.exists() and load(Task, record).attempt != attempt:
             if proposal.retry:
                 return Miss(found=found)  # nothing new to learn from building it again: try another
@@ -292,7 +292,7 @@ def _minimal(check: _Check, tag: str, f2p: list[str]) -> list[AppliedChange]:
 def _swept(ctx: RunContext) -> tuple[int, int]:
     """How many of the run's saved tasks the task-blind sweeper repairs, and how many there
     are (read from the records, so a resumed run counts what its earlier part made)."""
-    tasks = [load(Task, path) for path in ctx.run.instances()]
+    tasks = [load(Task, path) for path in ctx.run.task_records()]
     return sum(bool(t.difficulty and t.difficulty.sweeper_solves) for t in tasks), len(tasks)
 
 
@@ -347,5 +347,5 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
     if problems:
         return _discarded(found, "bad_text", "; ".join(problems))
     save(issues, ctx.run.issues(instance_id))
-    save(task, ctx.run.instance(instance_id))
+    save(task, ctx.run.task_record(instance_id))
     return Ended({**found, "status": "verified", "instance_id": instance_id})

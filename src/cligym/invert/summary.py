@@ -46,7 +46,7 @@ def _difficulty_figures(run: RunDir, verified: list[Candidate]) -> dict:
     labels: Counter[str] = Counter()
     ks: Counter[str] = Counter()
     for c in verified:
-        path = run.instance(c.instance_id or "")
+        path = run.task_record(c.instance_id or "")
         task = load(Task, path) if path.is_file() else None
         measured = task.difficulty if task else None
         labels[measured.label if measured else "unmeasured"] += 1

@@ -103,7 +103,7 @@ def write_llm_issues(run_dir: Path, client, seed: int = 0) -> tuple[int, int]:
     """Model-written texts for every task of a run that has none yet; (written, refused)."""
     run = RunDir(run_dir)
     written = refused = 0
-    for path in run.instances():
+    for path in run.task_records():
         task = load(Task, path, "task instance")
         target = run.issues(task.instance_id)
         if target.is_file():

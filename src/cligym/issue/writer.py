@@ -166,7 +166,7 @@ def write_missing_issues(run_dir: Path) -> None:
     """Issue texts for every task of a run that has none (runs made before the issue stage
     saved them beside each task)."""
     run = RunDir(run_dir)
-    for path in run.instances():
+    for path in run.task_records():
         task = load(Task, path, "task instance")
         if not run.issues(task.instance_id).is_file():
             save(write_issues(task), run.issues(task.instance_id))

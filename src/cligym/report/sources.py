@@ -122,7 +122,7 @@ def _add_export(sources: Sources, export: ExportDir) -> None:
 
 def _run(run: RunDir) -> Run:
     candidates = [load(Candidate, p, "candidate") for p in run.candidate_records().values()]
-    tasks = [load(Task, p, "task") for p in run.instances()]
+    tasks = [load(Task, p, "task") for p in run.task_records()]
     issues = {t.instance_id: load(TaskIssues, run.issues(t.instance_id), "issue texts")
               for t in tasks if run.issues(t.instance_id).is_file()}
     return Run(run.path, load(InvertConfig, run.config, "run config"), candidates, tasks, issues)

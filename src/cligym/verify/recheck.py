@@ -21,7 +21,7 @@ def recheck_run(run_dir: Path, gold_dir: Path, *, runtime: Runtime | None = None
     """Re-check every task of ``run_dir`` against the gold environment of ``gold_dir``."""
     reporter = reporter or Reporter()
     run = RunDir(run_dir)
-    paths = run.instances()
+    paths = run.task_records()
     if not paths:
         raise BadInput(f"{run_dir} has no tasks (expected RUN_DIR/tasks/*/instance.json)")
     gold = GoldDir(gold_dir).load()

@@ -5,7 +5,6 @@ files all download here and whose tests are not all superficial."""
 from __future__ import annotations
 
 import random
-from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Optional
 
 import typer
@@ -24,37 +23,34 @@ def _known(values: list[str], allowed: list[str], what: str) -> list[str]:
     return values
 
 
-def _downloadable(chosen, limit, workers, timeout, reporter):
-    """The chosen candidates the archive serves every file of, up to ``limit``; and how
-    many were checked."""
+def _pipeline(chosen, *, limit, downloads, superficial, workers, timeout, reporter):
+    """The chosen candidates, in order, that pass the asked checks, up to ``limit``: every
+    file served (``downloads``), then for the first ``superficial`` of those, tests read
+    and the superficial-only ones dropped. Returns them and the counts."""
     from cligym.debian.candidates import check_downloads
-
-    kept, checked = [], 0
-    with reporter.task("asking the archive for every file", total=None if limit else len(chosen)):
-        for entry in check_downloads(chosen, workers=workers, timeout=timeout):
-            checked += 1
-            reporter.advance()
-            if entry.downloadable:
-                kept.append(entry)
-                reporter.log(f"{len(kept)} served of {checked}: {entry.source}")
-                if limit and len(kept) >= limit:
-                    break
-    return kept, checked
-
-
-def _superficial(kept, count, workers, reporter):
-    """The first ``count`` candidates with their tests read, the superficial-only ones
-    dropped; the rest unchanged."""
     from cligym.debian.superficial import check_superficial
 
-    head, tail = kept[:count], kept[count:]
-    with reporter.task("reading debian/tests/control", total=len(head)), \
-            ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        read = []
-        for entry in pool.map(check_superficial, head):
+    kept, tally = [], {"checked": 0, "served": 0, "read": 0, "superficial_dropped": 0}
+    stream = check_downloads(chosen, workers=workers, timeout=timeout) if downloads else iter(chosen)
+    with reporter.task("checking candidates" if downloads or superficial else "listing",
+                       total=None if limit else len(chosen)):
+        for entry in stream:
+            tally["checked"] += 1
             reporter.advance()
-            read.append(entry)
-    return [e for e in read if e.superficial is not True] + tail, sum(e.superficial is True for e in read)
+            if downloads and not entry.downloadable:
+                continue
+            tally["served"] += 1
+            if tally["read"] < superficial:
+                entry = check_superficial(entry, timeout=max(timeout, 30.0))
+                tally["read"] += 1
+                if entry.superficial:
+                    tally["superficial_dropped"] += 1
+                    continue
+            kept.append(entry)
+            reporter.log(f"{len(kept)} kept of {tally['checked']}: {entry.source}")
+            if limit and len(kept) >= limit:
+                break
+    return kept, tally
 
 
 @debian_app.command("candidates")
@@ -70,8 +66,8 @@ def candidates(
                                   "in full (with --limit: until that many are found).")] = False,
     check_superficial: Annotated[int, typer.Option(
         "--check-superficial", metavar="N", min=0,
-        help="Read debian/tests/control of the first N listed packages and drop those whose tests are all "
-             "superficial.")] = 0,
+        help="Read debian/tests/control of the first N packages (that passed --check-downloads) and drop "
+             "those whose tests are all superficial; --limit counts the packages kept.")] = 0,
     seed: Annotated[Optional[int], typer.Option(
         "--seed", help="Shuffle the packages with this seed before --limit (default: by name).")] = None,
     update: Annotated[bool, typer.Option("--update", help="Download the archive's indexes again first.")] = False,
@@ -97,24 +93,22 @@ def candidates(
         chosen = found.select(listed, teams=teams, languages=languages)
         if seed is not None:
             random.Random(seed).shuffle(chosen)
-        checked = dropped = 0
-        if check_downloads:
-            kept, checked = _downloadable(chosen, limit, workers, timeout, reporter)
-            served = len(kept)
+        if check_downloads or check_superficial:
+            kept, tally = _pipeline(chosen, limit=limit, downloads=check_downloads, superficial=check_superficial,
+                                    workers=workers, timeout=timeout, reporter=reporter)
         else:
-            kept = chosen[:limit] if limit else chosen
-        if check_superficial:
-            kept, dropped = _superficial(kept, check_superficial, workers, reporter)
-    summary = {"with_tests": len(listed), "selected": len(chosen), "checked": checked,
-               "served": served if check_downloads else None, "superficial_dropped": dropped, "listed": len(kept)}
+            kept, tally = (chosen[:limit] if limit else chosen), {"checked": 0, "served": 0, "read": 0,
+                                                                  "superficial_dropped": 0}
+    summary = {"with_tests": len(listed), "selected": len(chosen), **tally, "listed": len(kept)}
     if as_json:
         print_json({"summary": summary, "counts": {k: dict(v) for k, v in found.counts(kept).items()},
                     "candidates": [c.model_dump(mode="json") for c in kept]})
         return
     _table(kept)
-    said = f"; {served} of {checked} checked are served in full" if check_downloads else ""
-    err.print(f"{len(listed)} source packages declare tests, {len(chosen)} selected, {len(kept)} listed{said}"
-              + (f"; {dropped} with superficial tests only dropped" if check_superficial else ""),
+    said = f"; {tally['served']} of {tally['checked']} checked are served in full" if check_downloads else ""
+    if check_superficial:
+        said += f"; tests read for {tally['read']}, {tally['superficial_dropped']} superficial only (dropped)"
+    err.print(f"{len(listed)} source packages declare tests, {len(chosen)} selected, {len(kept)} listed{said}",
               markup=False, highlight=False)
 
 

@@ -38,7 +38,7 @@ def test_json_lists_the_selected_candidates(app) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [c["source"] for c in data["candidates"]] == ["libfoo-perl"]
-    assert data["summary"] == {"with_tests": 4, "selected": 2, "checked": 0, "served": None,
+    assert data["summary"] == {"with_tests": 4, "selected": 2, "checked": 0, "served": 0, "read": 0,
                                "superficial_dropped": 0, "listed": 1}
 
 
@@ -52,6 +52,21 @@ def test_check_downloads_keeps_what_is_served_until_the_limit(app, monkeypatch) 
     data = json.loads(result.stdout)
     assert [c["source"] for c in data["candidates"]] == ["libfoo-perl", "libbaz-perl"]
     assert data["summary"]["checked"] == 3 and data["summary"]["served"] == 2
+
+
+def test_superficial_only_packages_are_dropped_and_the_limit_counts_the_kept(app, monkeypatch) -> None:
+    from cligym.debian import superficial
+
+    def fake(entry, timeout=30.0):
+        return entry.model_copy(update={"superficial": entry.source == "libfoo-perl", "tests": ["t"]})
+
+    monkeypatch.setattr(superficial, "check_superficial", fake)
+    result = CliRunner().invoke(app, ["debian", "candidates", "--check-superficial", "2", "--limit", "2", "--json"])
+    data = json.loads(result.stdout)
+    assert [c["source"] for c in data["candidates"]] == ["node-bar", "libbaz-perl"]
+    assert [c["superficial"] for c in data["candidates"]] == [False, None]  # only two read
+    assert data["summary"]["superficial_dropped"] == 1
+    assert data["summary"]["read"] == 2 and data["summary"]["checked"] == 3
 
 
 def test_the_table_and_its_summary_line(app) -> None:

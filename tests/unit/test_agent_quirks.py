@@ -1,6 +1,6 @@
 """The agent loop against the scripted server imitating real servers: what goes back to the
 model (reasoning, extras, malformed arguments, role order), tool calls written as text,
-sampling across attempts, the context budget and the command deadline. The tools run in
+sampling across episodes, the context budget and the command deadline. The tools run in
 no container here: a stand-in executor answers every command (the loop's handling of the
 conversation is under test; the engine tier runs the same loop in real containers)."""
 
@@ -29,11 +29,11 @@ class AnsweringExecutor(ToolExecutor):
         return self.output
 
 
-def _run(server, *, limits=None, recorder=None, executor=None, attempt=0, **settings):
+def _run(server, *, limits=None, recorder=None, executor=None, episode=0, **settings):
     client = ModelClient(ModelConfig(model="scripted", base_url=server.base_url,
                                      **{"max_retries": 1, "backoff_base": 0.01, **settings}))
     return run_agent(client, executor or AnsweringExecutor(), system="sys", task="fix it",
-                     limits=limits or AgentLimits(max_steps=8, max_seconds=60), recorder=recorder, attempt=attempt)
+                     limits=limits or AgentLimits(max_steps=8, max_seconds=60), recorder=recorder, episode=episode)
 
 
 BASH = tool_call("execute_bash", {"command": "ls"})
@@ -109,22 +109,22 @@ def test_malformed_arguments_do_not_poison_the_history(scripted_server):
     assert executor.commands == ["ls"]
 
 
-# --- 5. k attempts differ at temperature > 0; a seed makes them reproducible
+# --- 5. k episodes differ at temperature > 0; a seed makes them reproducible
 
 
-def _trajectories(server_factory, attempts, **settings):
+def _trajectories(server_factory, episodes, **settings):
     found = []
-    for attempt in attempts:
+    for episode in episodes:
         script = [sampled(*[reply(f"try {i}", [tool_call("execute_bash", {"command": f"echo {i}"})])
                             for i in range(100)]) for _ in range(3)] + [reply(None, [FINISH])]
         server = server_factory(script)
         recorder = TrajectoryRecorder("cligym-llm", "0", "scripted")
-        _run(server, recorder=recorder, attempt=attempt, **settings)
+        _run(server, recorder=recorder, episode=episode, **settings)
         found.append(tuple(m.get("content") for m in to_chat_messages(recorder.finish())))
     return found
 
 
-def test_attempts_sample_differently_and_a_seed_reproduces_them(scripted_server):
+def test_episodes_sample_differently_and_a_seed_reproduces_them(scripted_server):
     unseeded = _trajectories(scripted_server, range(4), temperature=0.8)
     assert len(set(unseeded)) == 4
     seeded = _trajectories(scripted_server, range(4), temperature=0.8, seed=11)

@@ -79,16 +79,16 @@ def test_a_config_file_sets_the_profile_and_its_keys_win(tmp_path):
         ModelConfig(model="m", base_url="u", preset="nope")
 
 
-# --- 5. attempts sample differently; a seed makes them reproducible
+# --- 5. episodes sample differently; a seed makes them reproducible
 
 
-def test_the_seed_moves_with_the_attempt(scripted_server):
+def test_the_seed_moves_with_the_episode(scripted_server):
     server = scripted_server(["a", "b", "c"])
     client = _client(server, temperature=0.7, seed=7)
-    for attempt in (0, 1, 1):
-        client.chat(MESSAGES, attempt=attempt)
+    for episode in (0, 1, 1):
+        client.chat(MESSAGES, episode=episode)
     assert [r["seed"] for r in server.requests] == [7, 8, 8]
-    assert "seed" not in _client(server, temperature=0.7).request(MESSAGES, attempt=3)
+    assert "seed" not in _client(server, temperature=0.7).request(MESSAGES, episode=3)
 
 
 # --- 6. context overflow in each server's words

@@ -68,7 +68,7 @@ class ChatClient(Protocol):
     config: ModelConfig
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-             deadline: float | None = None, attempt: int = 0) -> Reply: ...
+             deadline: float | None = None, episode: int = 0) -> Reply: ...
 
     def stop(self) -> None: ...
 
@@ -114,13 +114,13 @@ class ModelClient:
     # --- one completion
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-             deadline: float | None = None, attempt: int = 0) -> Reply:
+             deadline: float | None = None, episode: int = 0) -> Reply:
         """One completion, retried as the config says, before ``deadline`` (a
         ``time.monotonic()`` value; None: only the per-attempt ``timeout``, for the whole answer
-        body included, bounds a call). ``attempt`` (of a task's k) moves the seed, if one is set."""
+        body included, bounds a call). ``episode`` (of a task's k) moves the seed, if one is set."""
         cfg = self.config
         try:
-            reply = self._complete(self.request(messages, tools, attempt=attempt), deadline)
+            reply = self._complete(self.request(messages, tools, episode=episode), deadline)
         except ModelError as exc:
             if isinstance(exc, Fatal | ModelContextOverflow):
                 raise  # this conversation's length, not the endpoint
@@ -134,10 +134,10 @@ class ModelClient:
         return reply
 
     def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-                attempt: int = 0) -> dict[str, Any]:
+                episode: int = 0) -> dict[str, Any]:
         """The request body's fields: the conversation as sent (``wire_messages``) and the
         decoding controls the config sets and does not ``omit``."""
-        cfg = self.config.sampling(attempt)
+        cfg = self.config.sampling(episode)
         request: dict[str, Any] = {"model": cfg.model, "messages": wire_messages(messages)}
         if tools:
             request["tools"] = tools

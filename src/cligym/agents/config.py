@@ -73,10 +73,10 @@ class ModelConfig(BaseModel):
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
             raise BadInput(f"model config {path}: {one_line(problems)}") from None
 
-    def sampling(self, attempt: int) -> ModelConfig:
-        """The config for attempt ``attempt`` of a task: its seed moved by the attempt's
-        number, so that k attempts sample k ways and a rerun samples the same ones."""
-        return self if self.seed is None or attempt == 0 else self.model_copy(update={"seed": self.seed + attempt})
+    def sampling(self, episode: int) -> ModelConfig:
+        """The config for episode ``episode`` of a task: its seed moved by the episode's
+        number, so that k episodes sample k ways and a rerun samples the same ones."""
+        return self if self.seed is None or episode == 0 else self.model_copy(update={"seed": self.seed + episode})
 
     def api_key(self) -> str:
         """The key from ``$api_key_env``, or ``EMPTY`` when that variable is unset or empty."""

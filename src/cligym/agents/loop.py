@@ -70,11 +70,11 @@ def run_agent(
     recorder=None,
     history: list[dict[str, Any]] | None = None,
     stop: threading.Event | None = None,
-    attempt: int = 0,
+    episode: int = 0,
 ) -> AgentOutcome:
     """Drive ``client`` on ``task`` with the tools of ``executor``; record every step. A given
     ``history`` keeps the conversation: an empty one is filled, a filled one goes on with
-    ``task``. ``stop`` set ends the run before its next step; ``attempt`` (of a task's k)
+    ``task``. ``stop`` set ends the run before its next step; ``episode`` (of a task's k)
     moves the sampling seed. Every model call and command gets the run's deadline, so a
     hanging endpoint or command ends the run (``max_seconds``) shortly after it. A ``Fatal``
     model error and EngineUnavailable are raised; other errors end the run with a stop reason."""
@@ -85,7 +85,7 @@ def run_agent(
         if opening:
             recorder.system(system)
         recorder.user(task)
-    run = _Run(client, executor, limits, recorder, attempt)
+    run = _Run(client, executor, limits, recorder, episode)
     while True:
         reason = run.limit_reached(stop)
         if reason is not None:
@@ -119,9 +119,9 @@ def run_agent(
 class _Run:
     """One run's counters and limits, and the model call with its context budget."""
 
-    def __init__(self, client, executor: ToolExecutor, limits: AgentLimits, recorder, attempt: int) -> None:
-        self.client, self.executor, self.limits, self.recorder, self.attempt = (client, executor, limits, recorder,
-                                                                              attempt)
+    def __init__(self, client, executor: ToolExecutor, limits: AgentLimits, recorder, episode: int) -> None:
+        self.client, self.executor, self.limits, self.recorder, self.episode = (client, executor, limits, recorder,
+                                                                              episode)
         self.reasoning = client.config.reasoning
         self.budget = limits.context_tokens or client.config.context_tokens
         self.started = time.monotonic()
@@ -157,11 +157,11 @@ class _Run:
             raise ModelContextOverflow(f"the conversation does not fit {self.budget} tokens even with tool outputs "
                                        "shortened")
         try:
-            reply = self.client.chat(messages, tools=self.tools, deadline=self.deadline, attempt=self.attempt)
+            reply = self.client.chat(messages, tools=self.tools, deadline=self.deadline, episode=self.episode)
         except ModelContextOverflow:
             if not self._condense(messages, estimate_tokens(messages) // 2):
                 raise
-            reply = self.client.chat(messages, tools=self.tools, deadline=self.deadline, attempt=self.attempt)
+            reply = self.client.chat(messages, tools=self.tools, deadline=self.deadline, episode=self.episode)
         self.steps += 1
         self.prompt += reply.usage.prompt_tokens
         self.completion += reply.usage.completion_tokens

@@ -59,8 +59,8 @@ class RolloutAgent(ABC):
 
     @abstractmethod
     def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
-            attempt: int = 0) -> AgentOutcome:
-        """Attempt ``attempt`` (of k) of the task in ``session``, recording every step."""
+            episode: int = 0) -> AgentOutcome:
+        """Episode ``episode`` (of k) of the task in ``session``, recording every step."""
 
 
 class NopAgent(RolloutAgent):
@@ -69,7 +69,7 @@ class NopAgent(RolloutAgent):
     name = "nop"
 
     def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
-            attempt: int = 0) -> AgentOutcome:
+            episode: int = 0) -> AgentOutcome:
         recorder.user(instruction)
         recorder.agent("(no action)")
         return DONE
@@ -81,7 +81,7 @@ class OracleAgent(RolloutAgent):
     name = "oracle"
 
     def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
-            attempt: int = 0) -> AgentOutcome:
+            episode: int = 0) -> AgentOutcome:
         recorder.user(instruction)
         fixed = run_oracle(session, task)
         recorder.agent("Running the reference solution.",
@@ -97,7 +97,7 @@ class LlmAgent(RolloutAgent):
     needs_model = True
 
     def run(self, session: Session, task: TaskDir, instruction: str, recorder: TrajectoryRecorder, *,
-            attempt: int = 0) -> AgentOutcome:
+            episode: int = 0) -> AgentOutcome:
         workdir = session.exec(["pwd"], timeout=60).output.strip() or "/"
         executor = ToolExecutor(session, workdir=workdir, command_timeout=self.limits.command_timeout,
                                 max_output=self.limits.max_output)
@@ -105,7 +105,7 @@ class LlmAgent(RolloutAgent):
         # the rollout stops with its one line and writes nothing for this attempt
         try:
             return run_agent(self.client, executor, system=REPAIR_SYSTEM, task=instruction, limits=self.limits,
-                             recorder=recorder, stop=self.stop, attempt=attempt)
+                             recorder=recorder, stop=self.stop, episode=episode)
         finally:  # the verifier sees the files the agent left, not its shell or what runs in it
             executor.close()
 

@@ -48,7 +48,7 @@ def run_attempt(runtime: Runtime, tag: str, task: TaskDir, agent: RolloutAgent,
     )
     started = time.monotonic()
     with runtime.session(tag) as session:
-        outcome = agent.run(session, task, instruction, recorder, attempt=attempt)
+        outcome = agent.run(session, task, instruction, recorder, episode=attempt)
         judged = run_verifier(session, task)
     trajectory = recorder.finish({"reward": judged.reward, "stop_reason": outcome.stop_reason})
     record = RolloutResult(

@@ -277,10 +277,11 @@ class AptState:
 
     # -- binary packages for a dpkg status ------------------------------------------------
 
-    def download_debs(self, packages: list[str], dpkg_status: Path, *, dest: Path) -> list[DownloadedDeb]:
-        """Download into ``dest`` the debs that installing ``packages`` (no recommends)
-        needs on a system whose dpkg status is ``dpkg_status`` (a copy is used: the file is
-        never changed), and return them."""
+    def download_debs(self, packages: list[str], dpkg_status: Path, *, dest: Path,
+                      recommends: bool = False) -> list[DownloadedDeb]:
+        """Download into ``dest`` the debs that installing ``packages`` (their Recommends
+        too with ``recommends``) needs on a system whose dpkg status is ``dpkg_status`` (a
+        copy is used: the file is never changed), and return them."""
         if not packages:
             return []
         if not dpkg_status.is_file():
@@ -294,7 +295,8 @@ class AptState:
             shutil.copyfile(dpkg_status, status)
             empty = Path(tmp) / "archives"
             (empty / "partial").mkdir(parents=True)
-            base = ["apt-get", "install", "--download-only", "--no-install-recommends", "-y", "-q",
+            base = ["apt-get", "install", "--download-only",
+                    "--install-recommends" if recommends else "--no-install-recommends", "-y", "-q",
                     "-o", f"Dir::State::status={status}", "-o", "Dir::Cache::pkgcache="]
             listed = self.run([*base, "-o", f"Dir::Cache::archives={empty}/", "--print-uris", *packages],
                               subject=subject)

@@ -6,7 +6,9 @@ and the binary packages they need are downloaded for the base image's dpkg statu
 image is built FROM the shared base image, offline: the debs become a flat apt repository
 in the image, the only one its apt knows (an air-gapped machine set up from it:
 ``apt-get install --reinstall P`` works with no network), the tests' packages are installed
-from it, and the source tree is the work directory. The suite is run by cligym's runner
+from it with their Recommends (apt's default, which autopkgtest's testbeds keep: a test
+that compiles names cmake, not the make it recommends), and the source tree is the work
+directory. The suite is run by cligym's runner
 (``debtest.sh``, the test command), ``--runs`` times, as for a Python project.
 """
 
@@ -46,7 +48,7 @@ COPY apt {repo}
 RUN rm -f /etc/apt/sources.list /etc/apt/sources.list.d/* \\
  && echo "deb [trusted=yes] file:{repo} ./" > /etc/apt/sources.list.d/local.list \\
  && apt-get update -q \\
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends {packages} \\
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --install-recommends {packages} \\
  && apt-get clean
 COPY runner {runner}
 COPY source {workdir}
@@ -86,7 +88,7 @@ def debian_gold(runtime: Runtime, spec: str, *, base_image: str, runs: int, time
         with reporter.task(f"downloading {len(packages)} packages and what they need"):
             status = Path(tmp) / "status"
             status.write_bytes(_dpkg_status(runtime, base_image))
-            debs = state.download_debs(_names(packages), status, dest=context / "apt")
+            debs = state.download_debs(_names(packages), status, dest=context / "apt", recommends=True)
             _write_packages_index(context / "apt")
         workdir = f"/usr/src/{source}"
         _write_runner(context / "runner", tests)

@@ -75,7 +75,7 @@ def test_plain_reply(scripted_server):
     assert body["model"] == "test-model" and body["messages"] == MESSAGES
     assert body["temperature"] == 0.2 and "tools" not in body
     assert server.headers[0]["authorization"] == f"Bearer {KEY}"
-    assert (client.calls, client.attempts, client.retries) == (1, 1, 0)
+    assert (client.calls, client.requests, client.retries) == (1, 1, 0)
 
 
 def test_tool_calls_are_parsed(scripted_server):
@@ -162,7 +162,7 @@ def test_429_honours_retry_after(scripted_server, retry_after):
 
     assert answer.content == "ok"
     assert len(server.requests) == 2 and [status for _, status in server.answers] == [429, 200]
-    assert (client.calls, client.attempts, client.retries) == (1, 2, 1)
+    assert (client.calls, client.requests, client.retries) == (1, 2, 1)
     expected = min(float(retry_after), 0.6)  # the header, capped
     assert expected - 0.05 <= waited < expected + 0.8
 
@@ -182,7 +182,7 @@ def test_server_errors_are_retried_then_succeed(scripted_server):
 
     assert client.chat(MESSAGES).content == "finally"
     assert len(server.requests) == 4
-    assert (client.attempts, client.retries) == (4, 3)
+    assert (client.requests, client.retries) == (4, 3)
     assert all(body == server.requests[0] for body in server.requests)  # the same request each time
 
 
@@ -274,7 +274,7 @@ def test_unreachable_endpoint(monkeypatch):
     text = one_line(caught.value)
     assert text.startswith(f"cannot reach the model endpoint at {url}: ")
     assert "3 attempts" in text
-    assert (client.attempts, client.retries, client.calls) == (3, 2, 0)
+    assert (client.requests, client.retries, client.calls) == (3, 2, 0)
 
 
 def test_slow_reply_times_out_and_is_retried(scripted_server):

@@ -100,7 +100,7 @@ def test_one_bad_answer_is_retried(scripted_server, answer):
     client = make_client(server)
     client.chat(MESSAGES)
     assert client.chat(MESSAGES).content == "ok"
-    assert (client.calls, client.attempts, client.retries) == (2, 3, 1)
+    assert (client.calls, client.requests, client.retries) == (2, 3, 1)
 
 
 def test_garbage_again_and_again_stops_the_run(scripted_server):

@@ -60,7 +60,7 @@ def test_a_call_never_outlasts_the_deadline(scripted_server, entry):
     assert not caught.value.fatal
     text = one_line(caught.value)
     assert text.startswith(f"no completion from the model endpoint at {server.base_url} within the time limit")
-    assert client.attempts == 1
+    assert client.requests == 1
 
 
 def test_a_slow_answer_within_the_deadline_arrives(scripted_server):
@@ -92,7 +92,7 @@ def test_retries_go_on_until_the_deadline(scripted_server):
     with pytest.raises(ModelDeadline, match=r"attempts; last: no answer within 0\.\d+s\)"):
         client.chat(MESSAGES, deadline=time.monotonic() + 1.0)
     assert 0.85 <= clock.elapsed < 1.6
-    assert 3 <= client.attempts <= 4  # the last one with the time left, if 0.1s or more
+    assert 3 <= client.requests <= 4  # the last one with the time left, if 0.1s or more
 
 
 def test_a_passed_deadline_sends_nothing(scripted_server):

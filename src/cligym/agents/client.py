@@ -52,8 +52,8 @@ log = logging.getLogger(__name__)
 RETRY_STATUSES = frozenset({408, 429})
 #: The largest answer read (a completion is a few KiB; more is not a chat endpoint).
 MAX_BODY = 32 * 2**20
-#: Less time than this before the deadline is not worth an attempt.
-MIN_ATTEMPT = 0.1
+#: Less time than this before the deadline is not worth a request.
+MIN_REQUEST = 0.1
 #: Retries for an endpoint that cannot be reached and has never answered.
 FIRST_CONTACT_RETRIES = 2
 
@@ -84,9 +84,9 @@ class ModelClient:
         if not config.model or not config.base_url:
             raise BadInput("the model client needs a model name and a base URL")
         self.config = config
-        #: completions received / HTTP attempts made (retries included) / retries
+        #: completions received / HTTP requests made (retries included) / retries
         self.calls = 0
-        self.attempts = 0
+        self.requests = 0
         self.retries = 0
         #: whether the endpoint has ever answered (anything, an error status included)
         self.reached = False
@@ -203,9 +203,9 @@ class ModelClient:
         timeout = self.config.timeout
         if deadline is not None:
             timeout = min(timeout, deadline - time.monotonic())
-        if self.stopping.is_set() or timeout < MIN_ATTEMPT:
+        if self.stopping.is_set() or timeout < MIN_REQUEST:
             raise self._deadline_error(failures)
-        self.attempts += 1
+        self.requests += 1
         try:
             return self._attempt(request, timeout)
         except Failed as failure:

@@ -21,7 +21,7 @@ NO_KEY = "EMPTY"
 
 class ModelConfig(BaseModel):
     """How to reach the model and what its server takes. Keys of a ``--model-config`` TOML
-    file are these fields; ``preset`` names a server's profile (``cligym.agents.presets``)
+    file are these fields; ``preset`` names a preset (``cligym.agents.presets``)
     whose values stand where the file gives none, and values given on the command line win."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())

@@ -1,4 +1,4 @@
-"""Server profiles for the model config: ``preset = "<name>"`` in a ``--model-config``
+"""Presets for the model config: ``preset = "<name>"`` in a ``--model-config``
 TOML file (or ``--model-preset``) sets these values; keys the file gives win.
 
 They are plain data. What each answers (see docs/servers.md):

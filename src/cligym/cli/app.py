@@ -44,7 +44,7 @@ ApiKeyEnv = Annotated[Optional[str], typer.Option(help="Environment variable hol
 ModelConfigFile = Annotated[Optional[Path], typer.Option(help="TOML file with model, base_url, api_key_env, timeout, "
                                                                 "preset, omit, max_tokens_field, reasoning, "
                                                                 "context_tokens... (see docs/servers.md)")]
-ModelPreset = Annotated[Optional[str], typer.Option(help="A server profile: vllm, sglang, llama.cpp, openai-reasoning, "
+ModelPreset = Annotated[Optional[str], typer.Option(help="A preset: vllm, sglang, llama.cpp, openai-reasoning, "
                                                          "deepseek, mistral (the config file's keys win).")]
 MaxSteps = Annotated[int, typer.Option(help="Agent step limit per attempt.")]
 MaxSeconds = Annotated[float, typer.Option(help="Agent wall-time limit per attempt.")]

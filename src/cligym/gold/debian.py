@@ -38,6 +38,10 @@ from cligym.ui import Reporter
 PREFIX = "deb:"
 APT_REPO = "/opt/cligym/apt"
 RUNNER_DIR = DEBTEST.rsplit("/", 1)[0]
+#: What every autopkgtest testbed has beside the tests' dependencies: autopkgtest unpacks
+#: the source in the testbed with dpkg-source, so test runners may use dpkg-dev's tools
+#: (gem2deb-test-runner reads the changelog with dpkg-parsechangelog).
+TESTBED = ("dpkg-dev",)
 PYTHON = "/usr/bin/python3"  # the base image's: cligym's in-container readers run with it
 
 DOCKERFILE = """\
@@ -118,7 +122,7 @@ def install_list(tests: DebianTests) -> list[str]:
     if not runnable:
         why = "; ".join(sorted({f"{t.name}: {t.why_not}" for t in tests.tests})) or "it declares none"
         raise GoldFailed(f"{tests.source}: no autopkgtest test cligym can run ({why[:300]})")
-    return list(dict.fromkeys(spec for test in runnable for spec in test.install_list()))
+    return list(dict.fromkeys([*TESTBED, *(spec for test in runnable for spec in test.install_list())]))
 
 
 def _names(specs: list[str]) -> list[str]:

@@ -9,6 +9,7 @@ from cligym.cli import (
     clean,
     curate,
     dataset,
+    debian,
     demo,
     export,
     gold,
@@ -33,6 +34,7 @@ for verb in VERBS:
     app.command()(verb)
 app.add_typer(images.images_app, name="images")
 app.add_typer(dataset.dataset_app, name="dataset")
+app.add_typer(debian.debian_app, name="debian")
 
 
 def main() -> None:

@@ -1,12 +1,11 @@
 """The private apt state against the real archive the host's apt sources name: update,
 candidates, fetching and unpacking a source package, downloading debs for a dpkg status.
-No Docker engine: the engine tier's container checks are switched off here. Every test
-skips, saying why, when the archive cannot be reached."""
+No Docker engine: the engine tier's container checks are switched off here. The archive
+is one of the registries this tool needs: when it cannot be reached, the tests fail."""
 
 from __future__ import annotations
 
 import hashlib
-import time
 from pathlib import Path
 
 import pytest
@@ -42,7 +41,7 @@ def state(tmp_path_factory) -> AptState:
     try:
         apt.update()
     except (ArchiveUnreachable, NoSourceIndexes, NoAptSources) as exc:
-        pytest.skip(f"the archive the host's apt sources name is not reachable: {exc}")
+        pytest.fail(f"the archive the host's apt sources name is not reachable: {exc}")
     return apt
 
 
@@ -59,7 +58,7 @@ def small(listed: list[Candidate]) -> Candidate:
     for entry in check_downloads(nodes, workers=8, timeout=10):
         if entry.downloadable:
             return entry
-    pytest.skip("none of the 300 smallest Node source packages is served in full here")
+    pytest.fail("none of the 300 smallest Node source packages is served in full here")
 
 
 def test_update_gives_sources_indexes_with_thousands_of_tested_packages(state: AptState,
@@ -72,7 +71,6 @@ def test_update_gives_sources_indexes_with_thousands_of_tested_packages(state: A
 
 def test_fetch_source_unpacks_the_tree_with_its_fields_and_files(state: AptState, small: Candidate,
                                                                    tmp_path: Path) -> None:
-    started = time.monotonic()
     fetched = state.fetch_source(small.source, small.version, dest=tmp_path)
     tree = Path(fetched.tree)
     assert (tree / "debian" / "control").is_file() and fetched.version == small.version
@@ -81,7 +79,6 @@ def test_fetch_source_unpacks_the_tree_with_its_fields_and_files(state: AptState
     for file in fetched.files:
         data = (tmp_path / file.name).read_bytes()
         assert len(data) == file.size and hashlib.sha256(data).hexdigest() == file.sha256
-    assert time.monotonic() - started < 60
 
 
 def test_unknown_sources_and_versions_are_clear_errors(state: AptState, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from cligym.debian.deb822 import paragraphs
 from cligym.models.debian_tests import Dependency, Relation, arch_applies
 
 _RELATION = re.compile(
@@ -30,29 +31,19 @@ class RelationError(ValueError):
 def control_paragraphs(lines: Iterable[str]) -> Iterator[dict[str, str]]:
     """The paragraphs of a control file, as autopkgtest reads ``debian/tests/control``:
     a ``#`` ends the line's text (a line left blank by it is dropped, so it does not end a
-    paragraph), continuation lines are joined to their field with the newline removed,
-    field names compare case-insensitively (keys here are ``str.title()``-cased)."""
-    fields: dict[str, str] = {}
-    name = ""
+    paragraph), continuation lines are joined to their field with a space, field names
+    compare case-insensitively (keys here are ``str.title()``-cased)."""
+    kept = []
     for raw in lines:
         line = raw.rstrip("\r\n")
         if "#" in line:
             line = line.split("#", 1)[0]
             if not line.strip():
                 continue
-        if not line.strip():
-            if fields:
-                yield fields
-            fields, name = {}, ""
-        elif line[0] in " \t":
-            if name:
-                fields[name] = (fields[name] + line).replace("  ", " ")
-        elif ":" in line:
-            key, value = line.split(":", 1)
-            name = "-".join(p.capitalize() for p in key.strip().split("-"))
-            fields[name] = value.strip()
-    if fields:
-        yield fields
+        kept.append(line)
+    for fields in paragraphs(kept):
+        yield {"-".join(p.capitalize() for p in key.split("-")): " ".join(value.split("\n")).replace("  ", " ")
+               for key, value in fields.items()}
 
 
 def parse_relation(text: str) -> Relation:

@@ -40,12 +40,16 @@ def test_setup_py_runs_in_the_container_not_on_the_host(tmp_path, runtime, base_
     setup_py = project / "setup.py"
     setup_py.write_text(setup_py.read_text().replace("@HOST_MARKER@", str(marker)))
     gold = make_gold(str(project), tmp_path / "out", runtime=runtime, runs=1)
-    # its own test checks that setup.py ran (and wrote the marker) where the wheel was built
-    assert "tests/test_setupmarker.py::test_setup_py_ran_at_build_time" in gold.tests
-    assert not marker.exists() and not marker.parent.exists()
-    assert not (project / "setupmarker_built.py").exists()  # the host's tree was not built in
-    built = runtime.run(gold.image, [gold.python, "-c", "import setupmarker_built as m; print(m.MARKER)"])
-    assert built.ok and built.output.strip() == str(marker), built.output
+    try:
+        # its own test checks that setup.py ran (and wrote the marker) where the wheel was built
+        assert "tests/test_setupmarker.py::test_setup_py_ran_at_build_time" in gold.tests
+        assert not marker.exists() and not marker.parent.exists()
+        assert not (project / "setupmarker_built.py").exists()  # the host's tree was not built in
+        built = runtime.run(gold.image, [gold.python, "-c", "import setupmarker_built as m; print(m.MARKER)"])
+        assert built.ok and built.output.strip() == str(marker), built.output
+    finally:
+        # the marker's path is this run's: no other run builds this gold image, so it goes
+        runtime.remove_image(gold.image)
 
 
 def test_setup_py_failure_shows_its_cause(tmp_path, runtime, base_image):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idempotent set-up on Debian: Docker engine (docker.io), mmdebstrap, busybox-static, gcc and libc6-dev, shellcheck, chromium,
+# Idempotent set-up on Debian: Docker engine (docker.io), mmdebstrap, busybox-static, gcc and libc6-dev, dpkg-dev, shellcheck, chromium,
 # docker-registry (the OCI registry the registry tests serve on 127.0.0.1), a running dockerd
 # without a bridge network, and cligym in ./.venv. Safe to run again: it only does what
 # is missing.
@@ -16,6 +16,9 @@ command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
 # a C compiler and static libc for the verifier guard's launcher (built once, kept in the cache)
 command -v cc >/dev/null 2>&1 || missing+=(gcc)
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f "$(cc -print-file-name=libc.a 2>/dev/null)" ] || missing+=(libc6-dev)
+# Debian source packages as gold: dpkg-source unpacks them, dpkg-scanpackages indexes the
+# image's own apt repository (neither runs anything of the package)
+command -v dpkg-source >/dev/null 2>&1 && command -v dpkg-scanpackages >/dev/null 2>&1 || missing+=(dpkg-dev)
 # the linter the verifier's shell files are checked with
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 # the headless browser the report's page is checked in (driven by Playwright)

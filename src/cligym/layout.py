@@ -3,7 +3,7 @@ outside this module (``tests/unit/test_architecture.py`` checks it); record ids 
 components here and nowhere else, each checked first. A stage writes only into its own output
 directory:
 
-- ``GoldDir`` (``cligym gold``): gold.json, probe.json;
+- ``GoldDir`` (``cligym gold``): gold.json, probe.json (probe-debian.json for a Debian package);
 - ``RunDir`` (``cligym invert``, re-checked by ``cligym verify``): config.json, summary.json, verify.json,
   candidates/NNNN.json, tasks/<instance_id>/{instance,issues}.json, trajectories/NNNN.json, probe.json,
   registry.json (``cligym images push``);
@@ -53,6 +53,7 @@ class GoldDir:  # what ``cligym gold`` writes
 
     gold = _At("gold.json")
     probe = _At("probe.json")
+    probe_debian = _At("probe-debian.json")  # a Debian package's (cligym.models.debian_probe)
 
     def load(self) -> GoldEnv:
         from cligym.models.gold import GoldEnv

@@ -12,45 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cligym.debian.archive import AptState
-from cligym.debian.candidates import check_downloads, read_candidates, select
-from cligym.errors import CligymError
-from cligym.gold import make_gold
-from cligym.models.debian import Candidate
 from cligym.models.gold import GoldEnv
-
-
-def served_smallest(state: AptState, team: str, how_many: int) -> list[Candidate]:
-    """The ``how_many`` smallest source packages of ``team`` whose files the archive serves."""
-    listed = sorted(select(read_candidates(state.ensure_updated()), teams=[team]), key=lambda c: c.size)
-    found = [c for c in check_downloads(listed[:200], workers=8, timeout=10) if c.downloadable]
-    if len(found) < how_many:
-        pytest.fail(f"only {len(found)} of the 200 smallest {team} packages are served in full here")
-    return found[:how_many]
-
-
-def first_gold(state: AptState, team: str, runtime, base_image, out: Path) -> GoldEnv:
-    """The gold environment of the first of the three smallest served packages of ``team``
-    whose gold succeeds (a package's own tests may need what no testbed here has: each
-    failure is kept in the message)."""
-    failures = []
-    for entry in served_smallest(state, team, 3):
-        try:
-            return make_gold(f"deb:{entry.source}={entry.version}", out / entry.source, runs=2,
-                             base_image=base_image, runtime=runtime)
-        except CligymError as exc:
-            failures.append(f"{entry.source}: {exc}")
-    pytest.fail("no gold among the smallest served packages:\n" + "\n".join(failures))
-
-
-@pytest.fixture(scope="module")
-def state(tmp_path_factory) -> AptState:
-    return AptState(tmp_path_factory.mktemp("debian-apt") / "apt")
-
-
-@pytest.fixture(scope="module")
-def perl_gold(state, runtime, base_image, tmp_path_factory) -> GoldEnv:
-    return first_gold(state, "perl", runtime, base_image, tmp_path_factory.mktemp("debian-gold"))
+from tests.engine.debian.conftest import first_gold  # the fixtures (state, perl_gold) are there too
 
 
 def test_a_perl_package_gold_has_per_test_ids_and_is_stable(perl_gold: GoldEnv, runtime) -> None:

@@ -135,6 +135,8 @@ def _trace(session: Session, gold: GoldEnv, name: str, index: int, timeout: floa
     _exec(session, ["tar", "-C", traces, "-czf", f"{traces}.tgz", "."], "tar")
     texts = read_traces(_read(session, f"{traces}.tgz"))
     _exec(session, ["rm", "-rf", traces, f"{traces}.tgz"], "rm")
+    if not texts:  # strace could not trace (ptrace refused): no record rather than an empty one
+        raise CligymError(f"strace traced nothing of the test {name}: {result.output.strip()[-300:]}")
     raw = touched(texts, f"{results}/{results_file(name)}.stdout", gold.workdir)
     raw.env.pop("DEBTEST_RESULTS", None)
     return raw, DebianTouch(processes=raw.processes, exit_code=result.exit_code, seconds=round(result.seconds, 1))
@@ -143,12 +145,15 @@ def _trace(session: Session, gold: GoldEnv, name: str, index: int, timeout: floa
 def read_traces(tgz: bytes) -> dict[int, str]:
     """pid -> trace text of a gzipped tar of ``trace.PID`` files."""
     texts = {}
-    with tarfile.open(fileobj=io.BytesIO(tgz), mode="r:gz") as tar:
-        for member in tar:
-            stem, _, pid = Path(member.name).name.partition(".")
-            handle = tar.extractfile(member) if member.isfile() else None
-            if stem == "trace" and pid.isdecimal() and handle is not None:
-                texts[int(pid)] = handle.read().decode("utf-8", "surrogateescape")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(tgz), mode="r:gz") as tar:
+            for member in tar:
+                stem, _, pid = Path(member.name).name.partition(".")
+                handle = tar.extractfile(member) if member.isfile() else None
+                if stem == "trace" and pid.isdecimal() and handle is not None:
+                    texts[int(pid)] = handle.read().decode("utf-8", "surrogateescape")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise CligymError(f"the probe's traces cannot be read: {exc}") from exc
     return texts
 
 
@@ -194,7 +199,10 @@ def _resolve(session: Session, gold: GoldEnv, paths: set[str]) -> dict[str, list
     ask, answer = f"{PROBE_DIR}/resolve-in.json", f"{PROBE_DIR}/resolve-out.json"
     session.put_files({ask: json.dumps(sorted(paths)), f"{PROBE_DIR}/resolve.py": RESOLVE})
     _exec(session, [gold.python, f"{PROBE_DIR}/resolve.py", ask, answer], "resolving the paths")
-    found: dict[str, list] = json.loads(_read(session, answer))
+    try:
+        found: dict[str, list] = json.loads(_read(session, answer))
+    except ValueError as exc:
+        raise CligymError(f"the probe's container answered no paths: {exc}") from exc
     return found
 
 

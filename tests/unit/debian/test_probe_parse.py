@@ -7,9 +7,12 @@ from __future__ import annotations
 import io
 import tarfile
 
+import pytest
+
 from cligym.debian import dpkg_facts
 from cligym.debian.probe import autopkgtest_names, read_traces, results_file, touch_of
 from cligym.debian.strace import absolute, is_noise, is_shared_object, parse_line, touched, unescape
+from cligym.errors import CligymError
 from cligym.models.debian_probe import DebianProbe, DebianTouch, Program
 
 WORKDIR = "/usr/src/json-c"
@@ -152,6 +155,8 @@ def test_traces_are_read_from_a_gzipped_tar() -> None:
             info.size = len(text.encode())
             tar.addfile(info, io.BytesIO(text.encode()))
     assert read_traces(buf.getvalue()) == {12: SUBSHELL}
+    with pytest.raises(CligymError, match="traces cannot be read"):
+        read_traces(b"not a tar")
 
 
 def test_dpkg_outputs() -> None:

@@ -12,6 +12,7 @@ from packaging.version import Version
 
 from cligym.config import DEFAULT_BASE_IMAGE, home
 from cligym.errors import BadInput, BuildFailed, CligymError, GoldFailed
+from cligym.debian.probe import probe_debian
 from cligym.gold.debian import debian_gold, is_debian_spec
 from cligym.gold.diagnose import of_era, repairs
 from cligym.gold.image import PYTHON, WORKDIR, build_gold_image, context_digest
@@ -121,8 +122,13 @@ def _remove_if_empty(path: Path) -> None:
 def _probe(runtime: Runtime, gold: GoldEnv, out: GoldDir, reporter: Reporter) -> None:
     """Record what the gold tests touch (GOLD_DIR/probe.json), for the invert stage. A
     probe that fails leaves the gold record valid: inversion probes again and says why."""
-    if gold.source.kind == "debian":
-        reporter.note("no probe of a Debian package's tests yet: its gold record is complete without one")
+    if gold.source.kind == "debian":  # what each autopkgtest test touches (GOLD_DIR/probe-debian.json)
+        with reporter.task("probing what the autopkgtest tests touch"):
+            try:
+                save(probe_debian(runtime, gold), out.probe_debian)
+            except CligymError as exc:
+                out.probe_debian.unlink(missing_ok=True)
+                reporter.note(f"the probe of the autopkgtest tests failed ({exc}); the gold record is complete")
         return
     with reporter.task("probing what the gold tests touch"):
         try:

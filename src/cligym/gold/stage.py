@@ -120,22 +120,18 @@ def _remove_if_empty(path: Path) -> None:
 
 
 def _probe(runtime: Runtime, gold: GoldEnv, out: GoldDir, reporter: Reporter) -> None:
-    """Record what the gold tests touch (GOLD_DIR/probe.json), for the invert stage. A
-    probe that fails leaves the gold record valid: inversion probes again and says why."""
-    if gold.source.kind == "debian":  # what each autopkgtest test touches (GOLD_DIR/probe-debian.json)
-        with reporter.task("probing what the autopkgtest tests touch"):
-            try:
-                save(probe_debian(runtime, gold), out.probe_debian)
-            except CligymError as exc:
-                out.probe_debian.unlink(missing_ok=True)
-                reporter.note(f"the probe of the autopkgtest tests failed ({exc}); the gold record is complete")
-        return
-    with reporter.task("probing what the gold tests touch"):
+    """Record what the gold tests touch (GOLD_DIR/probe.json; a Debian gold's autopkgtest
+    tests: probe-debian.json), for the invert stage. A probe that fails leaves the gold
+    record valid: inversion probes again and says why."""
+    debian = gold.source.kind == "debian"
+    path, what = (out.probe_debian, "autopkgtest tests") if debian else (out.probe, "gold tests")
+    with reporter.task(f"probing what the {what} touch"):
         try:
-            save(run_probe(runtime, gold), out.probe)
+            save(probe_debian(runtime, gold) if debian else run_probe(runtime, gold), path)
         except CligymError as exc:
-            out.probe.unlink(missing_ok=True)
-            reporter.note(f"the probe of the gold tests failed ({exc}); 'cligym invert' will try again")
+            path.unlink(missing_ok=True)
+            then = "the gold record is complete" if debian else "'cligym invert' will try again"
+            reporter.note(f"the probe of the {what} failed ({exc}); {then}")
 
 
 def _gold_from_image(runtime: Runtime, image: str, test_command: str, workdir: str | None) -> GoldEnv:

@@ -285,7 +285,8 @@ class DemoDir:  # what ``cligym demo`` writes: gold, run, a Harbor export and a 
 @dataclass(frozen=True)
 class DatasetDir(TaskTable):
     """What ``cligym dataset build`` writes: projects/<key>/{gold,run,export-*}, harbor/, the
-    task table, gold image bundle, ledger, plan, summary and validation/<task>.json."""
+    task table, gold image bundle, ledger, plan, summary, validation/<task>.json and
+    left-out/<task> (validated tasks the mix leaves out)."""
 
     plan = _At("plan.json")
     ledger = _At("ledger.sqlite")
@@ -294,6 +295,8 @@ class DatasetDir(TaskTable):
     bundle = _At("gold-images.tar")
     projects = _At("projects")
     validations = _At("validation")
+    #: validated Harbor tasks the dataset's mix leaves out (``cligym.dataset.mix``)
+    left_out = _At("left-out")
 
     @property
     def harbor(self) -> ExportDir:

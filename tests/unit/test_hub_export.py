@@ -19,6 +19,7 @@ from huggingface_hub import DatasetCard
 
 from cligym.dataset.ledger import Ledger
 from cligym.dataset.summary import _join
+from cligym.models.dataset import DatasetPlan
 from cligym.export.hub import COLUMNS, size_category, task_schema, write_hub_files
 from cligym.export.jsonl import JsonlExporter, read_rows, row, write_rows
 from cligym.export.stage import export
@@ -213,9 +214,10 @@ def test_the_dataset_join_writes_the_table_of_its_validated_tasks(tmp_path):
         for task in project_tasks:
             harbor_task(dataset, task.instance_id)
             ledger.record(f"validate/{task.instance_id}", project, "failed" if task.instance_id == "demo.x" else "done")
-    good = _join(dataset, ledger)
+    good, left = _join(dataset, ledger, DatasetPlan(seed=1, projects=[]))
     ledger.close()
     assert good == ["demo.e", "demo.h", "demo.z"] and not dataset.harbor.task("demo.x").path.exists()
+    assert left == {}
     staged = {json.loads(text)["instance_id"]: text for project in made
               for text in ExportDir(dataset.staging(project, "jsonl")).jsonl.read_text().splitlines()}
     assert dataset.jsonl.read_text() == "".join(staged[k] + "\n" for k in good)  # the rows as staged
@@ -226,6 +228,33 @@ def test_the_dataset_join_writes_the_table_of_its_validated_tasks(tmp_path):
     assert card.data.configs[0]["data_files"] == [{"split": "train", "path": "data/train-00000-of-00001.parquet"}]
     assert card_counts(card.text, "Tasks by category") == {"filesystem_permissions": 2, "python_packaging": 1}
     assert card_counts(card.text, "Tasks by difficulty") == {"easy": 1, "medium": 1, "hard": 1}
+
+
+def test_the_mix_moves_left_out_tasks_aside_and_a_later_join_takes_them_back(tmp_path, monkeypatch):
+    """What the balance leaves out (cligym.dataset.mix, tested there) leaves harbor/ and the
+    table for left-out/; when a later join keeps it, it comes back."""
+    dataset = DatasetDir(tmp_path / "ds")
+    dataset.path.mkdir()
+    ledger = Ledger(dataset.ledger)
+    staging = ExportDir(dataset.staging("p1", "jsonl"))
+    staging.path.mkdir(parents=True)
+    made = tasks()[:2]
+    JsonlExporter().export([(t, issues(t)) for t in made], staging, style="strong", hint=False)
+    for task in made:
+        harbor_task(dataset, task.instance_id)
+        ledger.record(f"validate/{task.instance_id}", "p1", "done")
+    plan = DatasetPlan(seed=1, projects=[])
+    monkeypatch.setattr("cligym.dataset.summary.balanced", lambda entries: {"demo.h": "over the share"})
+    good, left = _join(dataset, ledger, plan)
+    assert good == ["demo.e"] and left == {"demo.h": "over the share"}
+    assert (dataset.left_out / "demo.h" / "task.toml").is_file() and not dataset.harbor.task("demo.h").path.exists()
+    assert [json.loads(r)["instance_id"] for r in dataset.jsonl.read_text().splitlines()] == ["demo.e"]
+    assert "demo.h" not in dataset.manifest.read_text()
+    monkeypatch.setattr("cligym.dataset.summary.balanced", lambda entries: {})
+    good, left = _join(dataset, ledger, plan)
+    ledger.close()
+    assert good == ["demo.e", "demo.h"] and dataset.harbor.task("demo.h").task_toml.is_file()
+    assert not (dataset.left_out / "demo.h").exists()
 
 
 # -- the writer ------------------------------------------------------------------------------

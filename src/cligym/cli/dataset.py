@@ -114,6 +114,9 @@ def _print_summary(summary, output: Path) -> None:
              f"{summary.bytes_per_task:.0f} ({summary.bytes_per_task_beyond_gold:.0f})"
              if summary.bytes_per_task else "-"),
             ("gold image bundle", f"{summary.bundle_bytes / 1e6:.1f} MB")]
+    if summary.left_out_for_mix:
+        rows.append(("left out for the mix", f"{len(summary.left_out_for_mix)} validated tasks in left-out/ "
+                                             "(no scenario family above a quarter of the dataset)"))
     if summary.stopped:
         rows.append(("stopped early", f"{summary.stopped} (run the same command to go on)"))
     print_pairs("dataset summary", rows)

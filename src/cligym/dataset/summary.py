@@ -16,6 +16,7 @@ from contextlib import closing
 from pathlib import Path
 
 from cligym.dataset.ledger import Ledger
+from cligym.dataset.mix import balanced, mix_entries
 from cligym.dataset.manifest import write_manifest
 from cligym.dataset.records import probe_figures
 from cligym.export.jsonl import read_rows, write_rows
@@ -60,15 +61,24 @@ def link_identical(root: Path, min_size: int = 4096) -> int:
     return saved
 
 
-def _join(dataset: DatasetDir, ledger: Ledger) -> list[str]:
-    """The validated tasks; failed ones leave harbor/. Writes tasks.jsonl (with its Parquet twin
-    and dataset card) and dataset.toml."""
+def _join(dataset: DatasetDir, ledger: Ledger, plan: DatasetPlan) -> tuple[list[str], dict[str, str]]:
+    """The validated tasks the dataset holds, and those its mix leaves out (id -> why);
+    failed ones leave harbor/, left-out ones wait in left-out/ (a later resume may take them
+    back). Writes tasks.jsonl (with its Parquet twin and dataset card) and dataset.toml."""
     validations = ledger.rows("validate")
-    good = sorted(row["key"].split("/", 1)[1] for row in validations if row["state"] == "done")
+    validated = sorted(row["key"].split("/", 1)[1] for row in validations if row["state"] == "done")
     for row in validations:
         folder = dataset.harbor.task(row["key"].split("/", 1)[1]).path
         if row["state"] == "failed" and folder.is_dir():
             shutil.rmtree(folder)
+    left = balanced(mix_entries(_records(dataset, plan, validated)))
+    for task in validated:
+        inside, outside = dataset.harbor.task(task).path, dataset.left_out / task
+        source, target = (inside, outside) if task in left else (outside, inside)
+        if source.is_dir() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source.rename(target)
+    good = [task for task in validated if task not in left]
     rows: dict[str, TaskRow] = {}
     for project in {row["project"] for row in validations}:
         staging = ExportDir(dataset.staging(project, "jsonl"))
@@ -78,7 +88,19 @@ def _join(dataset: DatasetDir, ledger: Ledger) -> list[str]:
     if good:
         link_identical(dataset.harbor.path)
         write_manifest(dataset.harbor, good, dataset.manifest)
-    return good
+    return good, left
+
+
+def _records(dataset: DatasetDir, plan: DatasetPlan, tasks: list[str]) -> list[Task]:
+    """The task records of ``tasks``, in their order."""
+    wanted = set(tasks)
+    found = {}
+    for project in plan.projects:
+        for path in RunDir(dataset.run(project.key)).task_records():
+            task = load(Task, path)
+            if task.instance_id in wanted:
+                found[task.instance_id] = task
+    return [found[t] for t in tasks if t in found]
 
 
 def project_figures(dataset: DatasetDir, ledger: Ledger, key: str) -> ProjectFigures:
@@ -110,17 +132,13 @@ def _state(units: dict, validations: list) -> str:
 def _same_deltas(dataset: DatasetDir, plan: DatasetPlan, good: list[str]) -> int:
     """How many ΔDs were exported for more than one project."""
     owners: dict[tuple[str, ...], set[str]] = defaultdict(set)
-    wanted = set(good)
-    for project in plan.projects:
-        for path in RunDir(dataset.run(project.key)).task_records():
-            task = load(Task, path)
-            if task.instance_id in wanted:
-                owners[tuple(task.dockerfile)].add(project.key)
+    for task in _records(dataset, plan, good):
+        owners[tuple(task.dockerfile)].add(task.repo)
     return sum(len(o) > 1 for o in owners.values())
 
 
 def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, stopped: str) -> DatasetSummary:
-    good = _join(dataset, ledger)
+    good, left = _join(dataset, ledger, plan)
     wall = ledger.wall_seconds()
     projects = [project_figures(dataset, ledger, p.key) for p in plan.projects]
     size = dataset_bytes(dataset)
@@ -128,7 +146,8 @@ def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, stopp
     attempts, verified = sum(p.attempts for p in projects), sum(p.verified for p in projects)
     probed, probes_failed = probe_figures(dataset, good)
     summary = DatasetSummary(
-        seed=plan.seed, projects=projects, tasks=sum(p.exported for p in projects), validated=len(good),
+        seed=plan.seed, projects=projects, tasks=sum(p.exported for p in projects), validated=len(good) + len(left),
+        held=len(good), left_out_for_mix=left,
         attempts=attempts, verified=verified, yield_=round(verified / attempts, 4) if attempts else 0.0,
         stopped=stopped, dataset_bytes=size, bundle_bytes=bundle,
         bytes_per_task=round(size / len(good), 1) if good else None,

@@ -97,6 +97,9 @@ class DatasetSummary(BaseModel):
     projects: list[ProjectFigures]
     tasks: int  # exported Harbor tasks
     validated: int  # of them, oracle 1 and nop 0
+    held: int = 0  # of them, what the dataset holds: the validated less the mix's left out
+    #: validated tasks the dataset's mix leaves out (in left-out/), and why (cligym.dataset.mix)
+    left_out_for_mix: dict[str, str] = Field(default_factory=dict)
     attempts: int
     verified: int
     yield_: float = Field(alias="yield")

@@ -16,9 +16,11 @@ def family_of(task: Task) -> str:
     return f"{task.origin}: {task.category}" if task.origin == "operators" else task.origin
 
 
-def _broken(task: Task) -> frozenset[str]:
-    """The paths the task's faults broke (its blockers aside)."""
-    return frozenset(p for a in task.applied if a.role == "fault" for p in (a.places or [a.target]))
+def near_duplicate_key(task: Task) -> tuple:
+    """Tasks with one key are near-duplicates: one project, one failing set, and their
+    faults broke the same paths (their blockers aside)."""
+    broken = frozenset(p for a in task.applied if a.role == "fault" for p in (a.places or [a.target]))
+    return task.repo, frozenset(task.FAIL_TO_PASS), broken
 
 
 def _project(name: str, tasks: list[Task]) -> ProjectMix:
@@ -54,7 +56,7 @@ def mix_figures(tasks: list[Task]) -> MixFigures:
     solved: dict[str, list[bool]] = defaultdict(list)
     for task in tasks:
         by_project[task.repo].append(task)
-        groups[(task.repo, frozenset(task.FAIL_TO_PASS), _broken(task))].append(task.instance_id)
+        groups[near_duplicate_key(task)].append(task.instance_id)
         if task.difficulty is not None:
             solved[family_of(task)].append(task.difficulty.sweeper_solves)
     return MixFigures(

@@ -1,0 +1,87 @@
+"""A dataset's mix: no scenario family above ``MIX_SHARE`` of its tasks.
+
+An invert run keeps each family to its share of the tasks it aims for, but a run that ends
+short of them holds more (a project whose tests reach nothing installed offers few changes
+the sweeper does not undo: 5 tasks of 30 attempts, two of them one family), and the
+projects' families add up across the dataset. So the dataset leaves out the fewest
+validated tasks that bring every family to its share: of the family furthest over, a
+near-duplicate's second task first, then one of the project where that family weighs most,
+one the sweeper solves before one it does not, the latest task last kept. The tasks left
+out stay in their project's run and export; the dataset lists them with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import NamedTuple
+
+from cligym.models.report import MIX_SHARE
+from cligym.models.task import Task
+from cligym.report.mix import family_of, near_duplicate_key
+
+
+class MixEntry(NamedTuple):
+    """What the balance needs to know of one validated task."""
+
+    task: str  # the task's id
+    project: str
+    family: str  # report.mix.family_of
+    duplicate_of: str  # the first task of its near-duplicate group ("" when it has none)
+    sweeper_solves: bool
+
+
+def mix_entries(tasks: list[Task]) -> list[MixEntry]:
+    """The entries of validated tasks, in the order given (a near-duplicate group's first
+    task is the first of it here)."""
+    first: dict[tuple, str] = {}
+    entries = []
+    for task in tasks:
+        key = near_duplicate_key(task)
+        original = first.setdefault(key, task.instance_id)
+        solves = bool(task.difficulty and task.difficulty.sweeper_solves)
+        entries.append(MixEntry(task.instance_id, task.repo, family_of(task),
+                                "" if original == task.instance_id else original, solves))
+    return entries
+
+
+def cap(total: int, share: float = MIX_SHARE) -> int:
+    """The most tasks one family may hold among ``total`` (always one)."""
+    return max(1, math.floor(share * total + 1e-9))
+
+
+def balanced(entries: list[MixEntry], share: float = MIX_SHARE) -> dict[str, str]:
+    """The tasks to leave out (id -> why) so that no family holds more than its ``cap``.
+    Nothing is left out when fewer families are present than a spread needs (1 / share):
+    no choice of tasks could then meet the share."""
+    if len({e.family for e in entries}) * share < 1:
+        return {}
+    kept = list(entries)
+    left: dict[str, str] = {}
+    while True:
+        families = Counter(e.family for e in kept)
+        limit = cap(len(kept), share)
+        family, count = max(families.items(), key=lambda fc: (fc[1], fc[0]))
+        if count <= limit:
+            return left
+        drop = _least_needed([e for e in kept if e.family == family], kept)
+        kept.remove(drop)
+        left[drop.task] = (f"{family} held {count} of {len(kept) + 1} tasks, over {share:.0%}"
+                           + (f"; a near-duplicate of {drop.duplicate_of}" if drop.duplicate_of else ""))
+
+
+def _least_needed(candidates: list[MixEntry], kept: list[MixEntry]) -> MixEntry:
+    """Of one family's tasks, the one the dataset needs least."""
+    per_project = Counter(e.project for e in kept)
+    in_project = Counter(e.project for e in candidates)
+
+    def need(entry: MixEntry) -> tuple[bool, float, bool, str]:
+        weight = in_project[entry.project] / per_project[entry.project]
+        return not entry.duplicate_of, -weight, not entry.sweeper_solves, _descending(entry.task)
+
+    return min(candidates, key=need)
+
+
+def _descending(text: str) -> str:
+    """A key that sorts ``text`` backwards (the latest task first)."""
+    return "".join(chr(0x10FFFF - ord(c)) for c in text)

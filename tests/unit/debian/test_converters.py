@@ -146,3 +146,12 @@ def test_messages_are_escaped_and_kept(tmp_path: Path) -> None:
     results = parse_junit(xml)
     assert "assertion `left == right` failed" in results["r<&>::tests::parses_bad"].message
     assert b'classname="r&lt;&amp;&gt;"' in proc.stdout
+
+
+def test_ids_keep_nothing_that_changes_between_runs(tmp_path: Path) -> None:
+    """Two runs of one Perl test print other addresses and temporary names: the ids match."""
+    run = "ok 1 - loaded HASH({a}) from HASH({b})\nok 2 - wrote /tmp/{t}/out.yml\nok 3 - 0x1f is small\n1..3\n"
+    first = convert("tap", run.format(a="0x5621426e55c0", b="0x5621426e54e8", t="XyZ12ab"), tmp_path, test="p")
+    second = convert("tap", run.format(a="0x55d0c3a1f0a8", b="0x55d0c3a1e9b0", t="Qw3rTy9"), tmp_path, test="p")
+    assert first == second == {"p::1 - loaded HASH(0x_) from HASH(0x_)": "passed",
+                                "p::2 - wrote /tmp/_/out.yml": "passed", "p::3 - 0x1f is small": "passed"}

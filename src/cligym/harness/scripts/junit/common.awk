@@ -29,9 +29,19 @@ function trimmed(s) {
   return length(s) > 4000 ? substr(s, length(s) - 3999) : s
 }
 
+# an id without what changes from run to run: a memory address in a description
+# (Perl's "HASH(0x5621426e55c0)") and the random part of a temporary path; every later stage
+# selects tests by id, so an id must name the same test in every run
+function stable_id(id) {
+  gsub(/0x[0-9a-fA-F][0-9a-fA-F][0-9a-fA-F][0-9a-fA-F][0-9a-fA-F]*/, "0x_", id)
+  gsub(/\/tmp\/[^ \/:'"]+/, "/tmp/_", id)
+  return id
+}
+
 # one inner result; a repeated id (a suite run twice, for two interpreter versions) keeps
 # its first place, fails if any run failed, and is skipped only if every run skipped
 function record(id, status, message, seconds) {
+  id = stable_id(id)
   if (!(id in r_status)) {
     r_order[++r_count] = id; r_status[id] = status; r_msg[id] = message; r_time[id] = seconds + 0
     return
@@ -47,6 +57,7 @@ function record(id, status, message, seconds) {
 
 # append to a recorded result's message
 function add_message(id, text) {
+  id = stable_id(id)
   if (!(id in r_status) || text == "") return
   r_msg[id] = (r_msg[id] == "") ? text : r_msg[id] "\n" text
   if (length(r_msg[id]) > 8000) r_msg[id] = substr(r_msg[id], length(r_msg[id]) - 7999)

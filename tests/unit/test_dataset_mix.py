@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from cligym.dataset.mix import MixEntry, balanced, cap
+from cligym.dataset.mix import MAX_LEFT_OUT, MixEntry, balanced
+from cligym.invert.scenario_search import share_cap
 
 
 def entries(spec: dict[str, dict[str, int]], duplicates: dict[str, str] | None = None) -> list[MixEntry]:
@@ -42,11 +43,12 @@ def test_the_fewest_tasks_leave_so_that_no_family_is_over_a_quarter() -> None:
     left = balanced(every)
     after = shares_after(every, left)
     held = len(every) - len(left)
-    assert max(after.values()) <= cap(held) <= held / 4
+    assert max(after.values()) <= share_cap(0.25, held) <= held / 4
+    assert len(left) <= MAX_LEFT_OUT * len(every)
     # one fewer would not do: every task left out was needed
     for task in left:
         fewer = {t: w for t, w in left.items() if t != task}
-        assert max(shares_after(every, fewer).values()) > cap(len(every) - len(fewer))
+        assert max(shares_after(every, fewer).values()) > share_cap(0.25, len(every) - len(fewer))
     assert all("over 25%" in why for why in left.values())
 
 
@@ -66,3 +68,11 @@ def test_a_dataset_within_the_share_or_with_too_few_families_keeps_everything() 
 def test_the_balance_is_deterministic() -> None:
     every = entries(BUILD)
     assert balanced(every) == balanced(list(reversed(every)))
+
+
+def test_a_rare_family_does_not_cost_most_of_the_dataset() -> None:
+    """Where a quarter would cost more than a tenth of the tasks (one family so rare that the
+    others would have to shrink to its size), the mix stays as it is."""
+    for spec in ({"p": {"a": 10, "b": 10, "c": 10, "d": 1}}, {"p": {"a": 10, "b": 10, "c": 10, "d": 1, "e": 1}},
+                 {"p": {"a": 20, "b": 20, "c": 3, "d": 3}}):
+        assert balanced(entries(spec)) == {}

@@ -214,7 +214,7 @@ def test_the_dataset_join_writes_the_table_of_its_validated_tasks(tmp_path):
         for task in project_tasks:
             harbor_task(dataset, task.instance_id)
             ledger.record(f"validate/{task.instance_id}", project, "failed" if task.instance_id == "demo.x" else "done")
-    good, left = _join(dataset, ledger, DatasetPlan(seed=1, projects=[]))
+    good, left, _ = _join(dataset, ledger, DatasetPlan(seed=1, projects=[]))
     ledger.close()
     assert good == ["demo.e", "demo.h", "demo.z"] and not dataset.harbor.task("demo.x").path.exists()
     assert left == {}
@@ -245,13 +245,17 @@ def test_the_mix_moves_left_out_tasks_aside_and_a_later_join_takes_them_back(tmp
         ledger.record(f"validate/{task.instance_id}", "p1", "done")
     plan = DatasetPlan(seed=1, projects=[])
     monkeypatch.setattr("cligym.dataset.summary.balanced", lambda entries: {"demo.h": "over the share"})
-    good, left = _join(dataset, ledger, plan)
+    good, left, _ = _join(dataset, ledger, plan)
     assert good == ["demo.e"] and left == {"demo.h": "over the share"}
     assert (dataset.left_out / "demo.h" / "task.toml").is_file() and not dataset.harbor.task("demo.h").path.exists()
     assert [json.loads(r)["instance_id"] for r in dataset.jsonl.read_text().splitlines()] == ["demo.e"]
     assert "demo.h" not in dataset.manifest.read_text()
+    harbor_task(dataset, "demo.h")  # a retry exports the task again: harbor/'s copy is the newer
+    (dataset.harbor.task("demo.h").path / "new").write_text("")
+    good, left, _ = _join(dataset, ledger, plan)
+    assert (dataset.left_out / "demo.h" / "new").is_file() and not dataset.harbor.task("demo.h").path.exists()
     monkeypatch.setattr("cligym.dataset.summary.balanced", lambda entries: {})
-    good, left = _join(dataset, ledger, plan)
+    good, left, _ = _join(dataset, ledger, plan)
     ledger.close()
     assert good == ["demo.e", "demo.h"] and dataset.harbor.task("demo.h").task_toml.is_file()
     assert not (dataset.left_out / "demo.h").exists()

@@ -6,16 +6,16 @@ the sweeper does not undo: 5 tasks of 30 attempts, two of them one family), and 
 projects' families add up across the dataset. So the dataset leaves out the fewest
 validated tasks that bring every family to its share: of the family furthest over, a
 near-duplicate's second task first, then one of the project where that family weighs most,
-one the sweeper solves before one it does not, the latest task last kept. The tasks left
+one the sweeper solves before one it does not, then by id; at most a tenth of the tasks. The tasks left
 out stay in their project's run and export; the dataset lists them with the reason.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from typing import NamedTuple
 
+from cligym.invert.scenario_search import share_cap
 from cligym.models.report import MIX_SHARE
 from cligym.models.task import Task
 from cligym.report.mix import family_of, near_duplicate_key
@@ -45,25 +45,27 @@ def mix_entries(tasks: list[Task]) -> list[MixEntry]:
     return entries
 
 
-def cap(total: int, share: float = MIX_SHARE) -> int:
-    """The most tasks one family may hold among ``total`` (always one)."""
-    return max(1, math.floor(share * total + 1e-9))
+#: The most of its validated tasks a dataset leaves out for its mix: where a family is so
+#: rare that a quarter would cost more, the mix stays as it is (its shares say so).
+MAX_LEFT_OUT = 0.1
 
 
-def balanced(entries: list[MixEntry], share: float = MIX_SHARE) -> dict[str, str]:
-    """The tasks to leave out (id -> why) so that no family holds more than its ``cap``.
-    Nothing is left out when fewer families are present than a spread needs (1 / share):
-    no choice of tasks could then meet the share."""
+def balanced(entries: list[MixEntry], share: float = MIX_SHARE, budget: float = MAX_LEFT_OUT) -> dict[str, str]:
+    """The tasks to leave out (id -> why) so that no family holds more than ``share`` of
+    the tasks (``share_cap``), leaving out at most ``budget`` of them. Nothing is left out
+    when fewer families are present than a spread needs (1 / share), or when no more than
+    ``budget`` of the tasks would reach the share: then the cost would not buy the mix."""
     if len({e.family for e in entries}) * share < 1:
         return {}
     kept = list(entries)
     left: dict[str, str] = {}
     while True:
         families = Counter(e.family for e in kept)
-        limit = cap(len(kept), share)
         family, count = max(families.items(), key=lambda fc: (fc[1], fc[0]))
-        if count <= limit:
+        if count <= share_cap(share, len(kept)):
             return left
+        if len(left) + 1 > budget * len(entries):
+            return {}
         drop = _least_needed([e for e in kept if e.family == family], kept)
         kept.remove(drop)
         left[drop.task] = (f"{family} held {count} of {len(kept) + 1} tasks, over {share:.0%}"
@@ -83,5 +85,6 @@ def _least_needed(candidates: list[MixEntry], kept: list[MixEntry]) -> MixEntry:
 
 
 def _descending(text: str) -> str:
-    """A key that sorts ``text`` backwards (the latest task first)."""
+    """A key that sorts ``text`` backwards (of equals, the greatest id leaves first: a fixed
+    order, whatever order the tasks came in)."""
     return "".join(chr(0x10FFFF - ord(c)) for c in text)

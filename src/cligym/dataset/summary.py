@@ -61,21 +61,25 @@ def link_identical(root: Path, min_size: int = 4096) -> int:
     return saved
 
 
-def _join(dataset: DatasetDir, ledger: Ledger, plan: DatasetPlan) -> tuple[list[str], dict[str, str]]:
+def _join(dataset: DatasetDir, ledger: Ledger, plan: DatasetPlan) -> tuple[list[str], dict[str, str], list[Task]]:
     """The validated tasks the dataset holds, and those its mix leaves out (id -> why);
     failed ones leave harbor/, left-out ones wait in left-out/ (a later resume may take them
-    back). Writes tasks.jsonl (with its Parquet twin and dataset card) and dataset.toml."""
+    back), and the validated tasks' records. Writes tasks.jsonl (with its Parquet twin and
+    dataset card) and dataset.toml."""
     validations = ledger.rows("validate")
     validated = sorted(row["key"].split("/", 1)[1] for row in validations if row["state"] == "done")
+    records = _records(dataset, plan, validated)
     for row in validations:
         folder = dataset.harbor.task(row["key"].split("/", 1)[1]).path
         if row["state"] == "failed" and folder.is_dir():
             shutil.rmtree(folder)
-    left = balanced(mix_entries(_records(dataset, plan, validated)))
+    left = balanced(mix_entries(records))
     for task in validated:
         inside, outside = dataset.harbor.task(task).path, dataset.left_out / task
+        if inside.is_dir() and outside.exists():  # exported again (a retry): harbor/'s is newer
+            shutil.rmtree(outside)
         source, target = (inside, outside) if task in left else (outside, inside)
-        if source.is_dir() and not target.exists():
+        if source.is_dir():
             target.parent.mkdir(parents=True, exist_ok=True)
             source.rename(target)
     good = [task for task in validated if task not in left]
@@ -88,7 +92,7 @@ def _join(dataset: DatasetDir, ledger: Ledger, plan: DatasetPlan) -> tuple[list[
     if good:
         link_identical(dataset.harbor.path)
         write_manifest(dataset.harbor, good, dataset.manifest)
-    return good, left
+    return good, left, records
 
 
 def _records(dataset: DatasetDir, plan: DatasetPlan, tasks: list[str]) -> list[Task]:
@@ -129,16 +133,16 @@ def _state(units: dict, validations: list) -> str:
     return "done" if finished and all(v["state"] in ("done", "failed") for v in validations) else "pending"
 
 
-def _same_deltas(dataset: DatasetDir, plan: DatasetPlan, good: list[str]) -> int:
+def _same_deltas(tasks: list[Task]) -> int:
     """How many ΔDs were exported for more than one project."""
     owners: dict[tuple[str, ...], set[str]] = defaultdict(set)
-    for task in _records(dataset, plan, good):
+    for task in tasks:
         owners[tuple(task.dockerfile)].add(task.repo)
     return sum(len(o) > 1 for o in owners.values())
 
 
 def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, stopped: str) -> DatasetSummary:
-    good, left = _join(dataset, ledger, plan)
+    good, left, records = _join(dataset, ledger, plan)
     wall = ledger.wall_seconds()
     projects = [project_figures(dataset, ledger, p.key) for p in plan.projects]
     size = dataset_bytes(dataset)
@@ -154,7 +158,8 @@ def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, stopp
         bytes_per_task_beyond_gold=round((size - bundle) / len(good), 1) if good else None,
         unit_seconds=round(sum(r["seconds"] for r in ledger.rows() if r["kind"] != "attempt"), 1),
         wall_seconds=round(wall, 1), tasks_per_hour=round(len(good) / (wall / 3600), 2) if wall > 0 else None,
-        same_delta_groups=_same_deltas(dataset, plan, good), probed=probed, probes_failed=probes_failed)
+        same_delta_groups=_same_deltas([t for t in records if t.instance_id not in left]), probed=probed,
+        probes_failed=probes_failed)
     save(summary, dataset.summary)
     return summary
 

@@ -25,6 +25,7 @@ from cligym.invert.operators import GoldFiles
 from cligym.invert.proposal import Change, Degrader, Proposal, Try
 from cligym.invert.scenarios import REGISTRY, Plan, Scenario, Site
 from cligym.models.task import AppliedChange, Candidate, TaskFields
+from cligym.models.report import MIX_SHARE
 
 #: The share of a default run's attempts that are scenarios (the rest: chained composites).
 SCENARIO_SHARE = 0.9
@@ -36,7 +37,7 @@ HIDDEN_WEIGHT = 3.0
 #: tries another: a plan that deletes one function may pick one no sampled test calls.
 MISSES_PER_SCENARIO = 3
 #: The most of a run's tasks one scenario family (one mechanism) makes while others can.
-FAMILY_SHARE = 0.25
+FAMILY_SHARE = MIX_SHARE
 #: The most of a run's tasks that fail one same set of tests while other sets can be had.
 F2P_SHARE = 0.25
 #: The most of a run's tasks, at any moment, the task-blind sweeper repairs (a scenario or

@@ -160,3 +160,10 @@ def test_a_module_that_fails_to_import_refuses_all_its_ids_and_no_other():
     assert calls == [ids, [ids[1], ids[3]]]
     assert [run.results[t].outcome for t in ids] == ["error", "passed", "error", "passed"]
     assert "cannot import name 'x'" in run.results[broken[1]].message
+
+
+def test_a_skipped_test_whose_teardown_failed_is_an_error():
+    xml = b"""<testsuites><testsuite><testcase classname="tests.test_a" name="test_x" file="tests/test_a.py">
+      <skipped message="no network" type="pytest.skip"/><error message="failed on teardown with X">E   X</error>
+    </testcase></testsuite></testsuites>"""
+    assert parse_junit(xml)["tests/test_a.py::test_x"].outcome == "error"

@@ -117,13 +117,17 @@ def debtest_id(classname: str, name: str) -> str:
 
 def _outcome(case: ET.Element) -> tuple[Outcome, str, ET.Element | None]:
     """A testcase's outcome, message and the child that gave them (the one rule: failure
-    and error fail, skipped skips, anything else passed)."""
+    and error fail, even after a skip, as pytest writes a skipped test whose teardown
+    failed; skipped skips; anything else passed)."""
+    skipped = None
     for child in case:
         if child.tag in ("failure", "error"):
             return ("failed" if child.tag == "failure" else "error"), \
                 (child.get("message") or "") + "\n" + (child.text or ""), child
-        if child.tag == "skipped":
-            return "skipped", child.get("message") or "", child
+        if child.tag == "skipped" and skipped is None:
+            skipped = child
+    if skipped is not None:
+        return "skipped", skipped.get("message") or "", skipped
     return "passed", "", None
 
 

@@ -131,11 +131,16 @@ def _names(specs: list[str]) -> list[str]:
     return list(dict.fromkeys(spec.split(" ", 1)[0] for spec in specs))
 
 
+STATUS = "/var/lib/dpkg/status"
+
+
 def _dpkg_status(runtime: Runtime, base_image: str) -> bytes:
-    result = runtime.run(base_image, ["cat", "/var/lib/dpkg/status"], timeout=120)
-    if not result.ok or not result.output.strip():
+    """The base image's dpkg status, copied out as bytes (not read from a log)."""
+    result = runtime.run(base_image, ["true"], timeout=120, fetch=[STATUS])
+    status = result.files.get(STATUS)
+    if not result.ok or not status:
         raise GoldFailed(f"cannot read the dpkg status of {base_image}: {result.output.strip()[-200:]}")
-    return result.output.encode()
+    return status
 
 
 def _write_packages_index(repo: Path) -> None:

@@ -98,6 +98,8 @@ def open_run(gold_dir: Path, run_dir: Path, runtime: Runtime | None, reporter: R
     if config.get("sample_size", 1) < 1:
         raise BadInput("--sample must be at least 1")
     gold = GoldDir(gold_dir).load()
+    if gold.source.kind == "debian":
+        raise BadInput(f"{gold.source.spec}: inversion of a Debian gold is not done yet (docs/debian.md)")
     runtime = runtime or Runtime()
     if not runtime.image_exists(gold.image):
         raise BadInput(f"gold image {gold.image} is not in the Docker engine; run 'cligym gold' again")

@@ -25,6 +25,7 @@ from cligym.debian import hostsources
 from cligym.debian.deb822 import kept_index, parse, split_version
 from cligym.errors import CligymError
 from cligym.models.debian import ArchiveFile, DownloadedDeb, FetchedSource
+from cligym.runtime.base_image import host_apt_sources
 
 #: Host apt settings the private state keeps: how to reach the network (proxies, TLS,
 #: timeouts) and whether an old Release is accepted (a snapshot archive's).
@@ -178,7 +179,7 @@ class AptState:
     def prepare(self) -> None:
         """Write the configuration and the sources (from the host's, every time: they
         follow the host), and make the directories apt expects."""
-        files = self.host_sources if self.host_sources is not None else hostsources.host_source_files()
+        files = self.host_sources if self.host_sources is not None else host_apt_sources()
         entries = hostsources.host_entries(files)
         if not entries:
             raise NoAptSources("this host names no apt source (/etc/apt/sources.list, sources.list.d) "

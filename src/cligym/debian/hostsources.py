@@ -16,19 +16,6 @@ LIST_OPTIONS = {"arch": "Architectures", "signed-by": "Signed-By", "trusted": "T
 DROPPED = {"types", "enabled"}
 
 
-def host_source_files(etc: Path = Path("/etc/apt")) -> list[Path]:
-    """The host's apt source files, in the order apt reads them (as
-    ``cligym.runtime.base_image.host_apt_sources``: the main list, then the parts)."""
-    found = []
-    main = etc / "sources.list"
-    if main.is_file():
-        found.append(main)
-    parts = etc / "sources.list.d"
-    if parts.is_dir():
-        found += sorted(p for p in parts.iterdir() if p.suffix in (".list", ".sources") and p.is_file())
-    return found
-
-
 def list_entries(text: str) -> list[dict[str, str]]:
     """The entries of a one-line-style sources list, as deb822 fields (without Types)."""
     entries = []

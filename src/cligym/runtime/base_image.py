@@ -43,17 +43,19 @@ def host_suite() -> str:
     return "bookworm"
 
 
-def host_apt_sources() -> list[str]:
-    """The host's apt source files, handed to mmdebstrap as its mirrors."""
-    found: list[str] = []
-    main = Path("/etc/apt/sources.list")
+def host_apt_sources(etc: Path = Path("/etc/apt")) -> list[Path]:
+    """The host's apt source files, in the order apt reads them: the main list (unless it
+    holds only comments), then the parts. mmdebstrap takes them as its mirrors; the private
+    apt state of ``cligym.debian`` is made from them."""
+    found: list[Path] = []
+    main = etc / "sources.list"
     if main.is_file() and any(
         ln.strip() and not ln.lstrip().startswith("#") for ln in main.read_text().splitlines()
     ):
-        found.append(str(main))
-    parts = Path("/etc/apt/sources.list.d")
+        found.append(main)
+    parts = etc / "sources.list.d"
     if parts.is_dir():
-        found += sorted(str(p) for p in parts.iterdir() if p.suffix in (".list", ".sources"))
+        found += sorted(p for p in parts.iterdir() if p.suffix in (".list", ".sources") and p.is_file())
     return found
 
 
@@ -104,7 +106,7 @@ def build_base_image(
             "--dpkgopt=path-exclude=/usr/share/man/*",
             host_suite(),
             str(tarball),
-            *sources,
+            *map(str, sources),
         ]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines: list[str] = []

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cligym.debian.deb822 import paragraphs
-from cligym.debian.hostsources import host_entries, host_source_files, list_entries, render, sources_entries
+from cligym.debian.hostsources import host_entries, list_entries, render, sources_entries
+from cligym.runtime.base_image import host_apt_sources
 
 MIRROR = "http://mirror.example/debian"
 
@@ -57,7 +58,7 @@ def test_host_files_are_read_once_each_and_rendered_with_both_types(tmp_path: Pa
     (etc / "sources.list").write_text(LIST)
     (etc / "sources.list.d" / "main.sources").write_text(SOURCES)
     (etc / "sources.list.d" / "old.list.disabled").write_text(f"deb {MIRROR}-old bookworm main\n")
-    files = host_source_files(etc)
+    files = host_apt_sources(etc)
     assert [f.name for f in files] == ["sources.list", "main.sources"]
     entries = host_entries(files)
     assert len(entries) == 4
@@ -77,4 +78,4 @@ def test_an_inline_key_survives_rendering() -> None:
 
 def test_nothing_renders_to_nothing() -> None:
     assert render([]) == ""
-    assert host_source_files(Path("/nonexistent/apt")) == []
+    assert host_apt_sources(Path("/nonexistent/apt")) == []

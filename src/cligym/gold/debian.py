@@ -21,18 +21,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from cligym.config import LABEL, exclusive, home
+from cligym.config import LABEL, home
 from cligym.debian.archive import AptState
 from cligym.debian.control import read_tests, write_tests_tsv
 from cligym.debian.results import CONVERTERS, COMMON
 from cligym.errors import BadInput, GoldFailed
-from cligym.gold.image import context_digest
+from cligym.gold.image import build_tagged
 from cligym.gold.suite import record_suite
 from cligym.harness.bundle import busybox_bytes
 from cligym.harness.testrun import DEBTEST
 from cligym.models.debian_tests import DebianTests
 from cligym.models.gold import GoldEnv, Source
-from cligym.runtime import ImageKind, Runtime, ensure_base_image
+from cligym.runtime import Runtime, ensure_base_image
 from cligym.ui import Reporter
 
 PREFIX = "deb:"
@@ -103,7 +103,7 @@ def debian_gold(runtime: Runtime, spec: str, *, base_image: str, runs: int, time
         (context / ".base-image-id").write_text(base_id)
         with reporter.task(f"building the gold image ({len(debs)} debs)"):
             started = time.monotonic()
-            tag = _build(runtime, context, source, fetched.version, rebuild)
+            tag = build_tagged(runtime, context, f"deb-{source}", fetched.version, nocache=rebuild)
             build_seconds = round(time.monotonic() - started, 1)
     gold = GoldEnv(
         source=Source(kind="debian", spec=f"{PREFIX}{source}={fetched.version}", name=source, version=fetched.version),
@@ -171,18 +171,6 @@ def _write_runner(folder: Path, tests: DebianTests) -> None:
     (folder / "busybox").write_bytes(busybox_bytes())
     (folder / "busybox").chmod(0o755)
     write_tests_tsv(tests, folder / "tests.tsv")
-
-
-def _build(runtime: Runtime, context: Path, source: str, version: str, rebuild: bool) -> str:
-    safe_version = re.sub(r"[^A-Za-z0-9_.-]", "_", version)[:60]
-    tag = ImageKind.GOLD.tag(f"deb-{source}", f"{safe_version}-{context_digest(context)[:12]}")
-    locks = home() / "build" / "locks"
-    with exclusive(locks / f"{tag.replace('/', '+').replace(':', '+')}.lock"):
-        if runtime.image_exists(tag) and not rebuild:
-            return tag
-        (context / ".dockerignore").write_text(".base-image-id\n")
-        runtime.build(context, tag, nocache=True)
-        return tag
 
 
 def _python_version(runtime: Runtime, image: str) -> str:

@@ -109,15 +109,23 @@ def build_gold_image(
             )
         )
         (context / ".base-image-id").write_text(base_image_id)
-        safe_version = re.sub(r"[^A-Za-z0-9_.-]", "_", version)[:60]
-        tag = ImageKind.GOLD.tag(canonicalize_name(name), f"{safe_version}-{context_digest(context)[:12]}")
-        # one build of a gold image at a time on this host: a process that finds another one
-        # building it waits and then uses that image, instead of moving the tag from under it
-        with exclusive(root / "locks" / f"{tag.replace('/', '+').replace(':', '+')}.lock"):
-            if runtime.image_exists(tag) and not nocache:
-                return tag
-            (context / ".dockerignore").write_text(".base-image-id\n")
-            # no build cache, taken or given: the install stage's image is removed once the
-            # build ends (Images.build), so no other process's build of the same gold may use it
-            runtime.build(context, tag, nocache=True, on_log=on_log)
+        return build_tagged(runtime, context, canonicalize_name(name), version, nocache=nocache, on_log=on_log)
+
+
+def build_tagged(runtime: Runtime, context: Path, name: str, version: str, *, nocache: bool,
+                 on_log: Callable[[str], None] | None = None) -> str:
+    """Build a gold image from ``context`` (holding ``.base-image-id``, which the tag's
+    digest covers and the build leaves out) under a tag of its name, version and context
+    digest; an existing tag is the same image unless ``nocache``. Returns the tag."""
+    safe_version = re.sub(r"[^A-Za-z0-9_.-]", "_", version)[:60]
+    tag = ImageKind.GOLD.tag(name, f"{safe_version}-{context_digest(context)[:12]}")
+    # one build of a gold image at a time on this host: a process that finds another one
+    # building it waits and then uses that image, instead of moving the tag from under it
+    with exclusive(home() / "build" / "locks" / f"{tag.replace('/', '+').replace(':', '+')}.lock"):
+        if runtime.image_exists(tag) and not nocache:
             return tag
+        (context / ".dockerignore").write_text(".base-image-id\n")
+        # no build cache, taken or given: the install stage's image is removed once the
+        # build ends (Images.build), so no other process's build of the same gold may use it
+        runtime.build(context, tag, nocache=True, on_log=on_log)
+        return tag

@@ -13,6 +13,7 @@ team and also has ``debian/tests/control``, the generated tests follow the writt
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from cligym.debian import autodep8
@@ -90,13 +91,22 @@ def _test_name(stanza: TestStanza, counter: int) -> str:
     return named[0] if named else f"command{counter}"
 
 
+def named_tests(stanzas: list[TestStanza]) -> Iterator[tuple[str, TestStanza]]:
+    """Each test's name with its stanza, as autopkgtest names them: a Test-Command stanza's
+    test is its ``test-name`` feature, else ``commandN`` (N counting such stanzas)."""
+    counter = 0
+    for stanza in stanzas:
+        if stanza.test_command:
+            counter += not any(f.startswith("test-name=") for f in stanza.features)
+            yield _test_name(stanza, counter), stanza
+        else:
+            yield from ((name, stanza) for name in stanza.tests)
+
+
 def tests_of_stanzas(stanzas: list[TestStanza], tree: Path, control: SourceControl,
                      arch: str = "amd64") -> list[AutopkgTest]:
     tests: list[AutopkgTest] = []
-    counter = 0
-    for stanza in stanzas:
-        if stanza.test_command and not any(f.startswith("test-name=") for f in stanza.features):
-            counter += 1
+    for name, stanza in named_tests(stanzas):
         why = why_not_runnable(stanza, arch)
         try:
             depends = expand_depends(stanza.depends, control, arch)
@@ -108,15 +118,14 @@ def tests_of_stanzas(stanzas: list[TestStanza], tree: Path, control: SourceContr
                       flaky="flaky" in stanza.restrictions)
         if stanza.test_command:
             runner = inner_runner(stanza.test_command, tree)
-            tests.append(AutopkgTest(name=_test_name(stanza, counter), command=stanza.test_command, runner=runner,
+            tests.append(AutopkgTest(name=name, command=stanza.test_command, runner=runner,
                                      verbose_env=verbose_env(runner), **common))  # type: ignore[arg-type]
             continue
-        for name in stanza.tests:
-            path = f"{stanza.tests_directory.rstrip('/')}/{name}"
-            script = _script_text(tree / path)
-            runner = inner_runner(path, tree, script)
-            tests.append(AutopkgTest(name=name, path=path, runner=runner, verbose_env=verbose_env(runner),
-                                     **common))  # type: ignore[arg-type]
+        path = f"{stanza.tests_directory.rstrip('/')}/{name}"
+        script = _script_text(tree / path)
+        runner = inner_runner(path, tree, script)
+        tests.append(AutopkgTest(name=name, path=path, runner=runner, verbose_env=verbose_env(runner),
+                                 **common))  # type: ignore[arg-type]
     return tests
 
 

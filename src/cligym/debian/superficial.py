@@ -11,7 +11,7 @@ import io
 import tarfile
 import urllib.request
 
-from cligym.debian.deb822 import field, paragraphs, words
+from cligym.debian.control import named_tests, parse_stanzas
 from cligym.models.debian import ArchiveFile, Candidate
 
 #: The largest file fetched to read debian/tests/control from.
@@ -83,14 +83,8 @@ def diff_members(diff: str, wanted: set[str]) -> dict[str, str]:
 
 
 def control_tests(control: str) -> list[tuple[str, bool]]:
-    """(name, superficial) of each test of a debian/tests/control."""
-    tests = []
-    for number, stanza in enumerate(paragraphs(control.splitlines()), start=1):
-        restrictions = set(words(field(stanza, "Restrictions")))
-        shallow = "superficial" in restrictions
-        names = words(field(stanza, "Tests")) or ([f"command{number}"] if field(stanza, "Test-Command") else [])
-        tests += [(name, shallow) for name in names]
-    return tests
+    """(name, superficial) of each test of a debian/tests/control, read as autopkgtest reads it."""
+    return [(name, "superficial" in stanza.restrictions) for name, stanza in named_tests(parse_stanzas(control))]
 
 
 def judge(entry: Candidate, texts: dict[str, str]) -> Candidate:

@@ -47,16 +47,16 @@ def tarball(files: dict[str, str], prefix: str = "", mode: str = "w:xz") -> byte
 
 
 def test_tests_of_a_control_file() -> None:
-    assert control_tests(CONTROL) == [("unit-test", False), ("command2", True)]
+    assert control_tests(CONTROL) == [("unit-test", False), ("command1", True)]
     assert control_tests(SHALLOW) == [("import", True)]
 
 
 @pytest.mark.parametrize(("team", "texts", "shallow", "names"), [
-    ("autopkgtest", {superficial.CONTROL: CONTROL}, False, ["unit-test", "command2"]),
+    ("autopkgtest", {superficial.CONTROL: CONTROL}, False, ["unit-test", "command1"]),
     ("autopkgtest", {superficial.CONTROL: SHALLOW}, True, ["import"]),
     ("perl", {}, False, ["autodep8-perl"]),
     ("python", {}, True, ["autodep8-python"]),
-    ("python", {superficial.CONTROL: CONTROL}, False, ["unit-test", "command2", "autodep8-python"]),
+    ("python", {superficial.CONTROL: CONTROL}, False, ["unit-test", "command1", "autodep8-python"]),
     ("nodejs", {}, True, ["autodep8-nodejs"]),
     ("nodejs", {superficial.NODE_SUITE: "tap test/*.js\n"}, False, ["autodep8-nodejs"]),
 ])

@@ -16,6 +16,7 @@ from cligym.layout import GoldDir
 from cligym.models.debian import Candidate
 from cligym.models.gold import GoldEnv
 from cligym.models.io import load
+from tests.engine.shared import once
 
 
 def served_smallest(state: AptState, team: str, how_many: int, batch: int = 200) -> list[Candidate]:
@@ -57,8 +58,12 @@ def state(tmp_path_factory) -> AptState:
 
 @pytest.fixture(scope="session")
 def perl_gold_dir(state, runtime, base_image, tmp_path_factory) -> Path:
-    """The gold folder of a small perl-team package (gold.json, probe-debian.json), read only."""
-    return first_gold_dir(state, "perl", runtime, base_image, tmp_path_factory.mktemp("debian-gold"))
+    """The gold folder of a small perl-team package (gold.json, probe-debian.json), made once
+    per test run however many workers ask (read only)."""
+    made = once(tmp_path_factory, "debian-perl-gold",
+                lambda folder: (folder / "dir").write_text(str(first_gold_dir(state, "perl", runtime, base_image,
+                                                                                folder))))
+    return Path((made / "dir").read_text())
 
 
 @pytest.fixture(scope="session")

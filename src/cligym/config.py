@@ -45,3 +45,15 @@ def exclusive(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+class DebianImage:
+    """Where a Debian gold image keeps what cligym put in it (docs/debian.md): the runner,
+    its converters and tests list, and the apt repository of its debs."""
+
+    CLIGYM = "/opt/cligym"
+    RUNNER = f"{CLIGYM}/debian"
+    DEBTEST = f"{RUNNER}/debtest.sh"  # the test command
+    TESTS = f"{RUNNER}/tests.tsv"
+    APT_REPO = f"{CLIGYM}/apt"
+    DPKG_STATUS = "/var/lib/dpkg/status"

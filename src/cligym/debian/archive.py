@@ -120,14 +120,6 @@ def print_uris(stdout: str) -> list[ArchiveFile]:
     return files
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class AptState:
     """The private apt state at ``root`` (default: cligym's cache folder)."""
 
@@ -311,4 +303,9 @@ class AptState:
             raise FileNotServed(f"{subject}: apt reported {listed.name} downloaded but it is not in place")
         name, version, arch = (path.stem.split("_") + ["", ""])[:3]
         return DownloadedDeb(package=name, version=unquote(version), architecture=arch, path=str(path),
-                             size=listed.size, sha256=sha256_of(path))
+                             size=listed.size, sha256=_sha256(path))
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

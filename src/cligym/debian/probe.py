@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cligym.config import home
+from cligym.config import DebianImage, home
 from cligym.debian import dpkg_facts
 from cligym.debian.archive import AptState
 from cligym.debian.strace import Touched, is_noise, is_shared_object, touched
@@ -41,9 +41,6 @@ from cligym.runtime import Runtime, Session
 #: What the probe installs in its container (and apt adds what it needs).
 TRACER = ("strace",)
 PROBE_DIR = "/tmp/cligym-probe"
-RUNNER_DIR = "/opt/cligym"
-TESTS_TSV = "/opt/cligym/debian/tests.tsv"
-STATUS = "/var/lib/dpkg/status"
 SYSCALLS = ("execve,execveat,open,openat,openat2,creat,stat,lstat,newfstatat,statx,access,faccessat,faccessat2,"
             "chdir,fchdir,clone,clone3,fork,vfork")
 #: -ff: a file per process; -y: fds (AT_FDCWD too) decorated with their paths; -s: whole
@@ -72,7 +69,7 @@ def probe_debian(runtime: Runtime, gold: GoldEnv, state: AptState | None = None,
     scratch.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=scratch) as tmp, runtime.session(gold.image, workdir=gold.workdir) as session:
         tracer = _install_tracer(session, state, Path(tmp))
-        names = autopkgtest_names(_read(session, TESTS_TSV).decode(errors="replace"), gold.tests)
+        names = autopkgtest_names(_read(session, DebianImage.TESTS).decode(errors="replace"), gold.tests)
         if not names:
             raise CligymError(f"the gold image {gold.image} lists no autopkgtest test to probe")
         traced = {name: _trace(session, gold, name, index, timeout) for index, name in enumerate(names)}
@@ -112,7 +109,7 @@ def _install_tracer(session: Session, state: AptState, tmp: Path) -> list[str]:
     """Download strace and what it needs for the container's dpkg status, and install it
     there (only there); the packages installed."""
     status = tmp / "status"
-    status.write_bytes(_read(session, STATUS))
+    status.write_bytes(_read(session, DebianImage.DPKG_STATUS))
     debs = state.download_debs(list(TRACER), status, dest=tmp / "debs")
     _exec(session, ["mkdir", "-p", PROBE_DIR], "mkdir")
     if debs:
@@ -161,7 +158,7 @@ def _record(session: Session, gold: GoldEnv, traced: dict[str, tuple[Touched, De
             tracer: list[str]) -> DebianProbe:
     """The probe record: the raw traces filtered against the image, and its dpkg facts."""
     added = {change.path for change in session.diff() if change.kind == "A"}
-    ignored = (RUNNER_DIR, PROBE_DIR)
+    ignored = (DebianImage.CLIGYM, PROBE_DIR)
     ldconfig = dpkg_facts.parse_ldconfig(_exec(session, ["ldconfig", "-p"], "ldconfig -p"))
     asked = {p for raw, _ in traced.values()
              for p in [*raw.files, *raw.folders, *raw.programs, *raw.lookups, *raw.missing,

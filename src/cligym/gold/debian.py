@@ -21,23 +21,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from cligym.config import LABEL, home
+from cligym.config import DebianImage, LABEL, home
 from cligym.debian.archive import AptState
 from cligym.debian.control import read_tests, write_tests_tsv
 from cligym.debian.results import CONVERTERS, COMMON
 from cligym.errors import BadInput, GoldFailed
-from cligym.gold.image import build_tagged
+from cligym.gold.image import build_tagged, python_version
 from cligym.gold.suite import record_suite
 from cligym.harness.bundle import busybox_bytes
-from cligym.harness.testrun import DEBTEST
 from cligym.models.debian_tests import DebianTests
 from cligym.models.gold import GoldEnv, Source
 from cligym.runtime import Runtime, ensure_base_image
 from cligym.ui import Reporter
 
 PREFIX = "deb:"
-APT_REPO = "/opt/cligym/apt"
-RUNNER_DIR = DEBTEST.rsplit("/", 1)[0]
 #: What every autopkgtest testbed has beside the tests' dependencies: autopkgtest unpacks
 #: the source in the testbed with dpkg-source, so test runners may use dpkg-dev's tools
 #: (gem2deb-test-runner reads the changelog with dpkg-parsechangelog).
@@ -98,8 +95,8 @@ def debian_gold(runtime: Runtime, spec: str, *, base_image: str, runs: int, time
         _write_runner(context / "runner", tests)
         shutil.copytree(fetched.tree, context / "source", symlinks=True)
         (context / "Dockerfile").write_text(DOCKERFILE.format(
-            source=source, name=source, version=fetched.version, base=base_image, label=LABEL, repo=APT_REPO,
-            packages=" ".join(_names(packages)), runner=RUNNER_DIR, workdir=workdir))
+            source=source, name=source, version=fetched.version, base=base_image, label=LABEL,
+            repo=DebianImage.APT_REPO, packages=" ".join(_names(packages)), runner=DebianImage.RUNNER, workdir=workdir))
         (context / ".base-image-id").write_text(base_id)
         with reporter.task(f"building the gold image ({len(debs)} debs)"):
             started = time.monotonic()
@@ -108,7 +105,7 @@ def debian_gold(runtime: Runtime, spec: str, *, base_image: str, runs: int, time
     gold = GoldEnv(
         source=Source(kind="debian", spec=f"{PREFIX}{source}={fetched.version}", name=source, version=fetched.version),
         image=tag, image_id=runtime.image_id(tag), base_image=base_image, python=PYTHON,
-        python_version=_python_version(runtime, tag), workdir=workdir, test_command=DEBTEST,
+        python_version=python_version(runtime, tag, PYTHON), workdir=workdir, test_command=DebianImage.DEBTEST,
         requirements=_names(packages), runs=0, tests=[], build_seconds=build_seconds,
     )
     record_suite(runtime, gold, [], runs, timeout, reporter)
@@ -131,13 +128,10 @@ def _names(specs: list[str]) -> list[str]:
     return list(dict.fromkeys(spec.split(" ", 1)[0] for spec in specs))
 
 
-STATUS = "/var/lib/dpkg/status"
-
-
 def _dpkg_status(runtime: Runtime, base_image: str) -> bytes:
     """The base image's dpkg status, copied out as bytes (not read from a log)."""
-    result = runtime.run(base_image, ["true"], timeout=120, fetch=[STATUS])
-    status = result.files.get(STATUS)
+    result = runtime.run(base_image, ["true"], timeout=120, fetch=[DebianImage.DPKG_STATUS])
+    status = result.files.get(DebianImage.DPKG_STATUS)
     if not result.ok or not status:
         raise GoldFailed(f"cannot read the dpkg status of {base_image}: {result.output.strip()[-200:]}")
     return status
@@ -171,8 +165,3 @@ def _write_runner(folder: Path, tests: DebianTests) -> None:
     (folder / "busybox").write_bytes(busybox_bytes())
     (folder / "busybox").chmod(0o755)
     write_tests_tsv(tests, folder / "tests.tsv")
-
-
-def _python_version(runtime: Runtime, image: str) -> str:
-    result = runtime.run(image, [PYTHON, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout=120)
-    return result.output.strip().splitlines()[-1] if result.ok and result.output.strip() else ""

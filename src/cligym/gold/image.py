@@ -20,6 +20,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from cligym.config import LABEL, exclusive, home
+from cligym.errors import GoldFailed
 from cligym.gold.source import sha256_file
 from cligym.runtime import ImageKind, Runtime
 
@@ -129,3 +130,11 @@ def build_tagged(runtime: Runtime, context: Path, name: str, version: str, *, no
         # build ends (Images.build), so no other process's build of the same gold may use it
         runtime.build(context, tag, nocache=True, on_log=on_log)
         return tag
+
+
+def python_version(runtime: Runtime, image: str, python: str) -> str:
+    """The version of ``python`` in ``image`` (GoldFailed when it does not run)."""
+    result = runtime.run(image, [python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout=120)
+    if not result.ok:
+        raise GoldFailed(f"{python} does not run in {image}: {result.output.strip()[-200:]}")
+    return result.output.strip().splitlines()[-1]

@@ -15,7 +15,7 @@ from cligym.errors import BadInput, BuildFailed, CligymError, GoldFailed
 from cligym.debian.probe import probe_debian
 from cligym.gold.debian import debian_gold, is_debian_spec
 from cligym.gold.diagnose import of_era, repairs
-from cligym.gold.image import PYTHON, WORKDIR, build_gold_image, context_digest
+from cligym.gold.image import PYTHON, WORKDIR, build_gold_image, context_digest, python_version
 from cligym.gold.imports import local_names
 from cligym.gold.index import upload_times
 from cligym.gold.metadata import SourceTree
@@ -40,13 +40,6 @@ from cligym.models.gold import GoldEnv, Source
 from cligym.models.io import save
 from cligym.runtime import Runtime, ensure_base_image
 from cligym.ui import Reporter
-
-
-def python_version(runtime: Runtime, image: str, python: str) -> str:
-    result = runtime.run(image, [python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout=120)
-    if not result.ok:
-        raise GoldFailed(f"{python} does not run in {image}: {result.output.strip()[-200:]}")
-    return result.output.strip().splitlines()[-1]
 
 
 def make_gold(

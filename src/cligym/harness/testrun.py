@@ -12,6 +12,7 @@ import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 
+from cligym.config import DebianImage
 from cligym.models.testrun import Outcome, TestResult, TestRun
 from cligym.runtime import Runtime, Session
 
@@ -37,14 +38,10 @@ NOISE_LINE = re.compile(
 DID_NOT_RUN = "this test did not run"
 
 
-#: The Debian runner's place in a Debian gold image (``harness/scripts/debtest.sh``, see
-#: docs/debian.md): a test command naming it takes only the report option.
-DEBTEST = "/opt/cligym/debian/debtest.sh"
-
-
 def report_options(test_command: str) -> str:
-    """The options appended to ``test_command``: pytest's, or the Debian runner's one."""
-    return f"--junitxml={REPORT_PATH}" if test_command.split()[:1] == [DEBTEST] else REPORT_OPTIONS
+    """The options appended to ``test_command``: pytest's, or the Debian runner's one (a
+    test command naming ``DebianImage.DEBTEST`` takes only the report option)."""
+    return f"--junitxml={REPORT_PATH}" if test_command.split()[:1] == [DebianImage.DEBTEST] else REPORT_OPTIONS
 
 
 def shell_command(workdir: str, test_command: str) -> list[str]:

@@ -32,8 +32,8 @@ class _Scripted(Degrader):
         self.misses: list[str] = []
         self._accept = None
 
-    def accept(self, proposal, fail_fraction, late) -> bool:
-        return self._accept is None or self._accept(fail_fraction, late)
+    def accept(self, proposal, failing, late) -> bool:
+        return self._accept is None or self._accept(len(failing) / len(proposal.sample), late)
 
     def propose(self, ctx, attempt, rng, tries):
         if tries:  # the attempt's last miss: the one since the last proposal

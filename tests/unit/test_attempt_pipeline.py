@@ -47,7 +47,8 @@ class Scripted(Degrader):
         self.told.append(list(tries))
         return self.proposals.pop(0)
 
-    def accept(self, proposal, fail_fraction, late):
+    def accept(self, proposal, failing, late):
+        fail_fraction = round(len(failing) / len(proposal.sample), 4)
         self.accepted.append((fail_fraction, late))
         return self.accept_rule is None or self.accept_rule(fail_fraction)
 

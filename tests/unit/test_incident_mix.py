@@ -163,13 +163,57 @@ def test_a_worn_failing_set_is_known():
     assert degrader.broken["/site/pkg/mod.py"] == 2
 
 
+def test_a_worn_set_is_held_back_once_the_run_fails_another():
+    """A suite whose every task fails one set keeps making them (its tests may reach the
+    project only through one door); once another set is made, the worn one is not taken,
+    neither predicted by a plan nor measured on a built state."""
+    degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=8)
+    proposal = Proposal(sample=["a::t1", "a::t2"], name="ghost_plugin")
+    for n in range(3):
+        degrader.seen(_verified("ghost_plugin", ["a::t1"], [f"/site/pkg/m{n}.py"], n))
+    assert degrader.worn(["a::t1"]) and not degrader.held_back(["a::t1"])
+    assert degrader.accept(proposal, ["a::t1"], late=False)
+    degrader.seen(_verified("ghost_plugin", ["a::t2"], ["/site/pkg/other.py"], 3))
+    assert degrader.held_back(["a::t1"]) and not degrader.accept(proposal, ["a::t1"], late=True)
+    assert degrader.accept(proposal, ["a::t2"], late=False) and degrader.accept(proposal, ["a::t1", "a::t2"], False)
+
+
+def test_an_attempt_whose_every_plan_is_worn_ends_as_such_once_the_suite_offers_another(monkeypatch):
+    from tests.unit.fake_engine import gold_env
+    from tests.unit.test_scenario_plans import GOLD, PROBE
+
+    probe = Probe.model_validate_json(PROBE.read_text())
+    ctx = RunContext(gold=gold_env(list(probe.tests)), probe=probe, runtime=None, run=None, seed=0, sample_size=40,
+                     gold_session=SimpleNamespace(get_file=GOLD.get, get_archive=lambda path: None))
+    degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=30)
+    monkeypatch.setattr(degrader, "worn", lambda touching: True)
+    degrader.seen(_verified("ghost_plugin", ["a::t1"], ["/site/pkg/m.py"], 0))
+    taken = degrader.propose(ctx, 5, random.Random(1), [])
+    assert taken.discard is None and taken.changes  # one set so far: the worn plan is the fallback
+    degrader.seen(_verified("ghost_plugin", ["a::t2"], ["/site/pkg/n.py"], 1))
+    ended = degrader.propose(ctx, 6, random.Random(1), [])
+    assert ended.discard is not None and ended.discard[0] == "worn_symptom" and not ended.changes
+
+
+def test_pick_prefers_a_target_whose_tests_no_task_fails():
+    class _Sub:
+        def __init__(self, path, touching):
+            self.path, self.size, self.touching = path, 10, touching
+
+    site = Site.__new__(Site)
+    site._subs, site.used = [_Sub("/a.py", ["t1"]), _Sub("/b.py", ["t2"])], {}
+    site.failing = {frozenset(["t1"]): 2}
+    picks = [site.pick(random.Random(seed)).path for seed in range(500)]
+    assert picks.count("/b.py") > 0.95 * len(picks)
+
+
 def test_pick_prefers_a_path_no_earlier_task_broke():
     class _Sub:
         def __init__(self, path, size=10):
             self.path, self.size, self.touching = path, size, ["t"]
 
     site = Site.__new__(Site)
-    site._subs, site.used = [_Sub("/a.py"), _Sub("/b.py")], {"/a.py": 2}
+    site._subs, site.used, site.failing = [_Sub("/a.py"), _Sub("/b.py")], {"/a.py": 2}, {}
     picks = [site.pick(random.Random(seed)).path for seed in range(500)]
     assert picks.count("/b.py") > 0.95 * len(picks)
 

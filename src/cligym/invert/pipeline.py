@@ -227,7 +227,7 @@ def _steps(check: _Check, tag: str, instance_id: str, found: dict) -> Outcome:
         found.update(_split(fresh, proposal.sample))
         if not found["FAIL_TO_PASS"]:
             return Miss(found=found)
-        if not check.policy.accept(proposal, found["fail_fraction"], check.late):
+        if not check.policy.accept(proposal, found["FAIL_TO_PASS"], check.late):
             return Miss(found["fail_fraction"], found)  # the degrader wants another share broken
     else:
         reason = _not_reproduced(classify(fresh, proposal.sample)[0], found["FAIL_TO_PASS"])

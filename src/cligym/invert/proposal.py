@@ -130,9 +130,9 @@ class Degrader:
     def seen(self, candidate: Candidate) -> None:
         """Learn from a finished attempt (loaded from disk on a resumed run, or just made)."""
 
-    def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
-        """Does the degrader take a state failing this share of the sample (``late``: is
-        this one of the attempt's last tries)?"""
+    def accept(self, proposal: Proposal, failing: list[str], late: bool) -> bool:
+        """Does the degrader take a state that fails ``failing`` of the proposal's sample
+        (``late``: is this one of the attempt's last tries)?"""
         return True
 
     def derived_solution(self, ctx: RunContext, report: LeakReport) -> str:

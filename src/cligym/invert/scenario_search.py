@@ -1,10 +1,13 @@
 """Inversion by incident scenarios, and the default mix of scenarios and chained composites.
 
 ``ScenarioDegrader`` proposes one scenario's plan per try, drawn as ``_order`` tells. The
-run's tasks spread over what the tests touch: a path earlier tasks broke is picked much
-less often, and a plan predicted to fail a set of tests that ``F2P_SHARE`` of the run's
-tasks already fail waits behind every other scenario's plan. A state that breaks nothing
-is a screen miss and the attempt draws again. Scenarios are never reduced: a plan with a
+run's tasks spread over what the tests touch: a path earlier tasks broke, or one whose
+tests the run's tasks already fail, is picked much less often; a plan predicted to fail a
+set of tests that ``F2P_SHARE`` of the run's tasks already fail waits behind every other
+scenario's plan, and once the run's tasks fail more than one set (the suite offers
+another symptom) such a plan, or a state measured to fail such a set, is not taken at all
+(a new symptom before an old one behind a new blocker). A state that breaks nothing is a
+screen miss and the attempt draws again. Scenarios are never reduced: a plan with a
 change that fails both leave-one-repair-out and the blocker check (an optional import
 that hides a deleted module, say) is a miss too.
 
@@ -100,6 +103,16 @@ class ScenarioDegrader(Degrader):
         tasks already fail as often as ``F2P_SHARE`` allows."""
         return self.failing[frozenset(touching)] >= self.f2p_cap
 
+    def held_back(self, failing: list[str]) -> bool:
+        """Whether a task failing ``failing`` is not made: its set is worn while the run's
+        tasks fail another set too (the suite offers more than one symptom). A suite whose
+        every task fails one same set (tests that import the project from the working
+        tree: every fault fails them all) keeps making tasks of it."""
+        return self.worn(failing) and len(self.failing) > 1
+
+    def accept(self, proposal: Proposal, failing: list[str], late: bool) -> bool:
+        return not self.held_back(failing)
+
     def _order(self, rng: random.Random, misses: Counter[str] | None = None,
                out: Set[str] = frozenset()) -> list[Scenario]:
         """The scenarios still in the attempt's draw in a random order — none of a family
@@ -124,7 +137,7 @@ class ScenarioDegrader(Degrader):
             self.files = GoldFiles.of_session(ctx.gold_session)
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         site = Site(ctx.probe, sample, self.files)
-        site.used = dict(self.broken)
+        site.used, site.failing = dict(self.broken), self.failing
         worn: Plan | None = None  # the first plan whose failing set is worn: taken only if no other comes
         for scenario in self._order(rng, misses, untargeted):
             site.narrow = misses[scenario.name] < MISSES_PER_SCENARIO - 1  # its last try: whole modules
@@ -135,8 +148,13 @@ class ScenarioDegrader(Degrader):
                 worn = worn or plan
                 continue
             untargeted.add(scenario.name)  # no target in this sample: out of the attempt's draw
-        if worn is not None:
+        if worn is not None and not self.held_back(worn.touching):
             return proposal_of_plan(sample, worn)
+        if worn is not None:
+            return Proposal(sample=sample, discard=("worn_symptom", "every plan with a target in the sample fails a "
+                                                                    "set of tests the run's tasks already fail as "
+                                                                    f"often as {F2P_SHARE:.0%} of them may, and they "
+                                                                    "fail other sets too"))
         return Proposal(sample=sample, discard=("no_target", "no scenario of a family under its share has a target "
                                                              "in the sample"))
 

@@ -235,8 +235,8 @@ class OperatorDegrader(Degrader):
     def seen(self, candidate: Candidate) -> None:
         self.learnt.seen(candidate)
 
-    def accept(self, proposal: Proposal, fail_fraction: float, late: bool) -> bool:
-        return self.learnt.accept(fail_fraction, late)
+    def accept(self, proposal: Proposal, failing: list[str], late: bool) -> bool:
+        return self.learnt.accept(len(failing) / len(proposal.sample), late)
 
     def _chooser(self, ctx: RunContext) -> Chooser:
         if self.chooser is None:

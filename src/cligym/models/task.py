@@ -14,8 +14,10 @@ DiscardKind = Literal[
     "not_solvable", "duplicate", "error",
     # a composite state none of whose operators is necessary; an issue text that a check refused
     "not_minimal", "bad_text",
-    # a task the task-blind sweeper repairs, once the run has its share of those (SWEEPER_SHARE)
-    "sweeper_solves",
+    # a task the task-blind sweeper repairs, once the run has its share of those (SWEEPER_SHARE);
+    # a scenario attempt whose every plan fails a set of tests the run's tasks fail often
+    # enough (F2P_SHARE) while they fail other sets too
+    "sweeper_solves", "worn_symptom",
     # the LLM-agent path only
     "bad_query", "no_dockerfile", "tests_changed",
 ]

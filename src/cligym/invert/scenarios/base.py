@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import random
+from collections.abc import Mapping
 import re
 from typing import ClassVar, Literal
 
@@ -98,6 +99,9 @@ class Site:
         #: how often earlier tasks of the run broke each path: ``pick`` prefers fresh targets,
         #: so a run's tasks spread over what the tests touch
         self.used: dict[str, int] = {}
+        #: how many of the run's tasks fail each set of tests: ``pick`` prefers a target
+        #: whose tests fail in none (a new symptom)
+        self.failing: Mapping[frozenset[str], int] = {}
         self._wheels: dict[tuple[str, str], str | None] = {}
 
     def submodules(self) -> list[Submodule]:
@@ -155,13 +159,15 @@ class Site:
                          package=package, size=size, reinstall=line, wheel=wheel, touching=touching)
 
     def pick(self, rng: random.Random, need_size: int = 0) -> Submodule | None:
-        """A submodule, the narrow ones likelier and ones earlier tasks broke much less
-        likely (each earlier task divides the weight by 8: a new symptom before a new
-        blocker over an old one)."""
+        """A submodule, the narrow ones likelier and ones earlier tasks broke, or whose
+        tests earlier tasks fail, much less likely (each such task divides the weight by 8:
+        a new symptom before a new blocker over an old one)."""
         pool = [s for s in self.submodules() if s.size >= need_size]
         if not pool:
             return None
-        return rng.choices(pool, weights=[1.0 / len(s.touching) / 8 ** self.used.get(s.path, 0) for s in pool])[0]
+        return rng.choices(pool, weights=[
+            1.0 / len(s.touching) / 8 ** (self.used.get(s.path, 0) + self.failing.get(frozenset(s.touching), 0))
+            for s in pool])[0]
 
     def exists(self, path: str) -> bool:
         return path in self.probe.files

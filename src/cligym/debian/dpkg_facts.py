@@ -5,13 +5,14 @@ path), ``dpkg-query -W`` with the conffiles, ``update-alternatives --get-selecti
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from cligym.models.debian_probe import Alternative, Diversion
 
 #: The folders a merged-/usr system reaches by a symlink from / (a package may list either).
 MERGED = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: dpkg-query -W's format: a package line, then its conffiles (lines starting with a space).
-QUERY_FORMAT = "${binary:Package}\\t${Version}\\t${source:Package}\\n${Conffiles}\\n"
+QUERY_FORMAT = "${binary:Package}\\t${Version}\\t${source:Package}\\t${Essential}\\t${Priority}\\n${Conffiles}\\n"
 
 
 def aliases(path: str) -> list[str]:
@@ -52,12 +53,19 @@ def owner_of(path: str, named: list[str], owners: dict[str, list[str]]) -> list[
     return []
 
 
-def parse_packages(text: str) -> tuple[dict[str, str], dict[str, list[str]], dict[str, str]]:
-    """``dpkg-query -W -f QUERY_FORMAT`` output -> (package -> version, package -> conffiles,
-    package -> the source package it was built from)."""
-    versions: dict[str, str] = {}
-    sources: dict[str, str] = {}
-    conffiles: dict[str, list[str]] = {}
+@dataclass
+class Packages:
+    """What ``dpkg-query -W -f QUERY_FORMAT`` says of some installed packages."""
+
+    versions: dict[str, str] = field(default_factory=dict)
+    conffiles: dict[str, list[str]] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)  # package -> the source package it was built from
+    core: list[str] = field(default_factory=list)  # Essential: yes, or Priority: required
+
+
+def parse_packages(text: str) -> Packages:
+    """``dpkg-query -W -f QUERY_FORMAT`` output, read."""
+    found = Packages()
     package = ""
     for line in text.splitlines():
         if not line.strip():
@@ -65,11 +73,13 @@ def parse_packages(text: str) -> tuple[dict[str, str], dict[str, list[str]], dic
         if line.startswith(" "):
             fields = line.split()
             if package and fields and fields[0].startswith("/"):
-                conffiles.setdefault(package, []).append(fields[0])
+                found.conffiles.setdefault(package, []).append(fields[0])
             continue
-        package, version, source = (line.split("\t") + ["", ""])[:3]
-        versions[package], sources[package] = version, source
-    return versions, conffiles, sources
+        package, version, source, essential, priority = (line.split("\t") + ["", "", "", ""])[:5]
+        found.versions[package], found.sources[package] = version, source
+        if essential == "yes" or priority == "required":
+            found.core.append(package)
+    return found
 
 
 def parse_alternatives(text: str) -> list[Alternative]:

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from cligym.config import DebianImage, home
-from cligym.debian import dpkg_facts
+from cligym.debian import deb822, dpkg_facts
 from cligym.debian.archive import AptState
 from cligym.debian.strace import Touched, is_noise, is_shared_object, touched
 from cligym.errors import CligymError
@@ -226,7 +226,10 @@ def touch_of(raw: Touched, run: DebianTouch, resolved: dict[str, list], dropped,
     missing = {m for m in raw.missing
                if (is_shared_object(m) or m.startswith(workdir.rstrip("/") + "/")) and not dropped(m)
                and (resolved.get(m) or [None, False])[0] is None and (resolved.get(posixpath.dirname(m)) or [None])[0]}
+    shadows = search_misses({m for m in raw.missing if not dropped(m) and (resolved.get(m) or [None])[0] is None},
+                            files)
     return run.model_copy(update={
+        "shadows": shadows,
         "files": sorted(f for f in files if not is_shared_object(f)),
         "objects": sorted(f for f in files if is_shared_object(f)),
         "folders": sorted({target for f in raw.folders if (target := real(f)) is not None}),
@@ -234,6 +237,28 @@ def touch_of(raw: Touched, run: DebianTouch, resolved: dict[str, list], dropped,
         "lookups": sorted(lookups - opened - {p.real for p in programs.values()}),
         "missing": sorted(missing),
     })
+
+
+def search_misses(missing: set[str], opened: set[str]) -> dict[str, str]:
+    """Each path of ``missing`` whose name ends as one of ``opened`` does -> that file: the
+    same last two names (a module's folder and file), or the same file name with an
+    extension (``strict.pm``, ``libyaml-0.so.2``). A search that missed the first and found
+    the second would find a file put at the first."""
+    by_tail: dict[str, str] = {}
+    for path in sorted(opened):
+        parts = path.rsplit("/", 2)
+        if len(parts) == 3:
+            by_tail.setdefault("/".join(parts[1:]), path)
+        if "." in parts[-1].strip("."):
+            by_tail.setdefault(parts[-1], path)
+    found = {}
+    for path in sorted(missing):
+        parts = path.rsplit("/", 2)
+        hit = by_tail.get("/".join(parts[1:])) if len(parts) == 3 else None
+        hit = hit or ("." in parts[-1].strip(".") and by_tail.get(parts[-1])) or None
+        if hit is not None and hit != path:
+            found[path] = hit
+    return found
 
 
 def _dpkg(session: Session, probe: DebianProbe, named: dict[str, set[str]], folders: set[str], source: str) -> None:
@@ -255,8 +280,12 @@ def _dpkg(session: Session, probe: DebianProbe, named: dict[str, set[str]], fold
     packages = sorted({q for p, pkgs in probe.owners.items() if p not in folders for q in pkgs})
     if packages:
         text = _exec(session, ["dpkg-query", "-W", "-f", dpkg_facts.QUERY_FORMAT, *packages], "dpkg-query -W")
-        probe.versions, probe.conffiles, sources = dpkg_facts.parse_packages(text)
-        probe.of_source = sorted(p for p, built_from in sources.items() if built_from == source)
+        found = dpkg_facts.parse_packages(text)
+        probe.versions, probe.conffiles, probe.core = found.versions, found.conffiles, sorted(found.core)
+        probe.of_source = sorted(p for p, built_from in found.sources.items() if built_from == source)
+    index = session.get_file(f"{DebianImage.APT_REPO}/Packages") or b""
+    probe.repository = {deb822.field(stanza, "Package"): deb822.field(stanza, "Version")
+                        for stanza in deb822.parse(index.decode(errors="replace")) if deb822.field(stanza, "Package")}
     probe.alternatives = dpkg_facts.parse_alternatives(
         _exec(session, ["update-alternatives", "--get-selections"], "update-alternatives"))
     probe.diversions = dpkg_facts.parse_diversions(_exec(session, ["dpkg-divert", "--list"], "dpkg-divert"))

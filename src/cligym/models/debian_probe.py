@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 #: Version of the record's layout: a probe saved with another is stale.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Program(BaseModel):
@@ -33,6 +33,11 @@ class DebianTouch(BaseModel):
     #: ENOENT lookups kept: a shared object's name, or a path under the workdir, in a folder the
     #: image has (where a file put there would be picked up: a shadow, as named, unresolved)
     missing: list[str] = Field(default_factory=list)
+    #: search-order misses: a path looked for and not found (in a folder the image may lack)
+    #: -> the file the test then opened with the same name under another root (the same
+    #: module path, or a file name with an extension): a file put at the first would be found
+    #: first, a shadow (a language's search path, the loader's)
+    shadows: dict[str, str] = Field(default_factory=dict)
     processes: int = 0  # the test's processes
     exit_code: int | None = None  # the runner's, under the tracer
     seconds: float = 0.0
@@ -62,6 +67,12 @@ class DebianProbe(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict)
     conffiles: dict[str, list[str]] = Field(default_factory=dict)
     of_source: list[str] = Field(default_factory=list)  # those of them the gold's source package built
+    #: those of them the system needs to run a shell at all (Essential: yes, or Priority:
+    #: required): a change to them breaks the shell every repair runs in
+    core: list[str] = Field(default_factory=list)
+    #: the in-image apt repository's packages (name -> version): what a repair can reinstall
+    #: offline (the base image's own packages are not there)
+    repository: dict[str, str] = Field(default_factory=dict)
     alternatives: list[Alternative] = Field(default_factory=list)  # update-alternatives --get-selections
     diversions: list[Diversion] = Field(default_factory=list)  # dpkg-divert --list
     ldconfig: dict[str, list[str]] = Field(default_factory=dict)  # mapped object -> its ldconfig -p entries

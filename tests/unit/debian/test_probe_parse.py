@@ -13,7 +13,7 @@ from cligym.debian import dpkg_facts
 from cligym.debian.probe import autopkgtest_names, read_traces, results_file, touch_of
 from cligym.debian.strace import absolute, is_noise, is_shared_object, parse_line, touched, unescape
 from cligym.errors import CligymError
-from cligym.models.debian_probe import DebianProbe, DebianTouch, Program
+from cligym.models.debian_probe import SCHEMA_VERSION, DebianProbe, DebianTouch, Program
 
 WORKDIR = "/usr/src/json-c"
 RESULTS = "/tmp/cligym-probe/results-0"
@@ -169,12 +169,15 @@ def test_dpkg_outputs() -> None:
     assert dpkg_facts.owner_of("/usr/local/bin/x", [], owners) == []
     assert dpkg_facts.aliases("/bin/sh") == ["/bin/sh", "/usr/bin/sh"]
     assert not dpkg_facts.queryable("/a/[x]")
-    versions, conffiles, sources = dpkg_facts.parse_packages(
-        "libc6:amd64\t2.36-9\tglibc\n\nbash\t5.2.15-2\tbash\n /etc/bash.bashrc 89269e1298235f1b12b4c16e4065ad0d\n"
-        " /etc/skel/.bashrc ee35a240758f374832e809ae0ea4883a obsolete\n")
-    assert versions == {"libc6:amd64": "2.36-9", "bash": "5.2.15-2"}
-    assert conffiles == {"bash": ["/etc/bash.bashrc", "/etc/skel/.bashrc"]}
-    assert sources == {"libc6:amd64": "glibc", "bash": "bash"}
+    found = dpkg_facts.parse_packages(
+        "libc6:amd64\t2.36-9\tglibc\tno\trequired\n\nbash\t5.2.15-2\tbash\tyes\trequired\n"
+        " /etc/bash.bashrc 89269e1298235f1b12b4c16e4065ad0d\n"
+        " /etc/skel/.bashrc ee35a240758f374832e809ae0ea4883a obsolete\n"
+        "libyaml-0-2:amd64\t0.2.5-1\tlibyaml\t\toptional\n\n")
+    assert found.versions == {"libc6:amd64": "2.36-9", "bash": "5.2.15-2", "libyaml-0-2:amd64": "0.2.5-1"}
+    assert found.conffiles == {"bash": ["/etc/bash.bashrc", "/etc/skel/.bashrc"]}
+    assert found.sources == {"libc6:amd64": "glibc", "bash": "bash", "libyaml-0-2:amd64": "libyaml"}
+    assert found.core == ["libc6:amd64", "bash"]
     alternatives = dpkg_facts.parse_alternatives("cc                             auto     /usr/bin/gcc\n")
     assert (alternatives[0].name, alternatives[0].status, alternatives[0].path) == ("cc", "auto", "/usr/bin/gcc")
     diversions = dpkg_facts.parse_diversions("diversion of /bin/sh to /bin/sh.distrib by dash\n"
@@ -195,4 +198,21 @@ def test_the_record_answers_by_path_and_package() -> None:
     assert probe.touching("/usr/bin/dash") == ["a"] and probe.touching("/usr/lib/libx.so.1") == ["b"]
     assert probe.owned_by("libx1") == ["/usr/lib/libx.so.1"]
     again = DebianProbe.model_validate_json(probe.model_dump_json())
-    assert again == probe and again.schema_version == 1
+    assert again == probe and again.schema_version == SCHEMA_VERSION
+
+
+def test_a_search_miss_is_a_shadow_site_of_the_file_found_later() -> None:
+    from cligym.debian.probe import search_misses
+
+    opened = {"/usr/lib/x86_64-linux-gnu/perl5/5.36/YAML/XS.pm", "/usr/share/perl/5.36/strict.pm",
+              "/usr/lib/x86_64-linux-gnu/libyaml-0.so.2.0.9", "/usr/lib/locale/C.utf8/LC_CTYPE"}
+    missing = {"/usr/local/share/perl/5.36.0/YAML/XS.pm",  # the module's folder and file: a shadow
+               "/usr/local/lib/site_perl/strict.pm",  # a file name with an extension
+               "/usr/local/lib/XS.pm",  # the file name alone (a search for another module, maybe: the screen tells)
+               "/usr/lib/locale/C.UTF-8/LC_CTYPE",  # no extension, another folder
+               "/usr/share/perl/5.36/strict.pm"}  # the file itself is never its own shadow
+    assert search_misses(missing, opened) == {
+        "/usr/local/share/perl/5.36.0/YAML/XS.pm": "/usr/lib/x86_64-linux-gnu/perl5/5.36/YAML/XS.pm",
+        "/usr/local/lib/site_perl/strict.pm": "/usr/share/perl/5.36/strict.pm",
+        "/usr/local/lib/XS.pm": "/usr/lib/x86_64-linux-gnu/perl5/5.36/YAML/XS.pm",
+    }

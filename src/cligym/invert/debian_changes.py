@@ -1,0 +1,160 @@
+"""The Debian world's changes: what breaks a Debian gold environment, planned from its probe.
+
+Each planner takes a ``DebianSite`` (the probe record of ``cligym.debian.probe`` and the
+gold's test ids) and a random source, and gives one ``Plan`` of one change, or None when the
+site offers no fitting target. A change is a ΔD (Dockerfile lines run as root in the gold
+image), its repair (shell lines that undo it with only what is in the image: the in-image
+apt repository, ``ldconfig``, ``update-alternatives``), and the tests predicted to fail (the
+autopkgtest tests whose processes touched the target). The record is the Python scenarios'
+one (``PlannedChange``, ``Plan``), so the pipeline checks and saves them alike.
+
+Targets are never the system's core (``DebianProbe.core``: Essential or required
+packages): every repair runs in a shell, and a broken libc or bash would leave none.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import random
+import shlex
+from collections.abc import Callable
+
+from cligym.config import DebianImage
+from cligym.invert.scenarios.base import Plan, PlannedChange
+from cligym.models.debian_probe import DebianProbe
+
+#: How a repair reinstalls a package offline: from the in-image apt repository, the version
+#: gold has (the only one there), never asking.
+REINSTALL = "DEBIAN_FRONTEND=noninteractive apt-get install --reinstall -y --no-install-recommends {spec}"
+#: Where a planner never puts or breaks anything: the runner's own files, the kernel's.
+OFF_LIMITS = (DebianImage.CLIGYM, "/proc", "/sys", "/dev", "/tmp")
+
+
+class DebianSite:
+    """What the Debian planners choose from: the probe, the gold's test ids."""
+
+    def __init__(self, probe: DebianProbe, tests: list[str]) -> None:
+        self.probe, self.tests = probe, tests
+        self.core = {p.split(":")[0] for p in probe.core}
+
+    def test_ids(self, autopkgtests: list[str]) -> list[str]:
+        """The gold test ids of these autopkgtest tests (an id is ``<autopkgtest>::<inner>``)."""
+        names = set(autopkgtests)
+        return [t for t in self.tests if t.split("::", 1)[0] in names]
+
+    def owner(self, path: str) -> str | None:
+        """The one package owning ``path``, unless a core one (None: no owner, several, or
+        core)."""
+        owners = self.probe.owners.get(path, [])
+        if len(owners) != 1 or owners[0] not in self.probe.versions:
+            return None
+        return None if owners[0].split(":")[0] in self.core else owners[0]
+
+    def reinstallable(self, package: str) -> bool:
+        """Whether the in-image repository holds the installed version of ``package``."""
+        return self.probe.repository.get(package.split(":")[0]) == self.probe.versions.get(package)
+
+    def conffile(self, path: str) -> bool:
+        return any(path in files for files in self.probe.conffiles.values())
+
+    def packaged(self, objects: bool) -> list[tuple[str, str]]:
+        """(path, package) of the touched files (``objects``: the shared objects) one
+        non-core package that the in-image repository holds owns, conffiles and off-limits
+        folders left out."""
+        found = set()
+        for touch in self.probe.tests.values():
+            for path in (touch.objects if objects else touch.files):
+                package = self.owner(path)
+                if package and self.reinstallable(package) and not self.conffile(path) \
+                        and not path.startswith(OFF_LIMITS):
+                    found.add((path, package))
+        return sorted(found)
+
+    def reinstall(self, package: str) -> str:
+        return REINSTALL.format(spec=shlex.quote(f"{package}={self.probe.versions[package]}"))
+
+
+def _plan(name: str, change: PlannedChange, touching: list[str]) -> Plan | None:
+    return Plan(scenario=name, changes=[change], repair_order=[0], touching=touching) if touching else None
+
+
+def packaged_file_removed(site: DebianSite, rng: random.Random) -> Plan | None:
+    """A file a test opens, shipped by a package, deleted (a clean-up script too eager)."""
+    options = site.packaged(objects=False) + site.packaged(objects=True)
+    if not options:
+        return None
+    path, package = rng.choice(options)
+    change = PlannedChange(
+        name="packaged_file_removed", category="package_files", dockerfile=[f"RUN rm -f {shlex.quote(path)}"],
+        repair=[site.reinstall(package)], places=[path],
+        symptom="a file an installed package ships is missing", hint=f"check the files of {package.split(':')[0]}",
+        offline="the package is reinstalled from the image's own apt repository")
+    return _plan(change.name, change, site.test_ids(site.probe.touching(path)))
+
+
+def packaged_file_emptied(site: DebianSite, rng: random.Random) -> Plan | None:
+    """A file (a shared object likelier) a test opens, shipped by a package, cut to nothing
+    (a full disk during an upgrade)."""
+    objects, files = site.packaged(objects=True), site.packaged(objects=False)
+    options = objects if objects and (not files or rng.random() < 0.6) else files
+    if not options:
+        return None
+    path, package = rng.choice(options)
+    change = PlannedChange(
+        name="packaged_file_emptied", category="package_files", dockerfile=[f"RUN truncate -s 0 {shlex.quote(path)}"],
+        repair=[site.reinstall(package)], places=[path],
+        symptom="a file an installed package ships is empty", hint=f"verify the files of {package.split(':')[0]}",
+        offline="the package is reinstalled from the image's own apt repository")
+    return _plan(change.name, change, site.test_ids(site.probe.touching(path)))
+
+
+def soname_link_removed(site: DebianSite, rng: random.Random) -> Plan | None:
+    """The soname link of a library a test maps, deleted: the loader's cache still names it,
+    the file it points at is still there (ldconfig makes the link again)."""
+    options = []
+    for real, entries in sorted(site.probe.ldconfig.items()):
+        if site.owner(real) is None:
+            continue
+        for entry in entries:
+            link = entry.partition(" => ")[2]
+            usr = link if link.startswith("/usr/") else "/usr" + link
+            if posixpath.basename(usr) != posixpath.basename(real):
+                options.append((real, usr))
+    if not options:
+        return None
+    real, link = rng.choice(sorted(set(options)))
+    change = PlannedChange(
+        name="soname_link_removed", category="dynamic_linking", dockerfile=[f"RUN rm -f {shlex.quote(link)}"],
+        repair=["ldconfig"], places=[link],
+        symptom="a shared library cannot be found by the loader", hint="look at the loader's links and cache",
+        offline="ldconfig makes the link again from the library in the image")
+    return _plan(change.name, change, site.test_ids(site.probe.touching(real)))
+
+
+def search_path_shadow(site: DebianSite, rng: random.Random) -> Plan | None:
+    """An empty file where a test's search (a language's module path, the loader's) looks
+    before it finds the real one: a stale leftover of a local install."""
+    options = sorted({(miss, found) for touch in site.probe.tests.values() for miss, found in touch.shadows.items()
+                      if not miss.startswith(OFF_LIMITS) and not miss.startswith(site.probe.workdir.rstrip("/") + "/")})
+    if not options:
+        return None
+    miss, found = rng.choice(options)
+    touching = [name for name, touch in site.probe.tests.items() if miss in touch.shadows]
+    folder = posixpath.dirname(miss)
+    change = PlannedChange(
+        name="search_path_shadow", category="search_path",
+        dockerfile=[f"RUN mkdir -p {shlex.quote(folder)} && : > {shlex.quote(miss)}"],
+        repair=[f"rm -f {shlex.quote(miss)}"], places=[miss],
+        symptom="a program loads a broken copy of a file it needs",
+        hint=f"find every copy of {posixpath.basename(found)}",
+        offline="the stray file is deleted")
+    return _plan(change.name, change, site.test_ids(touching))
+
+
+#: The Debian world's changes by name.
+CHANGES: dict[str, Callable[[DebianSite, random.Random], Plan | None]] = {
+    "packaged_file_removed": packaged_file_removed,
+    "packaged_file_emptied": packaged_file_emptied,
+    "soname_link_removed": soname_link_removed,
+    "search_path_shadow": search_path_shadow,
+}

@@ -1,0 +1,76 @@
+"""The Debian world's change planners (no engine): what each targets, what it never touches,
+how its repair works offline. Their effect on a real gold is pinned by
+tests/engine/debian/test_changes_debian.py."""
+
+from __future__ import annotations
+
+import random
+
+from cligym.invert.debian_changes import CHANGES, DebianSite
+from cligym.models.debian_probe import DebianProbe, DebianTouch, Program
+
+LIB = "/usr/lib/x86_64-linux-gnu/libyaml-0.so.2.0.9"
+MODULE = "/usr/lib/x86_64-linux-gnu/perl5/5.36/YAML/XS.pm"
+LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+BASE_LIB = "/usr/lib/x86_64-linux-gnu/libbase.so.1.0"
+
+
+def _probe() -> DebianProbe:
+    return DebianProbe(
+        gold_image_id="sha256:x", workdir="/usr/src/pkg",
+        tests={"smoke": DebianTouch(files=[MODULE, "/etc/pkg.conf"], objects=[LIB, LIBC, BASE_LIB],
+                                    programs=[Program(path="/usr/bin/perl", real="/usr/bin/perl")],
+                                    shadows={"/usr/local/share/perl/5.36.0/YAML/XS.pm": MODULE,
+                                             "/usr/src/pkg/lib/YAML/XS.pm": MODULE}),
+               "other": DebianTouch(files=["/usr/bin/prove"])},
+        owners={LIB: ["libyaml-0-2:amd64"], MODULE: ["libyaml-libyaml-perl"], LIBC: ["libc6:amd64"],
+                BASE_LIB: ["libbase1:amd64"], "/etc/pkg.conf": ["libyaml-libyaml-perl"], "/usr/bin/perl": ["perl"]},
+        versions={"libyaml-0-2:amd64": "0.2.5-1", "libyaml-libyaml-perl": "0.86-1", "libc6:amd64": "2.36-9",
+                  "libbase1:amd64": "1.0-1", "perl": "5.36.0-7"},
+        conffiles={"libyaml-libyaml-perl": ["/etc/pkg.conf"]},
+        core=["libc6:amd64"],
+        repository={"libyaml-0-2": "0.2.5-1", "libyaml-libyaml-perl": "0.86-1", "libc6": "2.36-9"},
+        ldconfig={LIB: ["libyaml-0.so.2 (libc6,x86-64) => /lib/x86_64-linux-gnu/libyaml-0.so.2"],
+                  LIBC: ["libc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6"]})
+
+
+TESTS = ["smoke::t/1.t::1 - loads", "smoke::t/2.t::1 - dumps", "other::t/3.t::1 - x"]
+
+
+def _plans(name: str) -> list:
+    site = DebianSite(_probe(), TESTS)
+    return [CHANGES[name](site, random.Random(seed)) for seed in range(40)]
+
+
+def test_a_removed_or_emptied_file_is_one_a_reinstall_from_the_image_brings_back():
+    """Never the core (libc), never a conffile (a reinstall keeps a deleted one away), never a
+    package the in-image repository lacks (the base image's own: no offline reinstall)."""
+    for name in ("packaged_file_removed", "packaged_file_emptied"):
+        plans = _plans(name)
+        targets = {plan.changes[0].places[0] for plan in plans}
+        assert targets == {LIB, MODULE}, name
+        for plan in plans:
+            change = plan.changes[0]
+            assert change.category == "package_files" and plan.touching == TESTS[:2]
+            assert "apt-get install --reinstall" in change.repair[0]
+            assert "libyaml-0-2:amd64=0.2.5-1" in change.repair[0] or "libyaml-libyaml-perl=0.86-1" in change.repair[0]
+
+
+def test_a_removed_soname_link_is_the_links_path_and_ldconfig_repairs_it():
+    plans = _plans("soname_link_removed")
+    assert {p.changes[0].dockerfile[0] for p in plans} == {"RUN rm -f /usr/lib/x86_64-linux-gnu/libyaml-0.so.2"}
+    assert all(p.changes[0].repair == ["ldconfig"] and p.touching == TESTS[:2] for p in plans)
+
+
+def test_a_shadow_goes_where_a_search_missed_outside_the_work_tree():
+    plans = _plans("search_path_shadow")
+    assert {p.changes[0].places[0] for p in plans} == {"/usr/local/share/perl/5.36.0/YAML/XS.pm"}
+    change = plans[0].changes[0]
+    assert change.dockerfile == ["RUN mkdir -p /usr/local/share/perl/5.36.0/YAML && "
+                                 ": > /usr/local/share/perl/5.36.0/YAML/XS.pm"]
+    assert change.repair == ["rm -f /usr/local/share/perl/5.36.0/YAML/XS.pm"]
+
+
+def test_no_target_no_plan():
+    bare = DebianSite(DebianProbe(gold_image_id="sha256:x", workdir="/w", tests={"t": DebianTouch()}), ["t"])
+    assert all(planner(bare, random.Random(0)) is None for planner in CHANGES.values())

@@ -78,18 +78,25 @@ def _plan(name: str, change: PlannedChange, touching: list[str]) -> Plan | None:
     return Plan(scenario=name, changes=[change], repair_order=[0], touching=touching) if touching else None
 
 
-def packaged_file_removed(site: DebianSite, rng: random.Random) -> Plan | None:
-    """A file a test opens, shipped by a package, deleted (a clean-up script too eager)."""
-    options = site.packaged(objects=False) + site.packaged(objects=True)
+def _packaged_file(site: DebianSite, rng: random.Random, options: list[tuple[str, str]], name: str, command: str,
+                   symptom: str) -> Plan | None:
+    """One of ``options`` (path, owning package) changed by ``command`` (``rm -f``, ...);
+    the repair reinstalls the package offline."""
     if not options:
         return None
     path, package = rng.choice(options)
     change = PlannedChange(
-        name="packaged_file_removed", category="package_files", dockerfile=[f"RUN rm -f {shlex.quote(path)}"],
+        name=name, category="package_files", dockerfile=[f"RUN {command} {shlex.quote(path)}"],
         repair=[site.reinstall(package)], places=[path],
-        symptom="a file an installed package ships is missing", hint=f"check the files of {package.split(':')[0]}",
+        symptom=symptom, hint=f"check the files of {package.split(':')[0]}",
         offline="the package is reinstalled from the image's own apt repository")
-    return _plan(change.name, change, site.test_ids(site.probe.touching(path)))
+    return _plan(name, change, site.test_ids(site.probe.touching(path)))
+
+
+def packaged_file_removed(site: DebianSite, rng: random.Random) -> Plan | None:
+    """A file a test opens, shipped by a package, deleted (a clean-up script too eager)."""
+    return _packaged_file(site, rng, site.packaged(objects=False) + site.packaged(objects=True),
+                          "packaged_file_removed", "rm -f", "a file an installed package ships is missing")
 
 
 def packaged_file_emptied(site: DebianSite, rng: random.Random) -> Plan | None:
@@ -97,15 +104,8 @@ def packaged_file_emptied(site: DebianSite, rng: random.Random) -> Plan | None:
     (a full disk during an upgrade)."""
     objects, files = site.packaged(objects=True), site.packaged(objects=False)
     options = objects if objects and (not files or rng.random() < 0.6) else files
-    if not options:
-        return None
-    path, package = rng.choice(options)
-    change = PlannedChange(
-        name="packaged_file_emptied", category="package_files", dockerfile=[f"RUN truncate -s 0 {shlex.quote(path)}"],
-        repair=[site.reinstall(package)], places=[path],
-        symptom="a file an installed package ships is empty", hint=f"verify the files of {package.split(':')[0]}",
-        offline="the package is reinstalled from the image's own apt repository")
-    return _plan(change.name, change, site.test_ids(site.probe.touching(path)))
+    return _packaged_file(site, rng, options, "packaged_file_emptied", "truncate -s 0",
+                          "a file an installed package ships is empty")
 
 
 def soname_link_removed(site: DebianSite, rng: random.Random) -> Plan | None:

@@ -73,6 +73,7 @@ class RunDir:  # what ``cligym invert`` writes (and ``cligym verify`` reports in
     summary = _At("summary.json")
     verify_report = _At("verify.json")
     probe = _At("probe.json")
+    flaky = _At("flaky.json")  # gold tests found flaky on the way (models.run.FlakyTests)
     candidates = _At("candidates")
     tasks = _At("tasks")
 

@@ -56,8 +56,10 @@ class FakeEngine:
     depend on an image's ΔD, never on its tag, which names the process)."""
 
     def __init__(self, lines: dict[str, Line] | None = None, *, drawn: float = 0.0,
-                 verify: Callable[[str, list[str]], Verification] | None = None, swept: bool = False) -> None:
+                 verify: Callable[[str, list[str]], Verification] | None = None, swept: bool = False,
+                 flaky_on_gold: set[str] | None = None) -> None:
         self.lines = lines or {}
+        self.flaky_on_gold = flaky_on_gold or set()  # tests a run of the gold image fails
         self.swept = swept  # whether the task-blind sweeper repairs every state
         self.drawn = drawn
         self.verify = verify  # (tag, F2P) -> the verification (default: ok)
@@ -91,6 +93,10 @@ class FakeEngine:
 
     def run_tests(self, runtime, image: str, workdir: str, test_command: str, node_ids=(), *, paths=(),
                   timeout: float = 900) -> TestRun:
+        if image not in self.images:  # the gold image
+            self.runs.append(list(node_ids))
+            return TestRun(exit_code=0, seconds=1.0, report_found=True, results={
+                t: TestResult(outcome="failed" if t in self.flaky_on_gold else "passed") for t in node_ids})
         return self._run(self.images[image], list(node_ids))
 
     def _run(self, standing: list[str], tests: list[str]) -> TestRun:

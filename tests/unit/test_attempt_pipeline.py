@@ -8,12 +8,13 @@ from types import SimpleNamespace
 import pytest
 
 from cligym.errors import CligymError, EngineUnavailable
-from cligym.invert.context import RunContext
+from cligym.invert.context import RunContext, without_flaky
 from cligym.invert.parallel import run_attempts
 from cligym.invert.pipeline import MAX_TRIES, make_attempt
 from cligym.invert.proposal import Change, Degrader, Proposal, Try
 from cligym.layout import RunDir
 from cligym.models.io import load
+from cligym.models.run import FlakyTests
 from cligym.models.task import AppliedChange, Candidate, RepairStep, Task
 from cligym.models.testrun import TestResult, TestRun
 from cligym.models.verify import Verification
@@ -243,6 +244,33 @@ def test_a_state_the_checks_refuse_is_discarded_with_what_was_found(run):
     candidate, _ = run(engine, Scripted(proposal(change("x"))))
     assert (candidate.discard_kind, candidate.reason) == ("leak", "a copy of the file")
     assert candidate.extra_bytes == 42 and candidate.FAIL_TO_PASS == ["t.py::a"] and candidate.operators[0].necessary
+
+
+def _left_failing(*tests: str):
+    """A verification refusing the first state: ``tests`` still fail after its solution."""
+    answers = [Verification(ok=False, kind="not_solvable", reason="still failing", still_failing=list(tests))]
+    return lambda tag, f2p: answers.pop(0) if answers else Verification(ok=True)
+
+
+def test_a_test_a_repair_leaves_failing_and_gold_fails_too_leaves_the_run(run):
+    """Flaky on this machine (a timing test under load): the attempt tries again, and the
+    run samples the test no more, also when resumed (its folder keeps it)."""
+    engine = FakeEngine({"RUN x": Line(breaks={"t.py::b"}), "RUN y": Line(breaks={"t.py::b"})},
+                        verify=_left_failing("t.py::d"), flaky_on_gold={"t.py::d"})
+    degrader = Scripted(proposal(change("x"), retry=True), proposal(change("y")))
+    candidate, ctx = run(engine, degrader)
+    assert candidate.status == "verified" and candidate.screened == ["x|/x"], candidate.reason
+    assert "t.py::d" not in ctx.gold.tests and "t.py::d" in ctx.gold.flaky
+    assert load(FlakyTests, ctx.run.flaky).tests == ["t.py::d"]
+    assert without_flaky(gold_env(TESTS), ["t.py::d"]).tests == ["t.py::a", "t.py::b", "t.py::c"]
+
+
+def test_a_test_a_repair_leaves_failing_that_gold_passes_discards_the_state(run):
+    engine = FakeEngine({"RUN x": Line(breaks={"t.py::b"})}, verify=_left_failing("t.py::b"))
+    candidate, ctx = run(engine, Scripted(proposal(change("x"), retry=True)))
+    assert (candidate.status, candidate.discard_kind) == ("discarded", "not_solvable")
+    assert ctx.gold.tests == TESTS and not ctx.run.flaky.exists()
+    assert engine.runs[-3:] == [["t.py::b"]] * 3  # gold ran the test FLAKY_RUNS times
 
 
 def test_an_engine_error_discards_the_attempt_and_a_fatal_one_stops_the_run(run):

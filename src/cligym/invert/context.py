@@ -15,7 +15,7 @@ from cligym.layout import GoldDir, RunDir
 from cligym.models.gold import GoldEnv
 from cligym.models.io import load, save
 from cligym.models.probe import Probe
-from cligym.models.run import InvertConfig
+from cligym.models.run import FlakyTests, InvertConfig
 from cligym.models.testrun import TestRun
 from cligym.runtime import Runtime, Session
 from cligym.ui import Reporter
@@ -39,6 +39,25 @@ class RunContext:
     #: the most of the run's tasks, at any moment, that the task-blind sweeper repairs
     #: (None: no limit)
     sweeper_share: float | None = None
+    _flaky_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def drop_flaky(self, tests: list[str]) -> None:
+        """Take ``tests`` out of the run's gold tests (no later sample has them) and keep
+        them in the run folder, so a resumed run leaves them out too."""
+        with self._flaky_lock:
+            known = load(FlakyTests, self.run.flaky) if self.run.flaky.exists() else FlakyTests()
+            known.tests = sorted({*known.tests, *tests})
+            save(known, self.run.flaky)
+            self.gold = without_flaky(self.gold, known.tests)
+
+
+def without_flaky(gold: GoldEnv, flaky: list[str]) -> GoldEnv:
+    """``gold`` with ``flaky`` moved from its tests to its flaky ones."""
+    gone = set(flaky) & set(gold.tests)
+    if not gone:
+        return gold
+    return gold.model_copy(update={"tests": [t for t in gold.tests if t not in gone],
+                                   "flaky": [*gold.flaky, *sorted(gone)]})
 
 
 class Stopped(Exception):
@@ -112,6 +131,8 @@ def open_run(gold_dir: Path, run_dir: Path, runtime: Runtime | None, reporter: R
         if probe is None:
             probe = run_probe(runtime, gold)
             save(probe, run.probe)
+    if run.flaky.exists():  # found flaky by the run's earlier part
+        gold = without_flaky(gold, load(FlakyTests, run.flaky).tests)
     return RunContext(gold=gold, probe=probe, runtime=runtime, run=run, seed=settings.seed,
                       sample_size=settings.sample_size, reporter=reporter)
 

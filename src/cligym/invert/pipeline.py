@@ -296,6 +296,30 @@ def _swept(ctx: RunContext) -> tuple[int, int]:
     return sum(bool(t.difficulty and t.difficulty.sweeper_solves) for t in tasks), len(tasks)
 
 
+#: Runs of the gold image that look for a flaky test among those a repair left failing.
+FLAKY_RUNS = 3
+
+
+def _flaky_on_gold(check: _Check, still: list[str]) -> list[str]:
+    """Those of ``still`` (failing after a solution) that the gold image itself fails now,
+    in one of ``FLAKY_RUNS`` runs: tests that pass on an idle machine and fail under load (a
+    timing test) — no task may hang its reward on them. They leave the run's gold tests
+    (``RunContext.drop_flaky``)."""
+    ctx = check.ctx
+    found: set[str] = set()
+    started = time.monotonic()
+    for _ in range(FLAKY_RUNS if still else 0):
+        run = run_tests(ctx.runtime, ctx.gold.image, ctx.gold.workdir, ctx.gold.test_command, still,
+                        timeout=hang_timeout(ctx.gold.test_seconds))
+        if run.report_found and not run.timed_out:  # a run that reports nothing says nothing of a test
+            found |= set(run.failing(still))
+    check.timed("flaky", started)
+    flaky = [t for t in still if t in found]
+    if flaky:
+        ctx.drop_flaky(flaky)
+    return flaky
+
+
 def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
     extra, gone = sorted(set(fresh) - set(expected)), sorted(set(expected) - set(fresh))
     if not extra and not gone:
@@ -320,6 +344,8 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
         found["solution"] = verification.solution  # a derived one: discards keep small ones only
     found["extra_bytes"] = extra_bytes(ctx.runtime, gold, tag)
     if not verification.ok:
+        if _flaky_on_gold(check, verification.still_failing) and check.proposal.retry:
+            return Miss(found=found)  # the run samples them no more: try again
         return _discarded(found, verification.kind or "error", verification.reason)
     applied = found["operators"]
     difficulty = None

@@ -27,6 +27,14 @@ class InvertConfig(BaseModel):
     gold_digest: str | None = None
 
 
+class FlakyTests(BaseModel):
+    """Gold tests a run found failing on the gold image itself (after a repair left them
+    failing): flaky on this machine (a timing test under load, say); the run samples them
+    no more."""
+
+    tests: list[str] = Field(default_factory=list)
+
+
 class Summary(BaseModel):
     attempts: int
     verified: int

@@ -15,6 +15,7 @@ class Verification(BaseModel):
     leaks: list[Finding] = Field(default_factory=list)
     changed_paths: list[str] = Field(default_factory=list)  # added, changed or deleted by ΔD
     solution: str = ""  # the solution that was checked (derived ones included)
+    still_failing: list[str] = Field(default_factory=list)  # not_solvable: the tests failing after the solution
     seconds: dict[str, float] = Field(default_factory=dict)
 
 

@@ -106,7 +106,8 @@ def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], 
                                        f"{judged.fixed.output.strip()[-200:]}")
     still = sorted(judged.repaired.failing(selected))
     if still:
-        return _failed("not_solvable", f"{len(still)} tests still fail after the solution: {still[:3]}")
+        return _failed("not_solvable", f"{len(still)} tests still fail after the solution: {still[:3]}",
+                       still_failing=still)
     solved = judged.solved or ModeResult(reward=None)  # judged: the solution and every test passed
     for result, want, when, kind in ((judged.nothing, 0, "with nothing done", "trivial"),
                                      (solved, 1, "after the solution", "not_solvable")):

@@ -120,6 +120,25 @@ def _listing(session: Session, image: str, what: str, inputs: list[str], command
     return list(_LISTINGS[key])
 
 
+#: The dynamic loader of each architecture a gold may have, where the system puts it.
+LOADERS = ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1")
+
+
+def state_listing(session: Session, spec: list[str], objects: list[str]) -> list[str]:
+    """The listing of ``session``'s container for a fingerprint ``spec`` (``KIND PATH``
+    lines: ``m_listing``), then how the dynamic loader resolves each of ``objects`` now
+    (``m_resolved``): the lines a repaired container must share with gold's (the Debian
+    world's state, ``cligym.debian.state``)."""
+    _put_functions(session)
+    session.put_files({_SPEC: "".join(f"{line}\n" for line in spec),
+                       _LIST: "".join(f"{path}\n" for path in objects)})
+    loaders = " ".join(shlex.quote(path) for path in LOADERS)
+    return _lines_of(session, "could not list the container's state",
+                     f"{{ m_listing {_SPEC}; loader=; for l in {loaders}; do [ -x \"$l\" ] && loader=$l && break; "
+                     f"done; set --; while IFS= read -r o; do set -- \"$@\" \"$o\"; done < {_LIST}; "
+                     'if [ -n "$loader" ] && [ $# -gt 0 ]; then m_resolved "$loader" "$@"; fi; }')
+
+
 def pip_config(session: Session, prefix: str) -> list[str]:
     """pip's configuration in ``session``'s container as the verifier sees it (fingerprint.sh's
     ``m_pipconf``): the lines a repaired container must share with gold's."""

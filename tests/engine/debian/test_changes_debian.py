@@ -1,14 +1,18 @@
 """The Debian world's changes on a real package's gold, on a real engine: a planned change
-built into gold + ΔD fails tests it predicted, and its repair — offline, in the broken
-container — makes them pass again. (A plan whose target the tests survive is a miss the
-pipeline retries; each planner gets three draws to break something.)"""
+built into gold + ΔD fails tests it predicted and shows in the state listing the verifier
+compares (``cligym.debian.state``); its repair — offline, in the broken container — makes
+the tests pass again and the listing gold's, line for line (apt's reinstall leaves nothing
+else behind). A plan whose target the tests survive is a miss the pipeline retries: each
+planner gets three draws to break something."""
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
 
-from cligym.harness.images import broken_tag, build_broken, delta_digest, repair_and_test
+from cligym.debian.state import objects, state_spec
+from cligym.harness.images import broken_tag, build_broken, delta_digest, repair_and_test_in_session
+from cligym.harness.reference import state_listing
 from cligym.harness.testrun import run_tests
 from cligym.invert.debian_changes import CHANGES, DebianSite
 from cligym.layout import GoldDir
@@ -17,9 +21,10 @@ from cligym.models.gold import GoldEnv
 from cligym.models.io import load
 
 
-def _broke_and_repaired(runtime, gold: GoldEnv, plan) -> bool:
+def _broke_and_repaired(runtime, gold: GoldEnv, plan, listed) -> bool:
     """Whether the plan's state fails some of its predicted tests (False: a miss); asserts
-    that its repair then makes every one of them pass."""
+    that the state's listing differs from gold's, and that after its repair every predicted
+    test passes and the listing is gold's again."""
     change = plan.changes[0]
     tag = broken_tag(gold, delta_digest(gold, change.dockerfile))
     try:
@@ -27,22 +32,34 @@ def _broke_and_repaired(runtime, gold: GoldEnv, plan) -> bool:
         broken = run_tests(runtime, tag, gold.workdir, gold.test_command, plan.touching, timeout=600)
         if not broken.failing(plan.touching):
             return False
-        code, output, fixed = repair_and_test(runtime, tag, gold, "\n".join(change.repair), plan.touching, timeout=600)
-        assert code == 0, f"{change.name}: the repair exited {code}: {output[-300:]}"
-        assert not fixed.failing(plan.touching), f"{change.name}: still failing after {change.repair}"
+        with runtime.session(tag) as session:
+            assert listed(session) != listed(None), f"{change.name}: the state listing does not see {change.places}"
+            fixed, run = repair_and_test_in_session(session, gold, "\n".join(change.repair), plan.touching, 600)
+            assert fixed.exit_code == 0, f"{change.name}: the repair exited {fixed.exit_code}: {fixed.output[-300:]}"
+            assert not run.failing(plan.touching), f"{change.name}: still failing after {change.repair}"
+            after = listed(session)
+        gold_lines = listed(None)
+        assert after == gold_lines, (change.name, sorted(set(after) ^ set(gold_lines))[:6])
         return True
     finally:
         runtime.remove_image(tag)
 
 
-def test_each_change_breaks_tests_and_its_offline_repair_restores_them(perl_gold_dir: Path, perl_gold: GoldEnv,
-                                                                        runtime) -> None:
+def test_each_change_breaks_tests_and_state_and_its_offline_repair_restores_both(
+        perl_gold_dir: Path, perl_gold: GoldEnv, runtime) -> None:
     probe = load(DebianProbe, GoldDir(perl_gold_dir).probe_debian)
+    spec, mapped = state_spec(probe), objects(probe)
+    with runtime.session(perl_gold.image) as session:
+        reference = state_listing(session, spec, mapped)
+
+    def listed(session):
+        return reference if session is None else state_listing(session, spec, mapped)
+
     site = DebianSite(probe, perl_gold.tests)
     broke = []
     for name, planner in CHANGES.items():
         plans = [p for seed in range(3) if (p := planner(site, random.Random(seed))) is not None]
-        if any(_broke_and_repaired(runtime, perl_gold, plan) for plan in plans):
+        if any(_broke_and_repaired(runtime, perl_gold, plan, listed) for plan in plans):
             broke.append(name)
     # a package's tests load its own files and libraries: at least a removed or emptied file
     # and one more kind break them

@@ -1,0 +1,61 @@
+"""What a repaired Debian system must share with gold, as a fingerprint spec.
+
+The verifier compares a listing of the repaired container with gold's, line by line
+(``harness/scripts/fingerprint.sh``: one ``KIND PATH`` a line; F a file by its sha256 or
+that it is absent, T a whole tree, L a library folder's shared objects). For a Debian gold
+the spec comes from its probe: what the tests touched, and what decides which file a
+search finds —
+
+- every file a test opened, ran or mapped, and every path it looked up (by content: a
+  packaged file changed in place, emptied or replaced counts, however it was done);
+- every search-order miss and missing shared object (absent in gold: a stray file there
+  is found first);
+- the folders holding the mapped objects, and /usr/local/lib (the loader's);
+- /usr/local whole, /etc/alternatives, the loader's configuration and preload file, and
+  dpkg's own records of alternatives and diversions.
+
+The work tree is left out (the verifier checks the tests it uploads itself), and so are
+files a repair rewrites with other bytes but the same meaning (the loader's cache: how
+the loader resolves the mapped objects is compared instead, by ``m_resolved``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from cligym.models.debian_probe import DebianProbe
+
+#: Trees and files whose every change matters whatever the tests touched.
+SYSTEM = (
+    ("T", "/usr/local"),
+    ("T", "/etc/alternatives"),
+    ("T", "/var/lib/dpkg/alternatives"),
+    ("F", "/var/lib/dpkg/diversions"),
+    ("F", "/etc/ld.so.preload"),
+    ("F", "/etc/ld.so.conf"),
+    ("T", "/etc/ld.so.conf.d"),
+    ("L", "/usr/local/lib"),
+)
+
+
+def state_spec(probe: DebianProbe) -> list[str]:
+    """The fingerprint spec of a Debian gold: ``KIND PATH`` lines, sorted, each once."""
+    inside = probe.workdir.rstrip("/") + "/"
+    touched: set[str] = set()
+    folders: set[str] = set()
+    for touch in probe.tests.values():
+        touched.update(touch.files, touch.lookups, touch.objects, touch.missing, touch.shadows,
+                       (p.real for p in touch.programs), (p.path for p in touch.programs))
+        folders.update(posixpath.dirname(o) for o in touch.objects)
+    lines = {f"{kind} {path}" for kind, path in SYSTEM}
+    lines |= {f"F {path}" for path in touched if not path.startswith(inside) and path != probe.workdir}
+    lines |= {f"L {folder}" for folder in folders}
+    return sorted(lines)
+
+
+def objects(probe: DebianProbe) -> list[str]:
+    """The shared objects and programs the tests mapped or ran: how the loader resolves
+    their dependencies is part of the state (``m_resolved``)."""
+    found = {o for touch in probe.tests.values() for o in touch.objects}
+    found |= {p.real for touch in probe.tests.values() for p in touch.programs}
+    return sorted(found)

@@ -111,8 +111,8 @@ def _no_state(tries: list[Try]) -> str:
     refused = {t.entry for t in tries if t.fail_fraction is not None}
     if not refused:
         return f"no selected test failed in {len(tries)} tries"
-    return (f"no state taken in {len(tries)} tries ({len(refused)} failed more of the sample "
-            "than the run still takes)")
+    return (f"no state taken in {len(tries)} tries ({len(refused)} made a state the run's shares refuse: "
+            "too broad a failure, or a set of failing tests its tasks fail often enough)")
 
 
 def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate:

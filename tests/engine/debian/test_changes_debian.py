@@ -11,7 +11,8 @@ import random
 from pathlib import Path
 
 from cligym.debian.state import objects, state_spec
-from cligym.harness.images import broken_tag, build_broken, delta_digest, repair_and_test_in_session
+from cligym.harness.bundle import script
+from cligym.harness.images import broken_tag, build_broken, delta_digest, repair_and_test, repair_and_test_in_session
 from cligym.harness.reference import state_listing
 from cligym.harness.testrun import run_tests
 from cligym.invert.debian_changes import CHANGES, DebianSite
@@ -40,6 +41,9 @@ def _broke_and_repaired(runtime, gold: GoldEnv, plan, listed) -> bool:
             after = listed(session)
         gold_lines = listed(None)
         assert after == gold_lines, (change.name, sorted(set(after) ^ set(gold_lines))[:6])
+        if change.category in ("package_files", "dynamic_linking"):
+            code, output, swept = repair_and_test(runtime, tag, gold, script("debian-sweeper.sh"), plan.touching, 600)
+            assert not swept.failing(plan.touching), f"{change.name}: the sweeper missed it: {output[-400:]}"
         return True
     finally:
         runtime.remove_image(tag)

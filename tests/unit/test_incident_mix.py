@@ -224,3 +224,19 @@ def test_every_scenario_names_its_family_and_habits_it_resists():
     for s in REGISTRY.values():
         assert s.family and set(s.resists) <= set(HABITS), s.name
         assert s.resists_sweeper == (set(s.resists) == set(HABITS))
+
+
+def test_in_the_default_mix_a_composite_is_held_to_the_runs_symptoms_too():
+    """A chained composite failing a set of tests the run's tasks fail often enough, while
+    they fail another, is refused as a scenario's plan is: one rule for the run's symptoms."""
+    from cligym.invert.operators import get
+    from cligym.invert.search import degrader
+
+    mix = degrader("mixed", get(), list(REGISTRY.values()), 3, 8, seed=0)
+    for n in range(2):
+        mix.seen(_verified("ghost_plugin", ["a::t1"], [f"/site/pkg/m{n}.py"], n))
+    proposal = Proposal(sample=["a::t1", "a::t2", "a::t3", "a::t4"], name="op1+op2")
+    assert mix.composites.accept(proposal, ["a::t1"], late=True)  # one set so far
+    mix.seen(_verified("ghost_plugin", ["a::t2"], ["/site/pkg/other.py"], 2))
+    assert not mix.composites.accept(proposal, ["a::t1"], late=True)
+    assert mix.composites.accept(proposal, ["a::t3"], late=True)

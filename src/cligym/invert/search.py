@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from cligym.errors import BadInput
@@ -229,6 +229,9 @@ class OperatorDegrader(Degrader):
         self.min_operators = min(min_operators, max_operators)
         self.cap = max(1, int(MAX_SHARE * 0.9 * attempts))
         self.learnt = Learnt()
+        #: in the default mix, the scenarios' rule for a set of failing tests the run's tasks
+        #: fail often enough (``ScenarioDegrader.held_back``): it holds for composites too
+        self.held_back: Callable[[list[str]], bool] | None = None
         self._all: list[tuple[Operator, list[Target]]] | None = None
         self.chooser: Chooser | None = None
 
@@ -236,6 +239,8 @@ class OperatorDegrader(Degrader):
         self.learnt.seen(candidate)
 
     def accept(self, proposal: Proposal, failing: list[str], late: bool) -> bool:
+        if self.held_back is not None and self.held_back(failing):
+            return False
         return self.learnt.accept(len(failing) / len(proposal.sample), late)
 
     def _chooser(self, ctx: RunContext) -> Chooser:
@@ -347,4 +352,5 @@ def degrader(mix: str, ops: list[Operator], plans, max_operators: int, attempts:
     if mix == "scenarios":
         return incidents
     composites = OperatorDegrader(ops, max(2, max_operators), attempts, min_operators=2)
+    composites.held_back = incidents.held_back  # one rule for the run's symptoms, whoever proposes
     return MixedDegrader(incidents, composites, seed)

@@ -11,8 +11,9 @@ search finds —
 - every search-order miss and missing shared object (absent in gold: a stray file there
   is found first);
 - the folders holding the mapped objects, and /usr/local/lib (the loader's);
-- /usr/local whole, /etc/alternatives, the loader's configuration and preload file, and
-  dpkg's own records of alternatives and diversions.
+- /usr/local whole, /etc/alternatives, the loader's configuration and preload file,
+  dpkg's own records of alternatives and diversions and its journal, and apt's
+  configuration (a source turned off or a pin must go, not be walked around).
 
 The work tree is left out (the verifier checks the tests it uploads itself), and so are
 files a repair rewrites with other bytes but the same meaning (the loader's cache: how
@@ -35,6 +36,8 @@ SYSTEM = (
     ("F", "/etc/ld.so.conf"),
     ("T", "/etc/ld.so.conf.d"),
     ("L", "/usr/local/lib"),
+    ("T", "/etc/apt"),  # where apt finds packages, and what it prefers: a blocker there must go
+    ("T", "/var/lib/dpkg/updates"),  # dpkg's journal: empty when no run was interrupted
 )
 
 

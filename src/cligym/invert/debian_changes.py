@@ -8,6 +8,9 @@ apt repository, ``ldconfig``, ``update-alternatives``), and the tests predicted 
 autopkgtest tests whose processes touched the target). The record is the Python scenarios'
 one (``PlannedChange``, ``Plan``), so the pipeline checks and saves them alike.
 
+``SCENARIOS`` plan incidents: a fault behind a blocker (a disabled apt source, an
+interrupted dpkg run) that turns the obvious repair away until it is repaired first.
+
 Targets are never the system's core (``DebianProbe.core``: Essential or required
 packages): every repair runs in a shell, and a broken libc or bash would leave none.
 """
@@ -22,6 +25,7 @@ from collections.abc import Callable
 from cligym.config import DebianImage
 from cligym.invert.scenarios.base import Plan, PlannedChange
 from cligym.models.debian_probe import DebianProbe
+from cligym.models.task import RepairStep
 
 #: How a repair reinstalls a package offline: from the in-image apt repository, the version
 #: gold has (the only one there), never asking.
@@ -151,10 +155,54 @@ def search_path_shadow(site: DebianSite, rng: random.Random) -> Plan | None:
     return _plan(change.name, change, site.test_ids(touching))
 
 
+#: Where apt reads its sources (the in-image repository is one of them).
+SOURCES = "/etc/apt/sources.list.d/*.list"
+#: The note a release upgrade leaves above the third-party sources it turns off.
+DISABLED = "# disabled on upgrade to the next release"
+
+
+def upgrade_disabled_source(site: DebianSite, rng: random.Random) -> Plan | None:
+    """A packaged file gone, and the source apt would reinstall it from turned off by a
+    release upgrade (commented out, as upgrade tools do with third-party sources): every
+    reinstall says the package cannot be downloaded until the source is back."""
+    fault = packaged_file_removed(site, rng)
+    if fault is None:
+        return None
+    blocker = PlannedChange(
+        name="source_disabled", category="apt_sources", role="blocker",
+        dockerfile=[f"RUN for f in {SOURCES}; do sed -i 's|^deb |# deb |; 1i {DISABLED}' \"$f\"; done"],
+        repair=[f"for f in {SOURCES}; do sed -i 's|^# deb |deb |; /^{DISABLED}$/d' \"$f\"; done"],
+        places=["/etc/apt/sources.list.d"], symptom="apt cannot download a package it should have",
+        hint="look at where apt finds its packages", offline="the disabled source line is turned back on")
+    return Plan(scenario="upgrade_disabled_source", changes=[fault.changes[0], blocker], repair_order=[1, 0],
+                naive=[RepairStep(label="naive", lines=fault.changes[0].repair)], touching=fault.touching)
+
+
+def interrupted_dpkg(site: DebianSite, rng: random.Random) -> Plan | None:
+    """A packaged file gone, and dpkg's journal left as an interrupted run leaves it: apt
+    refuses every install until ``dpkg --configure -a`` has run."""
+    fault = packaged_file_removed(site, rng)
+    if fault is None:
+        return None
+    blocker = PlannedChange(
+        name="dpkg_interrupted", category="dpkg_state", role="blocker",
+        dockerfile=["RUN mkdir -p /var/lib/dpkg/updates && : > /var/lib/dpkg/updates/0000"],
+        repair=["dpkg --configure -a"], places=["/var/lib/dpkg/updates"],
+        symptom="apt refuses to install anything", hint="finish what dpkg was doing",
+        offline="dpkg completes its interrupted run from its own journal")
+    return Plan(scenario="interrupted_dpkg", changes=[fault.changes[0], blocker], repair_order=[1, 0],
+                naive=[RepairStep(label="naive", lines=fault.changes[0].repair)], touching=fault.touching)
+
+
 #: The Debian world's changes by name.
 CHANGES: dict[str, Callable[[DebianSite, random.Random], Plan | None]] = {
     "packaged_file_removed": packaged_file_removed,
     "packaged_file_emptied": packaged_file_emptied,
     "soname_link_removed": soname_link_removed,
     "search_path_shadow": search_path_shadow,
+}
+#: The Debian world's incident scenarios (a fault behind a blocker) by name.
+SCENARIOS: dict[str, Callable[[DebianSite, random.Random], Plan | None]] = {
+    "upgrade_disabled_source": upgrade_disabled_source,
+    "interrupted_dpkg": interrupted_dpkg,
 }

@@ -15,7 +15,7 @@ from cligym.harness.bundle import script
 from cligym.harness.images import broken_tag, build_broken, delta_digest, repair_and_test, repair_and_test_in_session
 from cligym.harness.reference import state_listing
 from cligym.harness.testrun import run_tests
-from cligym.invert.debian_changes import CHANGES, DebianSite
+from cligym.invert.debian_changes import CHANGES, SCENARIOS, DebianSite
 from cligym.layout import GoldDir
 from cligym.models.debian_probe import DebianProbe
 from cligym.models.gold import GoldEnv
@@ -68,3 +68,30 @@ def test_each_change_breaks_tests_and_state_and_its_offline_repair_restores_both
     # a package's tests load its own files and libraries: at least a removed or emptied file
     # and one more kind break them
     assert len(broke) >= 2 and {"packaged_file_removed", "packaged_file_emptied"} & set(broke), broke
+    for name, planner in SCENARIOS.items():  # a blocker: the naive reinstall alone repairs nothing
+        plans = [p for seed in range(3) if (p := planner(site, random.Random(seed))) is not None]
+        assert any(_blocked_then_repaired(runtime, perl_gold, plan, listed) for plan in plans), name
+
+
+def _blocked_then_repaired(runtime, gold: GoldEnv, plan, listed) -> bool:
+    """Whether the scenario's state fails its tests (False: a miss); asserts that the naive
+    repair leaves them failing, and that the whole repair (blocker first) makes the tests
+    pass and the listing gold's."""
+    lines = [line for change in plan.changes for line in change.dockerfile]
+    tag = broken_tag(gold, delta_digest(gold, lines))
+    try:
+        build_broken(runtime, gold, lines, tag)
+        broken = run_tests(runtime, tag, gold.workdir, gold.test_command, plan.touching, timeout=600)
+        if not broken.failing(plan.touching):
+            return False
+        naive = "\n".join(line for step in plan.naive for line in step.lines)
+        _, _, after_naive = repair_and_test(runtime, tag, gold, naive, plan.touching, 600)
+        assert after_naive.failing(plan.touching), f"{plan.scenario}: the naive repair alone got through"
+        whole = "\n".join(line for i in plan.repair_order for line in plan.changes[i].repair)
+        with runtime.session(tag) as session:
+            fixed, run = repair_and_test_in_session(session, gold, whole, plan.touching, 600)
+            assert fixed.exit_code == 0 and not run.failing(plan.touching), (plan.scenario, fixed.output[-300:])
+            assert listed(session) == listed(None), plan.scenario
+        return True
+    finally:
+        runtime.remove_image(tag)

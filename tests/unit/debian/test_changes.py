@@ -74,3 +74,17 @@ def test_a_shadow_goes_where_a_search_missed_outside_the_work_tree():
 def test_no_target_no_plan():
     bare = DebianSite(DebianProbe(gold_image_id="sha256:x", workdir="/w", tests={"t": DebianTouch()}), ["t"])
     assert all(planner(bare, random.Random(0)) is None for planner in CHANGES.values())
+
+
+def test_a_scenario_puts_a_blocker_before_a_packaged_file_fault_and_repairs_it_first():
+    from cligym.invert.debian_changes import SCENARIOS
+
+    site = DebianSite(_probe(), TESTS)
+    for name, planner in SCENARIOS.items():
+        plan = planner(site, random.Random(3))
+        fault, blocker = plan.changes
+        assert plan.scenario == name and (fault.role, blocker.role) == ("fault", "blocker")
+        assert fault.name == "packaged_file_removed" and plan.repair_order == [1, 0]
+        assert [step.lines for step in plan.naive] == [fault.repair] and plan.touching == TESTS[:2]
+    bare = DebianSite(DebianProbe(gold_image_id="sha256:x", workdir="/w", tests={"t": DebianTouch()}), ["t"])
+    assert all(planner(bare, random.Random(0)) is None for planner in SCENARIOS.values())

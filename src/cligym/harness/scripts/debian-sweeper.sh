@@ -9,8 +9,9 @@
 #     search paths (PERL5LIB, PERLLIB, NODE_PATH, RUBYLIB, GEM_PATH, GEM_HOME, GOPATH,
 #     GOFLAGS, R_LIBS*, PYTHONPATH) unset;
 #  1. drop /etc/ld.so.preload and rebuild the loader's cache and soname links (ldconfig);
-#  2. reinstall every package whose files dpkg --verify finds changed or missing (conffiles
-#     aside), from the image's repository;
+#  2. finish an interrupted dpkg run (dpkg --configure -a), then reinstall every package
+#     whose files dpkg --verify finds changed or missing (conffiles aside): by apt from the
+#     image's repository, and where apt cannot, by dpkg -i from that repository's files;
 #  3. set every alternative back to automatic;
 #  4. empty /usr/local of every file no package owns (folders stay).
 # shellcheck disable=SC2086
@@ -27,23 +28,36 @@ rm -f /etc/ld.so.preload
 ldconfig 2>&1
 
 step "2 packages dpkg finds changed"
-# dpkg --verify: "??5?????? c /etc/x" (c: a conffile) or "missing     /usr/lib/x"; the path
-# is the last field. Paths dpkg's own configuration keeps off the disk (path-exclude, as in
-# a minimal image's /usr/share/doc) are not missing; a path-include brings one back.
-changed=$(dpkg --verify 2>/dev/null | awk '
-  function rx(glob) { gsub(/[.+^$(){}|\\]/, "\\\\&", glob); gsub(/\*/, ".*", glob); gsub(/\?/, ".", glob); return "^" glob "$" }
-  FILENAME != "-" { if (sub(/^path-exclude=/, "")) ex[++ne] = rx($0); else if (sub(/^path-include=/, "")) in_[++ni] = rx($0); next }
-  $2 == "c" { next }
-  { path = $NF; out = 0
-    for (i = 1; i <= ne; i++) if (path ~ ex[i]) out = 1
-    for (i = 1; i <= ni; i++) if (path ~ in_[i]) out = 0
-    if (!out) print path }' /etc/dpkg/dpkg.cfg /etc/dpkg/dpkg.cfg.d/* - 2>/dev/null | sort -u)
+dpkg --configure -a 2>&1 | tail -n 3
+# changed [PACKAGE...]: the paths dpkg --verify finds changed or missing, conffiles aside
+# ("??5?????? c /etc/x" or "missing     /usr/lib/x": the path is the last field). Paths
+# dpkg's own configuration keeps off the disk (path-exclude, as a minimal image's
+# /usr/share/doc) are not missing; a path-include brings one back.
+changed() {
+  dpkg --verify "$@" 2>/dev/null | awk '
+    function rx(glob) { gsub(/[.+^$(){}|\\]/, "\\\\&", glob); gsub(/\*/, ".*", glob); gsub(/\?/, ".", glob); return "^" glob "$" }
+    FILENAME != "-" { if (sub(/^path-exclude=/, "")) ex[++ne] = rx($0); else if (sub(/^path-include=/, "")) in_[++ni] = rx($0); next }
+    $2 == "c" { next }
+    { path = $NF; out = 0
+      for (i = 1; i <= ne; i++) if (path ~ ex[i]) out = 1
+      for (i = 1; i <= ni; i++) if (path ~ in_[i]) out = 0
+      if (!out) print path }' /etc/dpkg/dpkg.cfg /etc/dpkg/dpkg.cfg.d/* - 2>/dev/null | sort -u
+}
+changed=$(changed)
 if [ -n "$changed" ]; then
   # dpkg-query -S: "pkg1[:arch], pkg2[:arch]: /path"
   packages=$(echo "$changed" | tr '\n' '\0' | xargs -0 -r dpkg-query -S 2>/dev/null \
     | grep -v '^diversion' | awk -F': /' '{ n = split($1, a, ", "); for (i = 1; i <= n; i++) print a[i] }' | sort -u)
   step "reinstalling $(echo $packages)"
   [ -n "$packages" ] && apt-get install --reinstall -y --no-install-recommends $packages 2>&1 | tail -n 3
+  if [ -n "$packages" ] && [ -n "$(changed $packages)" ]; then
+    for package in $packages; do  # apt could not: the repository's file of the installed version
+      version=$(dpkg-query -W -f '${Version}' "$package" 2>/dev/null)
+      for deb in /opt/cligym/apt/"${package%%:*}"_*.deb; do
+        [ -f "$deb" ] && [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] && dpkg -i "$deb" 2>&1 | tail -n 1
+      done
+    done
+  fi
 fi
 
 step "3 alternatives"

@@ -48,7 +48,7 @@ if [ -n "$changed" ]; then
   # dpkg-query -S: "pkg1[:arch], pkg2[:arch]: /path"
   packages=$(echo "$changed" | tr '\n' '\0' | xargs -0 -r dpkg-query -S 2>/dev/null \
     | grep -v '^diversion' | awk -F': /' '{ n = split($1, a, ", "); for (i = 1; i <= n; i++) print a[i] }' | sort -u)
-  step "reinstalling $(echo $packages)"
+  step "reinstalling" $packages
   [ -n "$packages" ] && apt-get install --reinstall -y --no-install-recommends $packages 2>&1 | tail -n 3
   if [ -n "$packages" ] && [ -n "$(changed $packages)" ]; then
     for package in $packages; do  # apt could not: the repository's file of the installed version

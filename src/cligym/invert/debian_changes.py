@@ -161,37 +161,43 @@ SOURCES = "/etc/apt/sources.list.d/*.list"
 DISABLED = "# disabled on upgrade to the next release"
 
 
-def upgrade_disabled_source(site: DebianSite, rng: random.Random) -> Plan | None:
-    """A packaged file gone, and the source apt would reinstall it from turned off by a
-    release upgrade (commented out, as upgrade tools do with third-party sources): every
-    reinstall says the package cannot be downloaded until the source is back."""
+#: A release upgrade turned the in-image source off (commented out, as upgrade tools do with
+#: third-party sources): every reinstall says the package cannot be downloaded.
+SOURCE_DISABLED = PlannedChange(
+    name="source_disabled", category="apt_sources", role="blocker",
+    dockerfile=[f"RUN for f in {SOURCES}; do sed -i 's|^deb |# deb |; 1i {DISABLED}' \"$f\"; done"],
+    repair=[f"for f in {SOURCES}; do sed -i 's|^# deb |deb |; /^{DISABLED}$/d' \"$f\"; done"],
+    places=["/etc/apt/sources.list.d"], symptom="apt cannot download a package it should have",
+    hint="look at where apt finds its packages", offline="the disabled source line is turned back on")
+#: dpkg's journal left as an interrupted run leaves it: apt refuses every install until
+#: ``dpkg --configure -a`` has run.
+DPKG_INTERRUPTED = PlannedChange(
+    name="dpkg_interrupted", category="dpkg_state", role="blocker",
+    dockerfile=["RUN mkdir -p /var/lib/dpkg/updates && : > /var/lib/dpkg/updates/0000"],
+    repair=["dpkg --configure -a"], places=["/var/lib/dpkg/updates"],
+    symptom="apt refuses to install anything", hint="finish what dpkg was doing",
+    offline="dpkg completes its interrupted run from its own journal")
+
+
+def _behind(name: str, blocker: PlannedChange, site: DebianSite, rng: random.Random) -> Plan | None:
+    """A packaged file gone behind ``blocker``: the repair undoes the blocker first; the
+    naive one only reinstalls."""
     fault = packaged_file_removed(site, rng)
     if fault is None:
         return None
-    blocker = PlannedChange(
-        name="source_disabled", category="apt_sources", role="blocker",
-        dockerfile=[f"RUN for f in {SOURCES}; do sed -i 's|^deb |# deb |; 1i {DISABLED}' \"$f\"; done"],
-        repair=[f"for f in {SOURCES}; do sed -i 's|^# deb |deb |; /^{DISABLED}$/d' \"$f\"; done"],
-        places=["/etc/apt/sources.list.d"], symptom="apt cannot download a package it should have",
-        hint="look at where apt finds its packages", offline="the disabled source line is turned back on")
-    return Plan(scenario="upgrade_disabled_source", changes=[fault.changes[0], blocker], repair_order=[1, 0],
-                naive=[RepairStep(label="naive", lines=fault.changes[0].repair)], touching=fault.touching)
+    removed = fault.changes[0]
+    return Plan(scenario=name, changes=[removed, blocker], repair_order=[1, 0],
+                naive=[RepairStep(label="naive", lines=removed.repair)], touching=fault.touching)
+
+
+def upgrade_disabled_source(site: DebianSite, rng: random.Random) -> Plan | None:
+    """A packaged file gone, and the source apt would reinstall it from turned off."""
+    return _behind("upgrade_disabled_source", SOURCE_DISABLED, site, rng)
 
 
 def interrupted_dpkg(site: DebianSite, rng: random.Random) -> Plan | None:
-    """A packaged file gone, and dpkg's journal left as an interrupted run leaves it: apt
-    refuses every install until ``dpkg --configure -a`` has run."""
-    fault = packaged_file_removed(site, rng)
-    if fault is None:
-        return None
-    blocker = PlannedChange(
-        name="dpkg_interrupted", category="dpkg_state", role="blocker",
-        dockerfile=["RUN mkdir -p /var/lib/dpkg/updates && : > /var/lib/dpkg/updates/0000"],
-        repair=["dpkg --configure -a"], places=["/var/lib/dpkg/updates"],
-        symptom="apt refuses to install anything", hint="finish what dpkg was doing",
-        offline="dpkg completes its interrupted run from its own journal")
-    return Plan(scenario="interrupted_dpkg", changes=[fault.changes[0], blocker], repair_order=[1, 0],
-                naive=[RepairStep(label="naive", lines=fault.changes[0].repair)], touching=fault.touching)
+    """A packaged file gone, and dpkg's run interrupted."""
+    return _behind("interrupted_dpkg", DPKG_INTERRUPTED, site, rng)
 
 
 #: The Debian world's changes by name.

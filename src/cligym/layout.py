@@ -73,6 +73,7 @@ class RunDir:  # what ``cligym invert`` writes (and ``cligym verify`` reports in
     summary = _At("summary.json")
     verify_report = _At("verify.json")
     probe = _At("probe.json")
+    probe_debian = _At("probe-debian.json")  # a Debian gold's, when its gold folder had none
     flaky = _At("flaky.json")  # gold tests found flaky on the way (models.run.FlakyTests)
     candidates = _At("candidates")
     tasks = _At("tasks")
@@ -167,7 +168,8 @@ class ReferenceDir:
     #: The files the verifier's shell reads, by the variable of task.env holding each path
     #: (R_SHADOW: one file per line of shadow-dirs.txt, ``@`` standing for its number).
     SHELL: ClassVar[dict[str, str]] = {
-        "R_FUNCS": "fingerprint.sh", "R_SWEEP": "sweep.sh", "R_JUDGE": "judge.awk", "R_TAR": "pristine.tar",
+        "R_FUNCS": "fingerprint.sh", "R_SWEEP": "sweep.sh", "R_VERDICT": "verdict.sh", "R_JUDGE": "judge.awk",
+        "R_TAR": "pristine.tar",
         "R_ARGS": "pytest-args.txt", "R_TESTS": "tests.txt", "R_KEYS": "keys.tsv", "R_PRISTINE": "pristine.txt",
         "R_FOREIGN": "foreign.txt", "R_CONFTESTS": "conftests.txt", "R_SPEC": "spec.txt",
         "R_FINGERPRINT": "fingerprint.txt", "R_WORKDIR": "workdir.txt", "R_PACKAGES": "package-dirs.txt",

@@ -127,7 +127,7 @@ class FakeEngine:
         return any(self.line(text).blocks for text in undone)
 
     def check_broken_state(self, runtime, gold, files, tag: str, f2p, p2p, solution, *, order=(),
-                           untouchable=None) -> Verification:
+                           untouchable=None, state=None) -> Verification:
         if self.verify is not None:
             verification = self.verify(tag, list(f2p))
         elif self.drawn and draw(self.images[tag], "leak") < 0.15:
@@ -139,7 +139,8 @@ class FakeEngine:
             verification = verification.model_copy(update={"solution": text})
         return verification
 
-    def measure(self, runtime, gold, image, changes, steps, f2p, first, dockerfile, seconds) -> Difficulty:
+    def measure(self, runtime, gold, image, changes, steps, f2p, first, dockerfile, seconds,
+                state=None) -> Difficulty:
         k = sum(1 for c in changes if c.necessary or c.blocks)
         return Difficulty(k=k, reveal_depth=1, culprit_named=False, sweeper_solves=self.swept, breadth=len(changes),
                           subsystems=1, label=Difficulty.grade(k, 1, False, False, len(changes)))

@@ -17,7 +17,7 @@ import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "src" / "cligym" / "harness" / "scripts"
 #: The files that run with the harness's capabilities before (or around) the test command.
-CHECKED = ("verifier.sh", "fingerprint.sh", "sweep.sh", "phase.sh")
+CHECKED = ("verifier.sh", "debian-verifier.sh", "verdict.sh", "fingerprint.sh", "sweep.sh", "phase.sh")
 #: busybox ash's builtins (``busybox sh -c help``, before the applets).
 BUILTINS = set(". : [ [[ alias bg break cd chdir command continue echo eval exec exit export false fg getopts "
                "hash help history jobs kill let local printf pwd read readonly return set shift source test "
@@ -29,6 +29,8 @@ DYNAMIC = {
     ("fingerprint.sh", '"$loader"'): "gold's dynamic loader (--list maps, runs nothing), run only after the "
                                      "fingerprint showed its bytes are gold's",
     ("verifier.sh", "eval"): "the test command, the verifier's first program of the image",
+    ("debian-verifier.sh", '"$R_BUSYBOX"'): "the task's own busybox, running gold's test runner (restored from "
+                                            "the task's copy) after the state showed to be gold's",
     ("phase.sh", '"$G/busybox"'): "the guard's own static busybox",
 }
 SEPARATORS = {";", "&", "&&", "||", "|", "(", ")", "\n", ";;"}
@@ -302,7 +304,7 @@ def sources() -> dict[str, str]:
 def test_every_command_word_is_a_builtin_a_function_or_a_busybox_applet(applets):
     texts = sources()
     functions = set()
-    for text in texts.values():  # verifier.sh sources fingerprint.sh and sweep.sh
+    for text in texts.values():  # the verifiers source fingerprint.sh, sweep.sh and verdict.sh
         functions |= analyse(text)[0]
     wrong = []
     for name, text in texts.items():
@@ -329,7 +331,7 @@ def test_no_awk_program_of_the_verifier_starts_a_process():
     for name, text in sources().items():
         for program in analyse(text)[2]:
             if isinstance(program, Word) and not program.literal:
-                assert (name, program) == ("verifier.sh", '"$JUDGE"'), program  # judge.awk, read above
+                assert (name, program) == ("verdict.sh", '"$JUDGE"'), program  # judge.awk, read above
                 continue
             programs.append(program)
     assert len(programs) > 4

@@ -9,7 +9,7 @@ search finds —
 - every file a test opened, ran or mapped, and every path it looked up (by content: a
   packaged file changed in place, emptied or replaced counts, however it was done);
 - every search-order miss and missing shared object (absent in gold: a stray file there
-  is found first);
+  is found first), and each program's name in the folders PATH lists before its own;
 - the folders holding the mapped objects, and /usr/local/lib (the loader's);
 - /usr/local whole, /etc/alternatives, the loader's configuration and preload file,
   dpkg's own records of alternatives and diversions and its journal, and apt's
@@ -25,6 +25,7 @@ from __future__ import annotations
 import posixpath
 
 from cligym.models.debian_probe import DebianProbe
+from cligym.models.reference import SystemState
 
 #: Trees and files whose every change matters whatever the tests touched.
 SYSTEM = (
@@ -53,7 +54,27 @@ def state_spec(probe: DebianProbe) -> list[str]:
     lines = {f"{kind} {path}" for kind, path in SYSTEM}
     lines |= {f"F {path}" for path in touched if not path.startswith(inside) and path != probe.workdir}
     lines |= {f"L {folder}" for folder in folders}
+    lines |= {f"F {path}" for path in path_shadows(probe)}
     return sorted(lines)
+
+
+def path_shadows(probe: DebianProbe) -> set[str]:
+    """Where a program of the same name would be found first: for every program a test ran
+    from a folder on gold's PATH, that name in each folder PATH lists before it (absent in
+    gold: a stray program there would run instead)."""
+    folders = [f.rstrip("/") or "/" for f in probe.env.get("PATH", "").split(":") if f.startswith("/")]
+    found: set[str] = set()
+    for touch in probe.tests.values():
+        for program in touch.programs:
+            folder, name = posixpath.split(program.path)
+            if folder in folders:
+                found |= {posixpath.join(before, name) for before in folders[:folders.index(folder)]}
+    return found
+
+
+def system_state(probe: DebianProbe) -> SystemState:
+    """What a Debian-world task's verifier compares with gold's (``SystemState``)."""
+    return SystemState(spec=state_spec(probe), objects=objects(probe))
 
 
 def objects(probe: DebianProbe) -> list[str]:

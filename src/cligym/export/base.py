@@ -61,7 +61,7 @@ class TaskDirExporter(Exporter):
             # the gold reference and pristine files, from a container of the local gold image
             reference, pristine = gather(runtime, task.image_name, instance_id=task.instance_id, workdir=task.workdir,
                                          test_command=task.test_command, f2p=task.FAIL_TO_PASS,
-                                         p2p=task.PASS_TO_PASS, order=run_order(task))
+                                         p2p=task.PASS_TO_PASS, order=run_order(task), state=task.state)
             text = issues.text(style)
             instruction = (text.with_hint if hint else text.without_hint) + ground_rules(task)
             self.write_task(shipped(task, bases), instruction, out.task(task.instance_id), reference, pristine)

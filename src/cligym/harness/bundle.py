@@ -15,6 +15,8 @@ from cligym.layout import ReferenceDir, TaskDir
 from cligym.models.io import save
 from cligym.models.reference import GoldReference
 
+#: The verifier script of each world (written into a task's bundle as verifier.sh).
+VERIFIERS = {"python": "verifier.sh", "debian": "debian-verifier.sh"}
 #: The static busybox on the host that every exported task carries (Debian: busybox-static).
 HOST_BUSYBOX = Path("/bin/busybox")
 
@@ -78,7 +80,7 @@ def write_reference(reference: GoldReference, tar: bytes, task: TaskDir) -> None
     task.busybox.chmod(0o755)
     shadow = sorted(reference.shadow_dirs)
     data = {
-        "R_ARGS": pytest_args(reference), "R_TESTS": reference.order,
+        "R_ARGS": pytest_args(reference) if reference.world == "python" else [], "R_TESTS": reference.order,
         "R_KEYS": [f"{k.node}\t{k.classname}\t{k.name}" for k in reference.keys],
         "R_PRISTINE": reference.pristine, "R_FOREIGN": reference.foreign, "R_CONFTESTS": reference.conftests,
         "R_SPEC": reference.spec, "R_FINGERPRINT": reference.fingerprint, "R_WORKDIR": reference.project_files,
@@ -88,8 +90,9 @@ def write_reference(reference: GoldReference, tar: bytes, task: TaskDir) -> None
     }
     files = {folder.shell(v): _lines(lines) for v, lines in data.items()}
     files |= {folder.shadow(i): _lines(reference.shadow_dirs[d]) for i, d in enumerate(shadow, 1)}
-    scripts = [folder.verifier, *(folder.shell(v) for v in ("R_FUNCS", "R_SWEEP", "R_JUDGE"))]
-    files |= {path: script(path.name) for path in scripts}
+    scripts = {folder.verifier: VERIFIERS[reference.world],
+               **{folder.shell(v): folder.shell(v).name for v in ("R_FUNCS", "R_SWEEP", "R_VERDICT", "R_JUDGE")}}
+    files |= {path: script(name) for path, name in scripts.items()}
     files[folder.env] = task_env(reference, task)
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")

@@ -31,27 +31,23 @@ import re
 import shlex
 
 from cligym.errors import CligymError
-from cligym.harness.bundle import busybox_bytes, script
-from cligym.models.reference import GoldReference, JunitKey
+from cligym.harness.bundle import script
+from cligym.harness.busybox import busybox_sh, lines_of, put_functions
+from cligym.harness.debian_reference import gather_debian
+from cligym.models.reference import GoldReference, JunitKey, SystemState
 from cligym.runtime import Runtime, Session
 
 # in-container scratch places of the gold container (never in a task image)
-_BB, _FUNCS, _READER, _ARGS = ("/tmp/busybox", "/tmp/cligym-fingerprint.sh", "/tmp/cligym-read-reference.py",
-                               "/tmp/cligym-args.json")
-_SPEC, _OUT, _LIST, _TAR = ("/tmp/cligym-spec.txt", "/tmp/cligym-out.txt", "/tmp/cligym-list.txt",
-                            "/tmp/cligym-pristine.tar")
+_READER, _ARGS = "/tmp/cligym-read-reference.py", "/tmp/cligym-args.json"
+_SPEC, _LIST, _TAR = "/tmp/cligym-spec.txt", "/tmp/cligym-list.txt", "/tmp/cligym-pristine.tar"
 _READER_OUT, _SITES = "/tmp/cligym-reference.json", "/tmp/cligym-sites.txt"
 _LOADER_READER, _LOADER_OUT = "/tmp/cligym-read-loader.py", "/tmp/cligym-loader.json"
-
-
-def _sh(session: Session, command: str, *args: str, timeout: float = 300):
-    return session.exec([_BB, "sh", "-c", command, "cligym", *args], timeout=timeout)
 
 
 def _interpreter(session: Session, workdir: str, test_command: str) -> tuple[str, str]:
     """(what the test command's first word resolves to, the Python interpreter it runs)."""
     first = shlex.split(test_command)[0]
-    found = _sh(session, 'cd "$1" && command -v "$2"', workdir, first)
+    found = busybox_sh(session, 'cd "$1" && command -v "$2"', workdir, first)
     path = found.output.strip().splitlines()[-1] if found.ok and found.output.strip() else ""
     if not path.startswith("/"):
         raise CligymError(f"the test command's {first!r} is not found in the gold image")
@@ -60,7 +56,7 @@ def _interpreter(session: Session, workdir: str, test_command: str) -> tuple[str
     head = (session.get_file(path) or b"").split(b"\n", 1)[0].decode("utf-8", "replace")
     words = head[2:].split() if head.startswith("#!") else []
     if words and words[0].endswith("/env") and len(words) > 1:
-        found = _sh(session, 'command -v "$1"', words[1])
+        found = busybox_sh(session, 'command -v "$1"', words[1])
         words = [found.output.strip()]
     if not words or not words[0].startswith("/"):
         raise CligymError(f"cannot tell which Python the test command's {first!r} runs in the gold image")
@@ -70,7 +66,7 @@ def _interpreter(session: Session, workdir: str, test_command: str) -> tuple[str
 def _rootdir(session: Session, workdir: str, test_command: str, ids: list[str]) -> tuple[str, str | None]:
     """Gold's pytest rootdir and configuration file for these node ids."""
     command = f'cd "$1" && shift && {test_command} --collect-only -p no:cacheprovider "$@"'
-    run = _sh(session, command, workdir, *ids, timeout=900)
+    run = busybox_sh(session, command, workdir, *ids, timeout=900)
     root = re.search(r"^rootdir: (.+?)\s*$", run.output, re.M)
     if not root:
         raise CligymError(f"gold's pytest printed no rootdir: {run.output.strip()[-200:]!r}")
@@ -90,21 +86,6 @@ def _read_json(session: Session, path: str, what: str) -> dict:
         raise CligymError(f"could not read {what} from the gold image") from None
 
 
-def _put_functions(session: Session) -> None:
-    """The host's static busybox and fingerprint.sh, the verifier's own code, into the container."""
-    session.put_files({_BB: (busybox_bytes(), 0o755), _FUNCS: script("fingerprint.sh")})
-
-
-def _lines_of(session: Session, failure: str, command: str, *args: str, empty: bool = False) -> list[str]:
-    """The lines ``command`` (fingerprint.sh's functions loaded) prints (none only when
-    ``empty`` allows it), or CligymError starting with ``failure``."""
-    run = _sh(session, f". {_FUNCS}; {command} > {_OUT}", *args, timeout=900)
-    lines = (session.get_file(_OUT) or b"").decode("utf-8", "replace").splitlines()
-    if not run.ok or not (lines or empty):
-        raise CligymError(f"{failure}: {run.output.strip()[-200:]}")
-    return lines
-
-
 #: Fingerprints by (gold image, what, its inputs): hashing the interpreter, the standard
 #: library and the site directories is the costly part of a reference, and a gold image (its
 #: tag is a content hash) never changes, so every candidate and task of one gold shares one.
@@ -113,37 +94,18 @@ _LISTINGS: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
 
 def _listing(session: Session, image: str, what: str, inputs: list[str], command: str,
              empty: bool = False) -> list[str]:
-    """``_lines_of`` in the gold container, kept in ``_LISTINGS``."""
+    """``lines_of`` in the gold container, kept in ``_LISTINGS``."""
     key = (image, what, tuple(inputs))
     if key not in _LISTINGS:
-        _LISTINGS[key] = _lines_of(session, f"could not list the gold {what}", command, empty=empty)
+        _LISTINGS[key] = lines_of(session, f"could not list the gold {what}", command, empty=empty)
     return list(_LISTINGS[key])
-
-
-#: The dynamic loader of each architecture a gold may have, where the system puts it.
-LOADERS = ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1")
-
-
-def state_listing(session: Session, spec: list[str], objects: list[str]) -> list[str]:
-    """The listing of ``session``'s container for a fingerprint ``spec`` (``KIND PATH``
-    lines: ``m_listing``), then how the dynamic loader resolves each of ``objects`` now
-    (``m_resolved``): the lines a repaired container must share with gold's (the Debian
-    world's state, ``cligym.debian.state``)."""
-    _put_functions(session)
-    session.put_files({_SPEC: "".join(f"{line}\n" for line in spec),
-                       _LIST: "".join(f"{path}\n" for path in objects)})
-    loaders = " ".join(shlex.quote(path) for path in LOADERS)
-    return _lines_of(session, "could not list the container's state",
-                     f"{{ m_listing {_SPEC}; loader=; for l in {loaders}; do [ -x \"$l\" ] && loader=$l && break; "
-                     f"done; set --; while IFS= read -r o; do set -- \"$@\" \"$o\"; done < {_LIST}; "
-                     'if [ -n "$loader" ] && [ $# -gt 0 ]; then m_resolved "$loader" "$@"; fi; }')
 
 
 def pip_config(session: Session, prefix: str) -> list[str]:
     """pip's configuration in ``session``'s container as the verifier sees it (fingerprint.sh's
     ``m_pipconf``): the lines a repaired container must share with gold's."""
-    _put_functions(session)
-    return _lines_of(session, "could not read pip's configuration", 'm_pipconf "$1"', prefix, empty=True)
+    put_functions(session)
+    return lines_of(session, "could not read pip's configuration", 'm_pipconf "$1"', prefix, empty=True)
 
 
 @functools.lru_cache(maxsize=8)
@@ -187,10 +149,14 @@ def _read_reference(session: Session, interpreter: str, args: dict) -> dict:
 
 def gather(
     runtime: Runtime, image: str, *, instance_id: str, workdir: str, test_command: str,
-    f2p: list[str], p2p: list[str], order: list[str],
+    f2p: list[str], p2p: list[str], order: list[str], state: SystemState | None = None,
 ) -> tuple[GoldReference, bytes]:
     """The gold reference of a task and its pristine files (a tar), read from ``image`` (a
-    gold image, whose tag names its content) once per set of tests."""
+    gold image, whose tag names its content) once per set of tests; a Debian-world task's
+    (``state`` given) by ``cligym.harness.debian_reference``."""
+    if state is not None:
+        return gather_debian(runtime, image, instance_id=instance_id, workdir=workdir, test_command=test_command,
+                             f2p=f2p, p2p=p2p, order=order, state=state)
     read, tar = _read_gold(runtime, image, workdir, test_command, tuple(order))
     return read.model_copy(update={"instance_id": instance_id, "fail_to_pass": list(f2p),
                                    "pass_to_pass": list(p2p)}, deep=True), tar
@@ -203,7 +169,7 @@ def gather(
 def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
                order: tuple[str, ...]) -> tuple[GoldReference, bytes]:
     with runtime.session(image) as session:
-        _put_functions(session)
+        put_functions(session)
         session.put_files({_READER: script("read_reference.py"), _LOADER_READER: script("read_loader.py")})
         command_path, interpreter = _interpreter(session, workdir, test_command)
         # the project's files as the image has them, before any collection writes beside them
@@ -225,7 +191,7 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
         resolved = _listing(session, image, "library resolution", [data["loader"], *data["elf"]],
                             f"m_resolved {shlex.quote(data['loader'])} {' '.join(map(shlex.quote, data['elf']))}"
                             ) if data["loader"] else []
-        packed = _sh(session, f'set --; while IFS= read -r p; do set -- "$@" "${{p#/}}"; done < {_LIST}; '
+        packed = busybox_sh(session, f'set --; while IFS= read -r p; do set -- "$@" "${{p#/}}"; done < {_LIST}; '
                               f'tar -cf {_TAR} -C / "$@"')
         tar = session.get_file(_TAR)
         if not packed.ok or tar is None:

@@ -8,7 +8,18 @@ done), and read back by the verifier script written beside it.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
+
+
+class SystemState(BaseModel):
+    """What the verifier of a Debian-world task compares besides the tests' own run, read off
+    the gold's probe (``cligym.debian.state``): the fingerprint spec (``KIND PATH`` lines)
+    and the shared objects and programs whose library resolution must be gold's."""
+
+    spec: list[str]
+    objects: list[str] = Field(default_factory=list)
 
 
 class JunitKey(BaseModel):
@@ -59,3 +70,7 @@ class GoldReference(BaseModel):
     prefix: str = ""  # gold's sys.prefix (a venv's own pip.conf is there)
     pip_config: list[str] = Field(default_factory=list)  # pip's configuration as m_pipconf prints it
     keepalive: list[str] = Field(default_factory=list)  # sha256 of the programs PID 1 may run
+    #: which verifier judges: a Python project's (pytest, the interpreter's state) or a Debian
+    #: system's (the autopkgtest runner, the system's state); the fields a world does not use
+    #: stay empty
+    world: Literal["python", "debian"] = "python"

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cligym import __version__
+from cligym.models.reference import SystemState
 
 DiscardKind = Literal[
     "no_target", "build_failed", "no_failure", "not_reproducible", "trivial", "leak",
@@ -265,6 +266,9 @@ class Task(BaseModel):
     family: str = ""
     #: measured difficulty (None for the agent path, whose changes are not known one by one)
     difficulty: Difficulty | None = None
+    #: a Debian-world task: the system state its verifier compares with gold's (None: a
+    #: Python project's task, whose verifier reads what to compare from gold itself)
+    state: SystemState | None = None
 
     @property
     def operators(self) -> list[str]:

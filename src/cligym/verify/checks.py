@@ -14,6 +14,7 @@ from cligym.harness.reference import gather
 from cligym.harness.testrun import run_tests
 from cligym.harness.trial import judge_image
 from cligym.models.fs import LeakReport, Listing
+from cligym.models.reference import SystemState
 from cligym.models.gold import GoldEnv
 from cligym.models.task import run_order
 from cligym.models.validate import ModeResult
@@ -39,6 +40,7 @@ def check_broken_state(
     timeout: float = 900,
     order: list[str] | None = None,
     untouchable: Callable[[str], bool] | None = None,
+    state: SystemState | None = None,
 ) -> Verification:
     """Check a broken image built from gold + ΔD alone against the recorded F2P/P2P sets.
 
@@ -50,7 +52,8 @@ def check_broken_state(
     (e) the task's own verifier gives 0 with nothing done and 1 after the solution, judging
         the container of (b) (``verifier_check`` does both).
     ``solution`` may be a function deriving the script from the scan's differences; one
-    that raises CligymError makes the state not solvable.
+    that raises CligymError makes the state not solvable. ``state``: a Debian-world task's
+    (``Task.state``), which its verifier compares.
     """
     seconds: dict[str, float] = {}
     wanted = set(f2p) | set(p2p)
@@ -85,13 +88,14 @@ def check_broken_state(
             solution = solution(report)
         except CligymError as exc:
             return _failed("not_solvable", f"no solution could be derived: {exc}", **done)
-    verification = verifier_check(runtime, gold, image, f2p, p2p, selected, solution, timeout=timeout)
+    verification = verifier_check(runtime, gold, image, f2p, p2p, selected, solution, timeout=timeout, state=state)
     seconds["verifier"] = time.monotonic() - started
     return verification.model_copy(update={"seconds": seconds, "changed_paths": changed_paths, "solution": solution})
 
 
 def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], p2p: list[str],
-                   selected: list[str], solution: str, timeout: float = 900) -> Verification:
+                   selected: list[str], solution: str, timeout: float = 900,
+                   state: SystemState | None = None) -> Verification:
     """(b) and (e): the solution, then the selected tests in its container, all pass (else
     ``not_solvable``); the exported task's verifier, built from gold as the export will
     build it, then judges that container: reward 1 (else ``not_solvable``: the repair leaves
@@ -99,7 +103,7 @@ def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], 
     (else the verifier repairs the state by itself, e.g. by restoring gold's test files, and
     the state is ``trivial``)."""
     reference, pristine = gather(runtime, gold.image, instance_id="candidate", workdir=gold.workdir,
-                              test_command=gold.test_command, f2p=f2p, p2p=p2p, order=selected)
+                              test_command=gold.test_command, f2p=f2p, p2p=p2p, order=selected, state=state)
     judged = judge_image(runtime, image, reference, pristine, solution, gold, selected, timeout)
     if judged.fixed.exit_code != 0:
         return _failed("not_solvable", f"the solution exited {judged.fixed.exit_code}: "
@@ -127,7 +131,7 @@ def recheck_task(runtime: Runtime, gold: GoldEnv, gold_listing: Listing, task) -
             return Verification(ok=False, kind="build_failed", reason=str(exc))
         return check_broken_state(
             runtime, gold, gold_listing, tag, task.FAIL_TO_PASS, task.PASS_TO_PASS, task.solution, repeats=2,
-            order=run_order(task),
+            order=run_order(task), state=task.state,
         )
     finally:
         runtime.remove_image(tag)

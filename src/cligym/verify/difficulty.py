@@ -14,7 +14,9 @@ Every measure runs in containers of the broken image, with the task's own F2P te
   repairs, then the F2P tests. It solves a state when what the reward needs holds after
   it: every F2P test passes, and pip's configuration is gold's (the verifier's
   ``m_pipconf``; a reinstall that ignored a blocker left in it has not repaired the
-  machine). A state it solves teaches little;
+  machine). A Debian-world task's sweeper is ``debian-sweeper.sh``, and what must be
+  gold's after it is the system state its verifier compares. A state it solves teaches
+  little;
 - breadth: distinct paths the oracle repair touches, and distinct subsystems (categories).
 
 ``Difficulty.grade`` turns them into the easy / medium / hard label.
@@ -25,12 +27,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from cligym.harness.debian_reference import gather_debian, same_system
 from cligym.harness.images import repair_and_test_in_session, run_script, side_by_side
 from cligym.harness.bundle import script
 from cligym.harness.reference import gold_pip_config, pip_config
 from cligym.harness.repair import repair_script
 from cligym.harness.testrun import hang_timeout, run_tests_in_session
 from cligym.models.gold import GoldEnv
+from cligym.models.reference import SystemState
 from cligym.models.task import AppliedChange, Difficulty, RepairStep
 from cligym.models.testrun import TestRun
 from cligym.runtime import Runtime
@@ -71,10 +75,23 @@ def reveal_depth(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[
     return len(changes) + 1
 
 
-def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], solution: str) -> bool:
+def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], solution: str,
+                  state: SystemState | None = None) -> bool:
     """Does ``solution`` (a repair script) leave the state in ``image`` as the reward needs
-    it: every F2P test passing and pip's configuration gold's? Gold's configuration is
-    read once per gold image; the repaired container's after its tests pass."""
+    it: every F2P test passing and, for a Python gold, pip's configuration gold's (read once
+    per gold image; the repaired container's after its tests pass), for a Debian-world task
+    (``state``) the system gold's as its verifier compares it (before the tests run, as the
+    verifier does)."""
+    if state is not None:
+        reference, _ = gather_debian(runtime, gold.image, instance_id="", workdir=gold.workdir,
+                                     test_command=gold.test_command, f2p=f2p, p2p=[], order=f2p, state=state)
+        with runtime.session(image) as session:
+            run_script(session, solution)
+            if not same_system(session, reference):
+                return False
+            run = run_tests_in_session(session, gold.workdir, gold.test_command, f2p,
+                                       timeout=hang_timeout(gold.test_seconds))
+            return run.report_found and set(f2p) <= run.passed()
     prefix, want = gold_pip_config(runtime, gold.image, gold.python)
     with runtime.session(image) as session:
         _, run = repair_and_test_in_session(session, gold, solution, f2p, timeout=hang_timeout(gold.test_seconds))
@@ -83,20 +100,26 @@ def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], s
         return tuple(pip_config(session, prefix)) == want
 
 
-def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str]) -> bool:
-    """Does the task-blind battery solve the state (``repair_solves``)?"""
-    return repair_solves(runtime, gold, image, f2p, script("sweeper.sh"))
+#: The task-blind battery of each world (``harness/scripts``).
+SWEEPERS = {"python": "sweeper.sh", "debian": "debian-sweeper.sh"}
+
+
+def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str],
+                   state: SystemState | None = None) -> bool:
+    """Does the world's task-blind battery solve the state (``repair_solves``)?"""
+    battery = script(SWEEPERS["debian" if state is not None else "python"])
+    return repair_solves(runtime, gold, image, f2p, battery, state)
 
 
 def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedChange],
             steps: Sequence[RepairStep], f2p: list[str], first: TestRun, dockerfile: Sequence[str],
-            seconds: dict[str, float]) -> Difficulty:
+            seconds: dict[str, float], state: SystemState | None = None) -> Difficulty:
     """The difficulty of the state in ``image``: ``changes[i]`` is undone by ``steps[i]``
     (both in repair order); ``first`` is the run that recorded the F2P failures."""
     started = time.monotonic()
     text = output_text(first)
     k = sum(1 for c in changes if c.necessary is not False or c.blocks)
-    solves, depth = side_by_side(runtime, lambda: sweeper_solves(runtime, gold, image, f2p),
+    solves, depth = side_by_side(runtime, lambda: sweeper_solves(runtime, gold, image, f2p, state),
                                  lambda: reveal_depth(runtime, gold, image, changes, steps, f2p, text))
     culprit = any(named(c.places, text + "\n" + env_text(dockerfile)) for c in changes)
     places = {p for c in changes for p in c.places}

@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from cligym.debian.state import objects, state_spec
+from cligym.debian.state import system_state
 from cligym.harness.bundle import script
 from cligym.harness.images import broken_tag, build_broken, delta_digest, repair_and_test, repair_and_test_in_session
-from cligym.harness.reference import state_listing
+from cligym.harness.debian_reference import full_spec, system_listing
 from cligym.harness.testrun import run_tests
 from cligym.invert.debian_changes import CHANGES, SCENARIOS, DebianSite
 from cligym.layout import GoldDir
@@ -52,12 +52,17 @@ def _broke_and_repaired(runtime, gold: GoldEnv, plan, listed) -> bool:
 def test_each_change_breaks_tests_and_state_and_its_offline_repair_restores_both(
         perl_gold_dir: Path, perl_gold: GoldEnv, runtime) -> None:
     probe = load(DebianProbe, GoldDir(perl_gold_dir).probe_debian)
-    spec, mapped = state_spec(probe), objects(probe)
+    state = system_state(probe)
+    spec = full_spec(state)
+    def lines(session):  # the listing, then how the loader resolves the tests' objects
+        listing, _, resolved = system_listing(session, spec, state.objects)
+        return [*listing, *resolved]
+
     with runtime.session(perl_gold.image) as session:
-        reference = state_listing(session, spec, mapped)
+        reference = lines(session)
 
     def listed(session):
-        return reference if session is None else state_listing(session, spec, mapped)
+        return reference if session is None else lines(session)
 
     site = DebianSite(probe, perl_gold.tests)
     broke = []

@@ -13,7 +13,7 @@
 #     whose files dpkg --verify finds changed or missing (conffiles aside): by apt from the
 #     image's repository, and where apt cannot, by dpkg -i from that repository's files;
 #  3. set every alternative back to automatic;
-#  4. empty /usr/local of every file no package owns (folders stay).
+#  4. empty /usr/local of every file no package owns (folders, and links to folders, stay).
 # shellcheck disable=SC2086
 
 step() { echo "sweeper: $*"; }
@@ -66,7 +66,8 @@ update-alternatives --get-selections 2>/dev/null | awk '{ print $1 }' | while IF
 done
 
 step "4 /usr/local"
-find /usr/local ! -type d 2>/dev/null | while IFS= read -r path; do
+# links to folders stay: the base system's own (man -> share/man) belong to no package either
+find /usr/local ! -type d ! -xtype d 2>/dev/null | while IFS= read -r path; do
   dpkg-query -S "$path" > /dev/null 2>&1 || rm -f "$path"
 done
 ldconfig 2>&1

@@ -26,6 +26,7 @@
 #  5. stops every process again and writes the verdict, reward 1 only if every listed
 #     test is reported passed and the judge says "N of N passed" (N the task's count), to
 #     reward.txt and reward.json (each renamed into place).
+# shellcheck disable=SC2034  # MODE and REWARD are read by verdict.sh
 MODE=$1
 # shellcheck disable=SC2034  # the paths task.env gives start at it
 T=$2
@@ -36,47 +37,12 @@ REWARD=$LOGS/reward.txt
 JUNIT=$LOGS/junit.xml
 umask 022
 
-# -- 1. nothing the agent left running survives (sweep.sh) --------------------------------
 . "$R_SWEEP"
+. "$R_VERDICT"
 
-write_reward() {  # the verdict's last act: each file renamed into place
-  [ "$MODE" = harbor ] || return 0
-  echo "$1" > "$LOGS/.reward.txt.$$" && mv -f "$LOGS/.reward.txt.$$" "$REWARD"
-  echo "{\"reward\": $1.0}" > "$LOGS/.reward.json.$$" && mv -f "$LOGS/.reward.json.$$" "$LOGS/reward.json"
-}
-
-verdict() {  # every path here comes after a sweep and starts nothing that outlives it
-  sweep  # and once more, so that nothing is left to act between the verdict and its reading
-  if ! pid1_ok "$KEEPALIVE"; then
-    set -- 0 "PID 1 is no longer the container's keep-alive"
-  fi
-  write_reward "$1"
-  [ -n "$2" ] && echo "cligym verifier: reward $1: $2"
-  [ "$1" = 1 ] && exit 0
-  [ "$MODE" = harbor ] && exit 0
-  exit 1
-}
-
-refuse() {
-  echo "=========================== short test summary info ============================"
-  while IFS= read -r t; do echo "FAILED $t - $1"; done < "$R_TESTS"
-  verdict 0 "$1"
-}
-
-sweep
-swept=$?
-KEEPALIVE=$(mktemp /tmp/cligym-keepalive.XXXXXXXX)
-{ cat "$R_KEEPALIVE"; sha256sum "$R_BUSYBOX" | cut -c1-64; } > "$KEEPALIVE"
-
-# -- 2. a clean log folder, gold's test files --------------------------------------------
-if [ -L "$LOGS" ] || [ ! -d "$LOGS" ]; then rm -rf "$LOGS"; fi
-mkdir -p "$LOGS"
-for p in "$LOGS"/* "$LOGS"/.[!.]* "$LOGS"/..?*; do  # all but the harness's own output file
-  [ "$p" = "$LOGS/test-stdout.txt" ] && [ -f "$p" ] && [ ! -L "$p" ] && continue
-  rm -rf "$p"
-done
-[ "$swept" = 0 ] || refuse "a process left running kept coming back"
-pid1_ok "$KEEPALIVE" || refuse "PID 1 is no longer the container's keep-alive"
+# -- 1. nothing the agent left running survives (sweep.sh); 2. a clean log folder ---------
+begin
+# -- 2. gold's test files -----------------------------------------------------------------
 while IFS= read -r p; do rm -rf "$p"; done < "$R_PRISTINE"
 while IFS= read -r p; do rm -rf "$p"; done < "$R_FOREIGN"
 tar -xf "$R_TAR" -C / || refuse "cannot restore the test files"
@@ -103,12 +69,6 @@ m_workdir "$WORKDIR" "$LOGS/sites.txt" > "$LOGS/workdir-found.txt" &
 m_pipconf "$PREFIX" > "$LOGS/pip-config-found.txt" &
 wait
 LC_ALL=C sort -u "$LOGS/fingerprint-PI.txt" "$LOGS/fingerprint-L.txt" "$LOGS/fingerprint-TSHCF.txt" > "$LOGS/fingerprint-found.txt"
-same_as_gold() {  # GOLD FOUND WHAT: refuses with the first difference, "-" gold's line or "+"
-  # this one's (diff prints gold's side first), kept in FOUND's -diff file
-  cmp -s "$1" "$2" && return 0
-  diff "$1" "$2" > "${2%-found.txt}-diff.txt"
-  refuse "$3 from gold: $(grep '^[-+][^-+]' "${2%-found.txt}-diff.txt" | head -n 1)"
-}
 same_as_gold "$R_FINGERPRINT" "$LOGS/fingerprint-found.txt" "the environment differs"
 # pip's configuration is part of the state: a blocker left in it sends the next install astray
 same_as_gold "$R_PIP" "$LOGS/pip-config-found.txt" "pip's configuration differs"
@@ -216,29 +176,11 @@ unset PYTEST_ADDOPTS PYTEST_PLUGINS PYTHONDONTWRITEBYTECODE
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 PYTHONPYCACHEPREFIX=$(mktemp -d /tmp/cligym-pycache.XXXXXXXX) || refuse "no fresh bytecode cache"
 export PYTHONPYCACHEPREFIX
-JUDGE=$(cat "$R_JUDGE")  # kept in memory: nothing the tests start can change how they are judged
-KEYS=$(cat "$R_KEYS")
-# nothing to judge is no pass: busybox's awk runs an empty program and exits 0
-[ -n "$(printf '%s' "$JUDGE" | tr -d ' \t\n')" ] || refuse "the judge (${R_JUDGE##*/}) is empty"
-[ "$COUNT" -gt 0 ] 2>/dev/null || refuse "the task lists no tests"
-[ "$(grep -c . "$R_TESTS")" = "$COUNT" ] || refuse "the task's test list does not hold its $COUNT tests"
-[ "$(printf '%s\n' "$KEYS" | grep -c .)" = "$COUNT" ] || refuse "the task's report keys do not name its $COUNT tests"
+load_judge
 cd "$WORKDIR" || refuse "no workdir"
 eval "$COMMAND"' "$@"' > "$LOGS/pytest-output.txt" 2>&1
 cd /
 sweep || refuse "a process the tests left kept coming back"
 rm -rf "$PYTHONPYCACHEPREFIX"
 cat "$LOGS/pytest-output.txt"
-if [ ! -f "$JUNIT" ] || [ -L "$JUNIT" ]; then refuse "pytest wrote no report"; fi
-tr '\n' ' ' < "$JUNIT" | sed 's/<testcase /\n<testcase /g' | grep '^<testcase ' > "$LOGS/testcases.txt"
-printf '%s\n' "$KEYS" > "$LOGS/keys.tsv"
-# a pass is the judge's exit status 0 and its last line "N of N passed", N the task's count
-judged=0
-awk "$JUDGE" "$LOGS/keys.tsv" "$LOGS/testcases.txt" > "$LOGS/judge.txt" && judged=1
-cat "$LOGS/judge.txt"
-if [ "$judged" = 1 ] && [ "$(tail -n 1 "$LOGS/judge.txt")" = "$COUNT of $COUNT passed" ]; then
-  verdict 1 "all $COUNT listed tests passed"
-fi
-failed=$(grep -c '^FAILED ' "$LOGS/judge.txt")
-[ "$failed" -gt 0 ] || verdict 0 "the judge did not report $COUNT of $COUNT listed tests passed"
-verdict 0 "$failed of the $COUNT listed tests did not pass"
+judge pytest

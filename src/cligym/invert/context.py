@@ -9,12 +9,18 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cligym.errors import BadInput
+from cligym.debian.probe import probe_debian
+from cligym.debian.state import system_state
+from cligym.errors import BadInput, CligymError
+from cligym.harness.listing import take_listing
 from cligym.harness.probe import load_probe, run_probe
 from cligym.layout import GoldDir, RunDir
+from cligym.models.debian_probe import SCHEMA_VERSION as DEBIAN_PROBE_SCHEMA
+from cligym.models.debian_probe import DebianProbe
 from cligym.models.gold import GoldEnv
 from cligym.models.io import load, save
 from cligym.models.probe import Probe
+from cligym.models.reference import SystemState
 from cligym.models.run import FlakyTests, InvertConfig
 from cligym.models.testrun import TestRun
 from cligym.runtime import Runtime, Session
@@ -39,6 +45,10 @@ class RunContext:
     #: the most of the run's tasks, at any moment, that the task-blind sweeper repairs
     #: (None: no limit)
     sweeper_share: float | None = None
+    #: a Debian gold's: its probe (``probe`` then holds only gold's filesystem listing) and
+    #: the system state its tasks' verifiers compare
+    debian: DebianProbe | None = None
+    state: SystemState | None = None
     _flaky_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def drop_flaky(self, tests: list[str]) -> None:
@@ -117,8 +127,6 @@ def open_run(gold_dir: Path, run_dir: Path, runtime: Runtime | None, reporter: R
     if config.get("sample_size", 1) < 1:
         raise BadInput("--sample must be at least 1")
     gold = GoldDir(gold_dir).load()
-    if gold.source.kind == "debian":
-        raise BadInput(f"{gold.source.spec}: inversion of a Debian gold is not done yet (docs/debian.md)")
     runtime = runtime or Runtime()
     if not runtime.image_exists(gold.image):
         raise BadInput(f"gold image {gold.image} is not in the Docker engine; run 'cligym gold' again")
@@ -126,15 +134,51 @@ def open_run(gold_dir: Path, run_dir: Path, runtime: Runtime | None, reporter: R
     settings = InvertConfig(gold_image_id=gold.image_id, gold_digest=gold_digest(gold), **config)
     _check_resume(run, settings, attempts)
     save(settings, run.config)
+    debian = None
     with reporter.task("probing the gold environment"):
-        probe = load_probe(gold, GoldDir(gold_dir).probe, run.probe)
-        if probe is None:
-            probe = run_probe(runtime, gold)
-            save(probe, run.probe)
+        if gold.source.kind == "debian":
+            debian = _debian_probe(runtime, gold, GoldDir(gold_dir).probe_debian, run.probe_debian)
+            probe = _listing_only(runtime, gold, run)
+        else:
+            loaded = load_probe(gold, GoldDir(gold_dir).probe, run.probe)
+            if loaded is None:
+                loaded = run_probe(runtime, gold)
+                save(loaded, run.probe)
+            probe = loaded
     if run.flaky.exists():  # found flaky by the run's earlier part
         gold = without_flaky(gold, load(FlakyTests, run.flaky).tests)
     return RunContext(gold=gold, probe=probe, runtime=runtime, run=run, seed=settings.seed,
-                      sample_size=settings.sample_size, reporter=reporter)
+                      sample_size=settings.sample_size, reporter=reporter, debian=debian,
+                      state=system_state(debian) if debian else None)
+
+
+def _listing_only(runtime: Runtime, gold: GoldEnv, run: RunDir) -> Probe:
+    """A Debian gold's ``Probe``: only gold's filesystem listing (the leak scan's), which the
+    Debian probe does not take; saved in the run directory, taken again for another image."""
+    if run.probe.exists():
+        saved = load(Probe, run.probe)
+        if saved.gold_image_id == gold.image_id:
+            return saved
+    probe = Probe(gold_image_id=gold.image_id, tests=[], touch={}, modules={}, libs=[], dists=[], python={},
+                  files=take_listing(runtime, gold.image), workdir=gold.workdir)
+    save(probe, run.probe)
+    return probe
+
+
+def _debian_probe(runtime: Runtime, gold: GoldEnv, *paths: Path) -> DebianProbe:
+    """A Debian gold's probe: the gold stage's, else one this run saved (each only when made
+    of this image with this record's layout), else a new one saved into the run directory."""
+    for path in paths:
+        if path.exists():
+            try:
+                found = load(DebianProbe, path, "Debian probe")
+            except CligymError:
+                continue
+            if found.gold_image_id == gold.image_id and found.schema_version == DEBIAN_PROBE_SCHEMA:
+                return found
+    made = probe_debian(runtime, gold)
+    save(made, paths[-1])
+    return made
 
 
 def gold_digest(gold: GoldEnv) -> str:

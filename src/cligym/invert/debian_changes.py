@@ -20,7 +20,9 @@ from __future__ import annotations
 import posixpath
 import random
 import shlex
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from cligym.config import DebianImage
 from cligym.invert.scenarios.base import Plan, PlannedChange
@@ -40,6 +42,11 @@ class DebianSite:
     def __init__(self, probe: DebianProbe, tests: list[str]) -> None:
         self.probe, self.tests = probe, tests
         self.core = {p.split(":")[0] for p in probe.core}
+        # what the scenario degrader tells every site (the paths earlier tasks broke, the
+        # failing sets of the run's tasks, whether to aim narrow); not used by these planners yet
+        self.used: dict[str, int] = {}
+        self.failing: Counter[frozenset[str]] = Counter()
+        self.narrow = True
 
     def test_ids(self, autopkgtests: list[str]) -> list[str]:
         """The gold test ids of these autopkgtest tests (an id is ``<autopkgtest>::<inner>``)."""
@@ -212,3 +219,31 @@ SCENARIOS: dict[str, Callable[[DebianSite, random.Random], Plan | None]] = {
     "upgrade_disabled_source": upgrade_disabled_source,
     "interrupted_dpkg": interrupted_dpkg,
 }
+
+
+@dataclass(frozen=True)
+class DebianScenario:
+    """A Debian-world planner as the scenario degrader draws it (``scenario_search.Planner``):
+    its family (one mechanism), whether the Debian sweeper is meant to fail on it, and
+    whether its failing output names what it changed."""
+
+    name: str
+    family: str
+    planner: Callable[[DebianSite, random.Random], Plan | None]
+    resists_sweeper: bool = False
+    shows_cause: bool = False
+
+    def plan(self, site: DebianSite, rng: random.Random) -> Plan | None:
+        return self.planner(site, rng)
+
+
+#: Every planner of the Debian world, as the scenario degrader draws them. The single
+#: changes are the fallback tier: the sweeper repairs them (``debian-sweeper.sh``).
+PLANNERS: dict[str, DebianScenario] = {s.name: s for s in (
+    DebianScenario("upgrade_disabled_source", "apt_source_blocked", upgrade_disabled_source, resists_sweeper=True),
+    DebianScenario("interrupted_dpkg", "dpkg_journal_blocked", interrupted_dpkg),
+    DebianScenario("packaged_file_removed", "package_files", packaged_file_removed),
+    DebianScenario("packaged_file_emptied", "package_files", packaged_file_emptied),
+    DebianScenario("soname_link_removed", "dynamic_linking", soname_link_removed),
+    DebianScenario("search_path_shadow", "search_path", search_path_shadow),
+)}

@@ -338,7 +338,8 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
         solution = derived
     verification = check_broken_state(ctx.runtime, gold, ctx.probe.files, tag, f2p, p2p, solution,
                                       order=proposal.sample,
-                                      untouchable=touches_tests(gold) if proposal.keep_tests else None)
+                                      untouchable=touches_tests(gold) if proposal.keep_tests else None,
+                                      state=ctx.state)
     check.seconds.update(verification.seconds)
     if proposal.derive_solution and (verification.ok or len(verification.solution) <= KEEP_SOLUTION_BYTES):
         found["solution"] = verification.solution  # a derived one: discards keep small ones only
@@ -351,7 +352,7 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
     difficulty = None
     if applied:
         difficulty = measure(ctx.runtime, gold, tag, [applied[i] for i in proposal.order], proposal.ordered_steps,
-                             f2p, first, proposal.dockerfile, check.seconds)
+                             f2p, first, proposal.dockerfile, check.seconds, state=ctx.state)
     if ctx.sweeper_share is not None and difficulty is not None and difficulty.sweeper_solves:
         swept, saved = _swept(ctx)
         if swept + 1 > ctx.sweeper_share * (saved + 1):
@@ -365,7 +366,7 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
         changed_paths=verification.changed_paths, fail_fraction=found["fail_fraction"], suite_size=len(gold.tests),
         extra_bytes=found["extra_bytes"], seed=ctx.seed, attempt=check.attempt, applied=applied,
         offline_fair=all(a.offline for a in applied) if applied else None,
-        repair_steps=proposal.ordered_steps, difficulty=difficulty,
+        repair_steps=proposal.ordered_steps, difficulty=difficulty, state=ctx.state,
         **proposal.task.model_dump(),
     )
     issues = write_issues(task)

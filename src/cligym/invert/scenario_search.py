@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Set
+from collections.abc import Sequence, Set
+from typing import Any, Protocol
 
 from cligym.invert.context import RunContext, sample_tests
 from cligym.invert.operators import GoldFiles
 from cligym.invert.proposal import Change, Degrader, Proposal, Try
-from cligym.invert.scenarios import REGISTRY, Plan, Scenario, Site
+from cligym.invert.scenarios import Plan, Site
 from cligym.models.task import AppliedChange, Candidate, TaskFields
 from cligym.models.report import MIX_SHARE
 
@@ -54,13 +55,27 @@ def share_cap(share: float, attempts: int) -> int:
     return max(1, int(share * attempts))
 
 
-def proposal_of_plan(sample: list[str], plan: Plan) -> Proposal:
+class Planner(Protocol):
+    """What the scenario degrader draws from: a scenario of either world (``Scenario``, or
+    the Debian world's ``DebianScenario``)."""
+
+    name: str
+    family: str
+    shows_cause: bool
+
+    @property
+    def resists_sweeper(self) -> bool: ...
+
+    def plan(self, site: Any, rng: random.Random) -> Plan | None: ...
+
+
+def proposal_of_plan(sample: list[str], plan: Plan, family: str) -> Proposal:
     changes = [Change(AppliedChange(name=c.name, category=c.category, target=(c.places or [c.name])[0],
                                       symptom=c.symptom, hint=c.hint, shows=c.shows, offline=c.offline, role=c.role,
                                       places=c.places), c.dockerfile, c.step) for c in plan.changes]
     return Proposal(
         sample=sample, name=plan.scenario, changes=changes, repair_order=plan.repair_order, naive=plan.naive,
-        task=TaskFields(scenario=plan.scenario, family=REGISTRY[plan.scenario].family),
+        task=TaskFields(scenario=plan.scenario, family=family),
         screen=[t for t in sample if t in set(plan.touching)], retry=True,
     )
 
@@ -70,7 +85,7 @@ class ScenarioDegrader(Degrader):
 
     seed_prefix = "cligym-scenario"
 
-    def __init__(self, scenarios: list[Scenario], attempts: int) -> None:
+    def __init__(self, scenarios: Sequence[Planner], attempts: int) -> None:
         self.scenarios = scenarios
         self.cap = max(2, int(MAX_SHARE * attempts + 0.5))
         self.family_cap = share_cap(FAMILY_SHARE, attempts)
@@ -114,7 +129,7 @@ class ScenarioDegrader(Degrader):
         return not self.held_back(failing)
 
     def _order(self, rng: random.Random, misses: Counter[str] | None = None,
-               out: Set[str] = frozenset()) -> list[Scenario]:
+               out: Set[str] = frozenset()) -> list[Planner]:
         """The scenarios still in the attempt's draw in a random order — none of a family
         that has made its share of the run's tasks (``FAMILY_SHARE``), none whose plans
         missed ``MISSES_PER_SCENARIO`` times in the attempt (``misses``), none in ``out``
@@ -130,26 +145,32 @@ class ScenarioDegrader(Degrader):
                  -rng.random() ** (1.0 / (1.0 if s.shows_cause else HIDDEN_WEIGHT))) for s in pool]
         return [s for _, s in sorted(zip(keys, pool, strict=True), key=lambda pair: pair[0])]
 
+    def site(self, ctx: RunContext, sample: list[str]) -> Any:
+        """What the scenarios choose their targets from, for ``sample`` (a ``Site``; the
+        Debian world's degrader gives its own kind, which its planners take)."""
+        if self.files is None:
+            self.files = GoldFiles.of_session(ctx.gold_session)
+        return Site(ctx.probe, sample, self.files)
+
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
         misses = Counter(t.proposal.name for t in tries)
         untargeted = self._untargeted.setdefault(attempt, set())
-        if self.files is None:
-            self.files = GoldFiles.of_session(ctx.gold_session)
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
-        site = Site(ctx.probe, sample, self.files)
+        site = self.site(ctx, sample)
         site.used, site.failing = dict(self.broken), self.failing
         worn: Plan | None = None  # the first plan whose failing set is worn: taken only if no other comes
+        family = {s.name: s.family for s in self.scenarios}
         for scenario in self._order(rng, misses, untargeted):
             site.narrow = misses[scenario.name] < MISSES_PER_SCENARIO - 1  # its last try: whole modules
             plan = scenario.plan(site, random.Random(rng.random()))
             if plan is not None and plan.touching and not self.worn(plan.touching):
-                return proposal_of_plan(sample, plan)
+                return proposal_of_plan(sample, plan, scenario.family)
             if plan is not None and plan.touching:
                 worn = worn or plan
                 continue
             untargeted.add(scenario.name)  # no target in this sample: out of the attempt's draw
         if worn is not None and not self.held_back(worn.touching):
-            return proposal_of_plan(sample, worn)
+            return proposal_of_plan(sample, worn, family[worn.scenario])
         if worn is not None:
             return Proposal(sample=sample, discard=("worn_symptom", "every plan with a target in the sample fails a "
                                                                     "set of tests the run's tasks already fail as "

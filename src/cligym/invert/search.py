@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from cligym.errors import BadInput
+from cligym.invert.debian_search import invert_debian
 from cligym.invert.context import RunContext, open_run, sample_tests
+from cligym.layout import GoldDir
 from cligym.invert.scenario_search import SWEEPER_SHARE, MixedDegrader, ScenarioDegrader
 from cligym.invert.learning import PARTIAL, Learnt
 from cligym.invert.operators import GoldFiles, Operator, Target, get
@@ -321,6 +323,13 @@ def invert(
     reporter = reporter or Reporter()
     if not 1 <= max_operators <= 3:
         raise BadInput("--max-operators must be 1, 2 or 3")
+    if GoldDir(gold_dir).load().source.kind == "debian":
+        if operators:
+            raise BadInput("the built-in operators break Python environments; a Debian gold is broken by its "
+                           "own scenarios (--scenarios, or neither option for all of them)")
+        return invert_debian(gold_dir, run_dir, attempts=attempts, seed=seed, scenarios=scenarios,
+                             sample_size=sample_size, runtime=runtime, reporter=reporter, max_tasks=max_tasks,
+                             deadline=deadline)
     try:
         ops = get(operators)
         plans = get_scenarios(None if scenarios in (None, ["all"]) else scenarios)

@@ -1,0 +1,58 @@
+"""Inversion of a Debian gold: the scenario degrader over the Debian world's planners
+(``cligym.invert.debian_changes.PLANNERS``), with the run's shares and symptom rules of the
+Python world's (``ScenarioDegrader``), and the same attempt pipeline. What differs is
+carried by the run context: the Debian probe the planners choose from, and the system state
+(``RunContext.state``) that every check, the sweeper's verdict and the task's verifier
+compare with gold's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cligym.errors import BadInput
+from cligym.invert.context import RunContext, open_run
+from cligym.invert.debian_changes import PLANNERS, DebianSite
+from cligym.invert.parallel import run_attempts
+from cligym.invert.scenario_search import SWEEPER_SHARE, ScenarioDegrader
+from cligym.models.run import Summary
+from cligym.runtime import Runtime
+from cligym.ui import Reporter
+
+
+class DebianDegrader(ScenarioDegrader):
+    """Proposes one Debian planner's plan per try (incidents first, single changes as the
+    fallback tier), on the Debian probe."""
+
+    seed_prefix = "cligym-debian"
+
+    def site(self, ctx: RunContext, sample: list[str]) -> DebianSite:
+        if ctx.debian is None:
+            raise BadInput(f"{ctx.gold.source.spec} has no Debian probe")
+        return DebianSite(ctx.debian, sample)
+
+
+def planners(names: list[str] | None) -> list:
+    """The Debian planners named (all of them for None or ["all"]); BadInput for an unknown name."""
+    if not names or names == ["all"]:
+        return list(PLANNERS.values())
+    unknown = [n for n in names if n not in PLANNERS]
+    if unknown:
+        raise BadInput(f"unknown Debian scenario name(s): {', '.join(unknown)} (known: {', '.join(PLANNERS)})")
+    return [PLANNERS[n] for n in names]
+
+
+def invert_debian(gold_dir: Path, run_dir: Path, *, attempts: int, seed: int, scenarios: list[str] | None,
+                  sample_size: int, runtime: Runtime | None, reporter: Reporter, max_tasks: int | None,
+                  deadline: float | None) -> Summary:
+    """Invert a Debian gold with its planners (``scenarios``: by name; None: all)."""
+    chosen = planners(scenarios)
+    ctx = open_run(gold_dir, run_dir, runtime, reporter, attempts, seed=seed, operators=[],
+                   scenarios=[p.name for p in chosen], mix="scenarios" if scenarios else "mixed",
+                   sample_size=sample_size, max_operators=1)
+    with ctx.runtime.session(ctx.gold.image) as session, reporter.task(
+        f"inverting {ctx.gold.source.spec}", total=attempts
+    ):
+        ctx.gold_session = session
+        ctx.sweeper_share = SWEEPER_SHARE
+        tasks = min(attempts, max_tasks) if max_tasks else attempts
+        return run_attempts(ctx, DebianDegrader(chosen, tasks), attempts, max_tasks=max_tasks, deadline=deadline)

@@ -160,8 +160,21 @@ def parse_junit(xml: bytes, requested: Sequence[str] = ()) -> dict[str, TestResu
                 results[node] = TestResult(outcome="error", message=msg)
                 break
         else:
-            results[node] = TestResult(outcome="missing", message=DID_NOT_RUN)
+            results[node] = TestResult(outcome="missing", message=_whole_test_failure(results, node) if debtest
+                                       else DID_NOT_RUN)
     return results
+
+
+def _whole_test_failure(results: dict[str, TestResult], node: str) -> str:
+    """Why an inner result of the Debian runner is missing: its autopkgtest test failed as a
+    whole (its one-result testcase, or the ``exit`` one after its inner results), with what
+    that testcase says (the test's stderr), else only that it did not run."""
+    test = node.split("::", 1)[0]
+    whole = next((results[k] for k in (test, f"{test}::exit")
+                  if k in results and results[k].outcome in ("failed", "error")), None)
+    if whole is None:
+        return DID_NOT_RUN
+    return f"{DID_NOT_RUN}: its autopkgtest test {test} failed as a whole\n{whole.message}"[:4000]
 
 
 def _rows(text: str) -> list[str]:
@@ -343,7 +356,7 @@ def _collect(result, report: bytes | None, ids: list[str]) -> TestRun:
     if not report:
         message = no_report_message(result.output, result.timed_out, result.exit_code)
         results = {n: TestResult(outcome="error", message=message) for n in ids}
-    else:
+    elif not is_debtest_report(ET.fromstring(report)):  # the Debian runner's say why in the report
         _explain_missing(results, result.output)
     return TestRun(
         exit_code=result.exit_code,

@@ -155,3 +155,38 @@ def test_ids_keep_nothing_that_changes_between_runs(tmp_path: Path) -> None:
     second = convert("tap", run.format(a="0x55d0c3a1f0a8", b="0x55d0c3a1e9b0", t="Qw3rTy9"), tmp_path, test="p")
     assert first == second == {"p::1 - loaded HASH(0x_) from HASH(0x_)": "passed",
                                 "p::2 - wrote /tmp/_/out.yml": "passed", "p::3 - 0x1f is small": "passed"}
+
+
+def test_an_inner_result_missing_says_its_whole_test_failed(tmp_path: Path) -> None:
+    """A suite that crashed before its first result leaves the inner ids a task lists
+    missing: each says that its autopkgtest test failed as a whole, with that test's error
+    (the end of its stderr), not only that it did not run."""
+    stdout = tmp_path / "out"
+    stdout.write_text("", encoding="utf-8")
+    proc = subprocess.run([BUSYBOX, "awk", "-v", "test=pkg", "-v", "rc=1", "-v", "stderr_ok=0", "-v",
+                           "stderr_bytes=40", "-f", str(JUNIT / COMMON), "-f", str(JUNIT / "tap.awk"), str(stdout)],
+                          capture_output=True, check=True,
+                          env={**os.environ, "DEBTEST_STDERR_TOP": "node:internal/modules/cjs/loader:1080",
+                               "DEBTEST_STDERR_TAIL": "  throw err;\nError: Cannot find module 'x'"})
+    xml = b"<testsuites><testsuite name='autopkgtest'>" + proc.stdout + b"</testsuite></testsuites>"
+    results = parse_junit(xml, ["pkg::1 - parses", "other::2 - x"])
+    assert results["pkg::1 - parses"].outcome == "missing"
+    assert "pkg failed as a whole" in results["pkg::1 - parses"].message
+    assert "Cannot find module" in results["pkg::1 - parses"].message
+    assert results["other::2 - x"].message == "this test did not run"  # nothing says more about it
+
+
+def test_the_verifiers_keys_name_what_the_converters_write(tmp_path: Path) -> None:
+    """The Debian verifier's judge finds a test by (classname, name) as the converters write
+    them, escaped: the keys made from the ids must match the report byte for byte."""
+    from cligym.harness.debian_reference import junit_key
+
+    stdout = tmp_path / "out"
+    stdout.write_text("ok 1 - a \"quoted\" <tag> & more\n1..1\n", encoding="utf-8")
+    proc = subprocess.run([BUSYBOX, "awk", "-v", "test=t&<", "-v", "rc=0", "-f", str(JUNIT / COMMON),
+                           "-f", str(JUNIT / "tap.awk"), str(stdout)], capture_output=True, check=True)
+    xml = b"<testsuites><testsuite name='autopkgtest'>" + proc.stdout + b"</testsuite></testsuites>"
+    (test_id,) = parse_junit(xml)
+    key = junit_key(test_id)
+    assert f'classname="{key.classname}"'.encode() in proc.stdout and f'name="{key.name}"'.encode() in proc.stdout
+    assert junit_key("smoke") == junit_key("smoke").model_copy(update={"name": "smoke"})  # the one-result form

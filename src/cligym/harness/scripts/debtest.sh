@@ -118,6 +118,7 @@ convert() {
   converter=$converters/$3.awk
   [ -r "$converter" ] || converter=$converters/none.awk
   DEBTEST_STDERR_TOP=$(head -n 1 "$results/$4.stderr" | tr -d '\r') \
+    DEBTEST_STDERR_TAIL=$(tail -n 20 "$results/$4.stderr" | tr -d '\r') \
     $awk_cmd -v test="$1" -v rc="$code" -v stderr_ok="$stderr_ok" -v stderr_bytes="$bytes" \
     -v skippable="$skippable" -f "$converters/common.awk" -f "$converter" "$results/$4.stdout" \
     >> "$results/cases.xml"

@@ -5,7 +5,8 @@
 #
 # Variables (-v): test=NAME rc=CODE (its exit status; "exit" is awk's keyword) stderr_ok=0|1
 # stderr_bytes=N skippable=0|1; the first line of the test's stderr in the environment as
-# DEBTEST_STDERR_TOP (read through ENVIRON: awk -v would interpret its backslashes).
+# DEBTEST_STDERR_TOP, and its last lines as DEBTEST_STDERR_TAIL (the error a failing test
+# ends with; both read through ENVIRON: awk -v would interpret their backslashes).
 #
 # The whole test's verdict is autopkgtest's: exit 0 and, unless stderr_ok, nothing on
 # stderr; skippable and exit 77 is a skip. No inner result at all: one testcase for the
@@ -78,7 +79,11 @@ function testcase(name, status, message, seconds,   m) {
 function whole_status() {
   whole_why = ""
   if (skippable + 0 && rc + 0 == 77) { whole_why = "exit status 77 and marked as skippable"; return "skip" }
-  if (rc + 0 != 0) { whole_why = "non-zero exit status " rc; return "fail" }
+  if (rc + 0 != 0) {
+    whole_why = "non-zero exit status " rc
+    if (ENVIRON["DEBTEST_STDERR_TAIL"] != "") whole_why = whole_why "; its stderr ends:\n" ENVIRON["DEBTEST_STDERR_TAIL"]
+    return "fail"
+  }
   if (stderr_bytes + 0 > 0 && !(stderr_ok + 0)) {
     whole_why = "stderr: " ENVIRON["DEBTEST_STDERR_TOP"]; return "fail"
   }

@@ -21,6 +21,10 @@ Item = tuple[Task, TaskIssues]
 def ground_rules(task: Task) -> str:
     """What every task says about the repair itself (the verifier refuses a state that
     breaks these, whatever the tests do): it names no fault, only where scratch work goes."""
+    if task.state is not None:  # a Debian system: the verifier restores the source tree, compares the system
+        return (f"\n\nRepair the system, not the package's tests: the source tree under {task.workdir} is put "
+                "back as it was before the tests are judged, and the system is compared with how it was. Keep "
+                "any scratch file of your own in /tmp, and leave nothing installed that was not there before.\n")
     return (f"\n\nRepair the environment, not the project: do not change the project's own source or tests "
             f"under {task.workdir}, and keep any scratch script or module of your own outside {task.workdir} and "
             "outside the Python installation (e.g. in /tmp), where the tests cannot import it.\n")

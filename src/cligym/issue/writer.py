@@ -143,7 +143,7 @@ def _balanced(rng: random.Random, task: Task, opening: str, f2p: list[str]) -> s
 def write_issues(task: Task) -> TaskIssues:
     """The three texts of a task, each with its hint-free twin, all redacted."""
     rng = random.Random(task.instance_id)
-    project = task.repo.split("==")[0]
+    project = task.project
     f2p = sorted(task.FAIL_TO_PASS)
     n = len(f2p)
     openings = OPENINGS if source_changed(task) else CLAIMING_OPENINGS + OPENINGS

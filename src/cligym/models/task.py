@@ -275,6 +275,12 @@ class Task(BaseModel):
         return [a.name for a in self.applied] or [AGENT_OPERATOR]
 
     @property
+    def project(self) -> str:
+        """The project's name: a PyPI spec's (``name==version``) or a Debian source
+        package's (``deb:name=version``)."""
+        return self.repo.removeprefix("deb:").split("=")[0]
+
+    @property
     def category(self) -> str:
         """The first fault's category (a scenario may apply a blocker first), else the query's."""
         faults = [a for a in self.applied if a.role == "fault"] or self.applied

@@ -12,8 +12,8 @@ search finds —
   is found first), and each program's name in the folders PATH lists before its own;
 - the folders holding the mapped objects, and /usr/local/lib (the loader's);
 - /usr/local whole, /etc/alternatives, the loader's configuration and preload file,
-  dpkg's own records of alternatives and diversions and its journal, and apt's
-  configuration (a source turned off or a pin must go, not be walked around).
+  dpkg's own records of alternatives and diversions, its journal and configuration, and
+  apt's configuration (a source turned off or a dpkg rule must go, not be walked around).
 
 The work tree is left out (the verifier checks the tests it uploads itself), and so are
 files a repair rewrites with other bytes but the same meaning (the loader's cache: how
@@ -38,6 +38,7 @@ SYSTEM = (
     ("T", "/etc/ld.so.conf.d"),
     ("L", "/usr/local/lib"),
     ("T", "/etc/apt"),  # where apt finds packages, and what it prefers: a blocker there must go
+    ("T", "/etc/dpkg"),  # dpkg's own configuration (a path-exclude rule)
     ("T", "/var/lib/dpkg/updates"),  # dpkg's journal: empty when no run was interrupted
 )
 

@@ -9,7 +9,9 @@ autopkgtest tests whose processes touched the target). The record is the Python 
 one (``PlannedChange``, ``Plan``), so the pipeline checks and saves them alike.
 
 ``SCENARIOS`` plan incidents: a fault behind a blocker (a disabled apt source, an
-interrupted dpkg run) that turns the obvious repair away until it is repaired first.
+interrupted dpkg run, a dpkg rule that leaves the file's folder out of every install, a
+local diversion that sends the reinstalled file elsewhere) that turns the obvious repair
+away until it is repaired first.
 
 Targets are never the system's core (``DebianProbe.core``: Essential or required
 packages): every repair runs in a shell, and a broken libc or bash would leave none.
@@ -162,6 +164,8 @@ def search_path_shadow(site: DebianSite, rng: random.Random) -> Plan | None:
     return _plan(change.name, change, site.test_ids(touching))
 
 
+#: Where an image-slimming dpkg rule goes.
+SLIM = "/etc/dpkg/dpkg.cfg.d/90-slim-image"
 #: Where apt reads its sources (the in-image repository is one of them).
 SOURCES = "/etc/apt/sources.list.d/*.list"
 #: The note a release upgrade leaves above the third-party sources it turns off.
@@ -186,14 +190,39 @@ DPKG_INTERRUPTED = PlannedChange(
     offline="dpkg completes its interrupted run from its own journal")
 
 
-def _behind(name: str, blocker: PlannedChange, site: DebianSite, rng: random.Random) -> Plan | None:
-    """A packaged file gone behind ``blocker``: the repair undoes the blocker first; the
-    naive one only reinstalls."""
+def path_excluded(path: str) -> PlannedChange:
+    """The folder of ``path`` left out of every install (an image-slimming ``path-exclude``):
+    a reinstall then removes the package's other files there too."""
+    folder = posixpath.dirname(path)
+    return PlannedChange(
+        name="dpkg_path_excluded", category="dpkg_config", role="blocker",
+        dockerfile=[f"RUN echo {shlex.quote(f'path-exclude={folder}/*')} > {SLIM}"],
+        repair=[f"rm -f {SLIM}"], places=[SLIM], symptom="a reinstalled package's files do not come back",
+        hint="look at what dpkg is told to leave out", offline="the path-exclude rule is deleted")
+
+
+def local_diversion(path: str) -> PlannedChange:
+    """A local diversion of ``path`` (an admin's, for a local copy later deleted): dpkg now
+    installs the package's file under another name."""
+    quoted = shlex.quote(path)
+    return PlannedChange(
+        name="local_diversion", category="dpkg_diversions", role="blocker",
+        dockerfile=[f"RUN dpkg-divert --local --divert {shlex.quote(path + '.distrib')} --add {quoted}"],
+        repair=[f"dpkg-divert --local --rename --remove {quoted}"], places=["/var/lib/dpkg/diversions"],
+        symptom="a reinstalled package's file lands under another name",
+        hint="look at where dpkg puts the files it installs", offline="the local diversion is removed")
+
+
+def _behind(name: str, blocker: PlannedChange | Callable[[str], PlannedChange], site: DebianSite,
+            rng: random.Random) -> Plan | None:
+    """A packaged file gone behind ``blocker`` (or the blocker of its path): the repair undoes
+    the blocker first; the naive one only reinstalls."""
     fault = packaged_file_removed(site, rng)
     if fault is None:
         return None
     removed = fault.changes[0]
-    return Plan(scenario=name, changes=[removed, blocker], repair_order=[1, 0],
+    blocking = blocker if isinstance(blocker, PlannedChange) else blocker(removed.places[0])
+    return Plan(scenario=name, changes=[removed, blocking], repair_order=[1, 0],
                 naive=[RepairStep(label="naive", lines=removed.repair)], touching=fault.touching)
 
 
@@ -207,6 +236,16 @@ def interrupted_dpkg(site: DebianSite, rng: random.Random) -> Plan | None:
     return _behind("interrupted_dpkg", DPKG_INTERRUPTED, site, rng)
 
 
+def slimmed_image(site: DebianSite, rng: random.Random) -> Plan | None:
+    """A packaged file gone, and its folder excluded from installs by an image-slimming rule."""
+    return _behind("slimmed_image", path_excluded, site, rng)
+
+
+def stale_diversion(site: DebianSite, rng: random.Random) -> Plan | None:
+    """A packaged file gone, and a local diversion of it left behind."""
+    return _behind("stale_diversion", local_diversion, site, rng)
+
+
 #: The Debian world's changes by name.
 CHANGES: dict[str, Callable[[DebianSite, random.Random], Plan | None]] = {
     "packaged_file_removed": packaged_file_removed,
@@ -218,6 +257,8 @@ CHANGES: dict[str, Callable[[DebianSite, random.Random], Plan | None]] = {
 SCENARIOS: dict[str, Callable[[DebianSite, random.Random], Plan | None]] = {
     "upgrade_disabled_source": upgrade_disabled_source,
     "interrupted_dpkg": interrupted_dpkg,
+    "slimmed_image": slimmed_image,
+    "stale_diversion": stale_diversion,
 }
 
 
@@ -242,6 +283,8 @@ class DebianScenario:
 PLANNERS: dict[str, DebianScenario] = {s.name: s for s in (
     DebianScenario("upgrade_disabled_source", "apt_source_blocked", upgrade_disabled_source, resists_sweeper=True),
     DebianScenario("interrupted_dpkg", "dpkg_journal_blocked", interrupted_dpkg),
+    DebianScenario("slimmed_image", "dpkg_path_filter", slimmed_image, resists_sweeper=True),
+    DebianScenario("stale_diversion", "dpkg_diversion", stale_diversion, resists_sweeper=True),
     DebianScenario("packaged_file_removed", "package_files", packaged_file_removed),
     DebianScenario("packaged_file_emptied", "package_files", packaged_file_emptied),
     DebianScenario("soname_link_removed", "dynamic_linking", soname_link_removed),

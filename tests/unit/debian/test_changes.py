@@ -88,3 +88,28 @@ def test_a_scenario_puts_a_blocker_before_a_packaged_file_fault_and_repairs_it_f
         assert [step.lines for step in plan.naive] == [fault.repair] and plan.touching == TESTS[:2]
     bare = DebianSite(DebianProbe(gold_image_id="sha256:x", workdir="/w", tests={"t": DebianTouch()}), ["t"])
     assert all(planner(bare, random.Random(0)) is None for planner in SCENARIOS.values())
+
+
+def test_a_blocker_of_the_faults_path_names_that_path():
+    """The dpkg blockers are made for the file the fault removed: the path-exclude rule
+    covers its folder, the diversion is of the file itself, and each repair undoes only it."""
+    from cligym.invert.debian_changes import slimmed_image, stale_diversion
+
+    site = DebianSite(_probe(), TESTS)
+    excluded = slimmed_image(site, random.Random(3))
+    fault, rule = excluded.changes
+    folder = fault.places[0].rsplit("/", 1)[0]
+    assert f"path-exclude={folder}/*" in rule.dockerfile[0] and rule.repair == [f"rm -f {rule.places[0]}"]
+    diverted = stale_diversion(site, random.Random(3))
+    fault, diversion = diverted.changes
+    assert fault.places[0] in diversion.dockerfile[0] and "--add" in diversion.dockerfile[0]
+    assert diversion.repair[0].startswith("dpkg-divert --local --rename --remove ")
+    assert diversion.repair[0].endswith(fault.places[0])
+
+
+def test_every_planner_is_drawn_with_its_family():
+    from cligym.invert.debian_changes import CHANGES, PLANNERS, SCENARIOS
+
+    assert set(PLANNERS) == set(CHANGES) | set(SCENARIOS)
+    resisting = {p.family for p in PLANNERS.values() if p.resists_sweeper}
+    assert len(resisting) >= 3  # no one family can make a run's hard tasks alone (its share is 25%)

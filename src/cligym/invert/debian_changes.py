@@ -70,13 +70,14 @@ class DebianSite:
     def conffile(self, path: str) -> bool:
         return any(path in files for files in self.probe.conffiles.values())
 
-    def packaged(self, objects: bool) -> list[tuple[str, str]]:
-        """(path, package) of the touched files (``objects``: the shared objects) one
-        non-core package that the in-image repository holds owns, conffiles and off-limits
-        folders left out."""
+    def packaged(self, objects: bool = False, programs: bool = False) -> list[tuple[str, str]]:
+        """(path, package) of the touched files (``objects``: the shared objects;
+        ``programs``: the programs run, as files) one non-core package that the in-image
+        repository holds owns, conffiles and off-limits folders left out."""
         found = set()
         for touch in self.probe.tests.values():
-            for path in (touch.objects if objects else touch.files):
+            paths = [p.real for p in touch.programs] if programs else touch.objects if objects else touch.files
+            for path in paths:
                 package = self.owner(path)
                 if package and self.reinstallable(package) and not self.conffile(path) \
                         and not path.startswith(OFF_LIMITS):
@@ -92,14 +93,14 @@ def _plan(name: str, change: PlannedChange, touching: list[str]) -> Plan | None:
 
 
 def _packaged_file(site: DebianSite, rng: random.Random, options: list[tuple[str, str]], name: str, command: str,
-                   symptom: str) -> Plan | None:
+                   symptom: str, category: str = "package_files") -> Plan | None:
     """One of ``options`` (path, owning package) changed by ``command`` (``rm -f``, ...);
     the repair reinstalls the package offline."""
     if not options:
         return None
     path, package = rng.choice(options)
     change = PlannedChange(
-        name=name, category="package_files", dockerfile=[f"RUN {command} {shlex.quote(path)}"],
+        name=name, category=category, dockerfile=[f"RUN {command} {shlex.quote(path)}"],
         repair=[site.reinstall(package)], places=[path],
         symptom=symptom, hint=f"check the files of {package.split(':')[0]}",
         offline="the package is reinstalled from the image's own apt repository")
@@ -108,17 +109,24 @@ def _packaged_file(site: DebianSite, rng: random.Random, options: list[tuple[str
 
 def packaged_file_removed(site: DebianSite, rng: random.Random) -> Plan | None:
     """A file a test opens, shipped by a package, deleted (a clean-up script too eager)."""
-    return _packaged_file(site, rng, site.packaged(objects=False) + site.packaged(objects=True),
+    return _packaged_file(site, rng, site.packaged() + site.packaged(objects=True),
                           "packaged_file_removed", "rm -f", "a file an installed package ships is missing")
 
 
 def packaged_file_emptied(site: DebianSite, rng: random.Random) -> Plan | None:
     """A file (a shared object likelier) a test opens, shipped by a package, cut to nothing
     (a full disk during an upgrade)."""
-    objects, files = site.packaged(objects=True), site.packaged(objects=False)
+    objects, files = site.packaged(objects=True), site.packaged()
     options = objects if objects and (not files or rng.random() < 0.6) else files
     return _packaged_file(site, rng, options, "packaged_file_emptied", "truncate -s 0",
                           "a file an installed package ships is empty")
+
+
+def program_not_executable(site: DebianSite, rng: random.Random) -> Plan | None:
+    """A program a test runs, shipped by a package, left without its execute bits (a
+    ``chmod -R`` too wide): ``dpkg --verify`` checks contents only, so it says nothing."""
+    return _packaged_file(site, rng, site.packaged(programs=True), "program_not_executable", "chmod a-x",
+                          "a program an installed package ships cannot be run", category="permissions")
 
 
 def soname_link_removed(site: DebianSite, rng: random.Random) -> Plan | None:
@@ -215,9 +223,13 @@ def local_diversion(path: str) -> PlannedChange:
 
 def _behind(name: str, blocker: PlannedChange | Callable[[str], PlannedChange], site: DebianSite,
             rng: random.Random) -> Plan | None:
-    """A packaged file gone behind ``blocker`` (or the blocker of its path): the repair undoes
-    the blocker first; the naive one only reinstalls."""
-    fault = packaged_file_removed(site, rng)
+    """A packaged file gone, emptied or made unrunnable behind ``blocker`` (or the blocker of
+    its path): the repair undoes the blocker first; the naive one only reinstalls."""
+    faults = [packaged_file_removed, packaged_file_emptied, program_not_executable]
+    fault = None
+    for planner in rng.sample(faults, len(faults)):  # the first kind with a target
+        if (fault := planner(site, rng)) is not None:
+            break
     if fault is None:
         return None
     removed = fault.changes[0]
@@ -250,6 +262,7 @@ def stale_diversion(site: DebianSite, rng: random.Random) -> Plan | None:
 CHANGES: dict[str, Callable[[DebianSite, random.Random], Plan | None]] = {
     "packaged_file_removed": packaged_file_removed,
     "packaged_file_emptied": packaged_file_emptied,
+    "program_not_executable": program_not_executable,
     "soname_link_removed": soname_link_removed,
     "search_path_shadow": search_path_shadow,
 }
@@ -287,6 +300,7 @@ PLANNERS: dict[str, DebianScenario] = {s.name: s for s in (
     DebianScenario("stale_diversion", "dpkg_diversion", stale_diversion, resists_sweeper=True),
     DebianScenario("packaged_file_removed", "package_files", packaged_file_removed),
     DebianScenario("packaged_file_emptied", "package_files", packaged_file_emptied),
+    DebianScenario("program_not_executable", "permissions", program_not_executable, resists_sweeper=True),
     DebianScenario("soname_link_removed", "dynamic_linking", soname_link_removed),
     DebianScenario("search_path_shadow", "search_path", search_path_shadow),
 )}

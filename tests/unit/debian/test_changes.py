@@ -84,7 +84,8 @@ def test_a_scenario_puts_a_blocker_before_a_packaged_file_fault_and_repairs_it_f
         plan = planner(site, random.Random(3))
         fault, blocker = plan.changes
         assert plan.scenario == name and (fault.role, blocker.role) == ("fault", "blocker")
-        assert fault.name == "packaged_file_removed" and plan.repair_order == [1, 0]
+        assert fault.name in ("packaged_file_removed", "packaged_file_emptied", "program_not_executable")
+        assert plan.repair_order == [1, 0]
         assert [step.lines for step in plan.naive] == [fault.repair] and plan.touching == TESTS[:2]
     bare = DebianSite(DebianProbe(gold_image_id="sha256:x", workdir="/w", tests={"t": DebianTouch()}), ["t"])
     assert all(planner(bare, random.Random(0)) is None for planner in SCENARIOS.values())

@@ -104,7 +104,9 @@ def variant(task_dir: TaskDir, dest: Path, solve: str, naive: Task | None = None
 NAIVE_RUNNER = {"reward_json": "cligym"}
 
 
-def attack_scores_zero(attack: str, task, runtime, tmp_path, runner: str) -> None:
+def attack_scores_zero(attack: str, task, runtime, tmp_path, runner: str, reason: str | None = None) -> None:
+    """The attack scores 1 against the naive verifier and 0 against the exported one, whose
+    verdict says ``reason`` (default: ``REASONS[attack]``)."""
     task_dir, instance, tag = task
     script = (DATA / "attacks" / f"{attack}.sh").read_text()
     naive = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "naive", script, naive=instance),
@@ -112,7 +114,8 @@ def attack_scores_zero(attack: str, task, runtime, tmp_path, runner: str) -> Non
     assert naive.reward == 1.0, f"{attack} does not even fool the naive verifier: {naive}"
     result = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "bundled", script), runner)
     assert result.reward == 0.0, f"{attack} fooled the exported verifier run the {runner} way: {result}"
-    assert result.detail.startswith("cligym verifier: reward 0: ") and REASONS[attack] in result.detail, result
+    reason = REASONS[attack] if reason is None else reason
+    assert result.detail.startswith("cligym verifier: reward 0: ") and reason in result.detail, result
 
 
 def honest_repair_scores_one(repair: str, task, runtime, tmp_path, runner: str) -> None:

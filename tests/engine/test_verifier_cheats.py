@@ -37,8 +37,21 @@ WRITER_DONE = "/tmp/.cheat-reward-written"
 
 def naive_verifier(task: Task) -> str:
     """cligym's former tests/test.sh: the project's test command in the image, reward from
-    pytest's exit status."""
+    pytest's exit status (a Debian-world task's: gold's runner in the image, reward from its
+    exit status)."""
     listed = "\n".join(f"  {shlex.quote(t)}" for t in run_order(task))
+    if task.state is not None:
+        return f"""#!/bin/bash
+mkdir -p /logs/verifier
+cd {shlex.quote(task.workdir)} || {{ echo 0 > /logs/verifier/reward.txt; exit 0; }}
+tests=(
+{listed}
+)
+{task.test_command} "${{tests[@]}}" > /logs/verifier/test-output.txt 2>&1
+status=$?
+if [ "$status" -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+exit 0
+"""
     return f"""#!/bin/bash
 mkdir -p /logs/verifier
 cd {shlex.quote(task.workdir)} || {{ echo 0 > /logs/verifier/reward.txt; exit 0; }}

@@ -8,11 +8,14 @@ but 0 against the exported one:
 - the task-blind sweeper's way round the blocker (``dpkg -i`` of the repository's file
   while apt's source stays off): the tests pass, the machine still cannot reinstall;
 - every test in the runner's list turned into ``true``: the runner exits 0, nothing is repaired.
+
+And the reward attacks on the harness itself (a planted reward file, a process that keeps
+writing one, the image's bash or PID 1 made the agent's) score 1 against that naive
+verifier and 0 against the exported one, as on a Python task.
 """
 
 from __future__ import annotations
 
-import shlex
 import shutil
 from pathlib import Path
 
@@ -27,22 +30,21 @@ from cligym.models.io import load
 from cligym.models.task import Task
 from cligym.runtime import ImageKind
 from cligym.validate.stage import validate_task
+from tests.engine.test_reward_attacks import attack_scores_zero
+from tests.engine.test_verifier_cheats import naive_verifier
 from tests.verifier_runs import naive_tests, solve_then_judge
+
+#: the reward attacks that go for the harness, not a Python environment (the others plant
+#: what Python imports): each must score 0 on a Debian task too
+HARNESS_ATTACKS = ["reward_json", "bash_wrapper", "pid_hopper", "harness_bash", "thread_writer", "pid1_ptrace"]
+#: where a Debian task's verdict names another cause than a Python task's: the agent's bash
+#: in /usr/local/bin is a program the tests run, found first on PATH, refused before the guard is asked
+REASONS = {"harness_bash": "the system differs from gold: -absent /usr/local/bin/bash"}
 
 #: every autopkgtest test of the runner's list made a command that succeeds
 EDIT_TESTS = (r"""awk -F'\t' 'BEGIN { OFS = "\t" } /^#/ { print; next } """
               r"""{ print $1, $2, "none", "-", "command", "true" }' /opt/cligym/debian/tests.tsv > /tmp/t """
               "&& cat /tmp/t > /opt/cligym/debian/tests.tsv")
-
-
-def naive_verifier(task: Task) -> str:
-    """A verifier that trusts the image: gold's runner on the task's tests, reward from its exit status."""
-    listed = " ".join(shlex.quote(t) for t in task.selected_tests)
-    return f"""#!/bin/bash
-mkdir -p /logs/verifier
-cd {shlex.quote(task.workdir)} && {task.test_command} {listed} > /logs/verifier/out.txt 2>&1
-if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
-"""
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +91,8 @@ def test_a_repair_that_leaves_the_system_unlike_gold_scores_zero(cheat, debian_t
     result = solve_then_judge(runtime, tag, _variant(task_dir, tmp_path / "bundled", solve), "cligym")
     assert result.reward == 0.0, f"{cheat} fooled the exported verifier: {result}"
     assert result.detail.startswith("cligym verifier: reward 0: "), result
+
+
+@pytest.mark.parametrize("attack", HARNESS_ATTACKS)
+def test_the_harness_attacks_score_zero_on_a_debian_task(attack, debian_task, runtime, tmp_path) -> None:
+    attack_scores_zero(attack, debian_task, runtime, tmp_path, "cligym", REASONS.get(attack))

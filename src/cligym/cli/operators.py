@@ -49,17 +49,26 @@ def scenarios(
     names the sweeper's habits that undo it (none: the task-blind battery of generic repairs
     is meant to fail on it; --json lists the habits it resists); 'shows cause', whether its
     mechanism puts an injected path in the failing output or the environment (the default
-    mix draws the others likelier). Both are measured per task: see the task's difficulty."""
+    mix draws the others likelier). Both are measured per task: see the task's difficulty.
+    A Debian gold is broken by the 'debian' world's planners (incidents and single changes),
+    undone or not by the Debian sweeper as a whole."""
+    from cligym.invert.debian_changes import PLANNERS
     from cligym.invert.scenarios import REGISTRY
     from cligym.invert.scenarios.base import HABITS
 
-    rows = [{"name": s.name, "family": s.family, "incident": s.incident, "resists_sweeper": s.resists_sweeper,
-             "resists": list(s.resists), "undone_by": [h for h in HABITS if h not in s.resists],
+    rows = [{"name": s.name, "world": "python", "family": s.family, "incident": s.incident,
+             "resists_sweeper": s.resists_sweeper, "resists": list(s.resists),
+             "undone_by": [h for h in HABITS if h not in s.resists],
              "shows_cause": s.shows_cause} for s in sorted(REGISTRY.values(), key=lambda s: s.name)]
+    rows += [{"name": p.name, "world": "debian", "family": p.family, "incident": p.incident,
+              "resists_sweeper": p.resists_sweeper, "resists": ["debian sweeper"] if p.resists_sweeper else [],
+              "undone_by": [] if p.resists_sweeper else ["debian sweeper"], "shows_cause": p.shows_cause}
+             for p in sorted(PLANNERS.values(), key=lambda p: p.name)]
     if as_json:
         print_json(rows)
         return
     yes = {True: "yes", False: "no"}
-    print_table(f"{len(rows)} incident scenarios", ("name", "family", "undone by", "shows cause", "incident"),
-                ([r["name"], r["family"], ", ".join(r["undone_by"]) or "none", yes[r["shows_cause"]], r["incident"]]
-                 for r in rows))
+    print_table(f"{len(rows)} incident scenarios", ("name", "world", "family", "undone by", "shows cause",
+                                                     "incident"),
+                ([r["name"], r["world"], r["family"], ", ".join(r["undone_by"]) or "none", yes[r["shows_cause"]],
+                  r["incident"]] for r in rows))

@@ -290,6 +290,11 @@ class DebianScenario:
     def plan(self, site: DebianSite, rng: random.Random) -> Plan | None:
         return self.planner(site, rng)
 
+    @property
+    def incident(self) -> str:
+        """The class of real incident it is modelled on: its planner's first line."""
+        return (self.planner.__doc__ or "").strip().splitlines()[0]
+
 
 #: Every planner of the Debian world, as the scenario degrader draws them. The single
 #: changes are the fallback tier: the sweeper repairs them (``debian-sweeper.sh``).

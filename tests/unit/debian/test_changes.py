@@ -114,3 +114,21 @@ def test_every_planner_is_drawn_with_its_family():
     assert set(PLANNERS) == set(CHANGES) | set(SCENARIOS)
     resisting = {p.family for p in PLANNERS.values() if p.resists_sweeper}
     assert len(resisting) >= 3  # no one family can make a run's hard tasks alone (its share is 25%)
+
+
+def test_cligym_scenarios_lists_both_worlds_with_what_undoes_them():
+    import json
+
+    from typer.testing import CliRunner
+
+    from cligym.cli.app import app
+    from cligym.invert.debian_changes import PLANNERS
+
+    done = CliRunner().invoke(app, ["scenarios", "--json"])
+    assert done.exit_code == 0, done.output
+    rows = {r["name"]: r for r in json.loads(done.output)}
+    assert {r["world"] for r in rows.values()} == {"python", "debian"}
+    for name, planner in PLANNERS.items():
+        row = rows[name]
+        assert row["world"] == "debian" and row["family"] == planner.family and row["incident"]
+        assert (row["undone_by"] == []) == planner.resists_sweeper

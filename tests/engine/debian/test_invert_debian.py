@@ -93,6 +93,7 @@ def test_a_repair_that_leaves_the_system_unlike_gold_scores_zero(cheat, debian_t
     assert result.detail.startswith("cligym verifier: reward 0: "), result
 
 
+@pytest.mark.slow  # the same harness code as a Python task's, whose attacks run by default
 @pytest.mark.parametrize("attack", HARNESS_ATTACKS)
 def test_the_harness_attacks_score_zero_on_a_debian_task(attack, debian_task, runtime, tmp_path) -> None:
     attack_scores_zero(attack, debian_task, runtime, tmp_path, "cligym", REASONS.get(attack))

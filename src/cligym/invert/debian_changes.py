@@ -215,7 +215,10 @@ def local_diversion(path: str) -> PlannedChange:
     quoted = shlex.quote(path)
     return PlannedChange(
         name="local_diversion", category="dpkg_diversions", role="blocker",
-        dockerfile=[f"RUN dpkg-divert --local --divert {shlex.quote(path + '.distrib')} --add {quoted}"],
+        # dpkg-divert keeps the former list as diversions-old: a copy of gold's file the leak
+        # scan would rightly refuse (and no admin's image keeps it long)
+        dockerfile=[f"RUN dpkg-divert --local --divert {shlex.quote(path + '.distrib')} --add {quoted} "
+                    "&& rm -f /var/lib/dpkg/diversions-old"],
         repair=[f"dpkg-divert --local --rename --remove {quoted}"], places=["/var/lib/dpkg/diversions"],
         symptom="a reinstalled package's file lands under another name",
         hint="look at where dpkg puts the files it installs", offline="the local diversion is removed")

@@ -18,18 +18,10 @@
 #     task's awk), the image's apt tools refused, and judges the JUnit report by the keys;
 #  5. stops every process again and writes the verdict (reward 1 only if the judge says
 #     "N of N passed", N the task's count).
-# shellcheck disable=SC2034  # MODE and REWARD are read by verdict.sh
-MODE=$1
 # shellcheck disable=SC2034  # the paths task.env gives start at it
 T=$2
-LOGS=$3
 . "${0%/*}/task.env"
-. "$R_FUNCS"
-REWARD=$LOGS/reward.txt
-JUNIT=$LOGS/junit.xml
-umask 022
-. "$R_SWEEP"
-. "$R_VERDICT"
+. "$R_VERDICT"  # MODE and LOGS from the arguments; the listing, sweeping and verdict functions
 
 # -- 1. nothing the agent left running survives; a clean log folder -----------------------
 begin

@@ -1,9 +1,17 @@
-# shellcheck shell=sh disable=SC2153
-# What every cligym verifier shares (sourced after task.env, fingerprint.sh and sweep.sh;
-# MODE, LOGS, REWARD, JUNIT set by the verifier): the start (no process of the agent's
-# left, the keep-alive programs recorded, a clean log folder), the verdict (reward written
-# only after a last sweep), the comparison with a gold listing, and the judge of a JUnit
-# report by the task's keys.
+# shellcheck shell=sh disable=SC1090,SC1091,SC2153
+# What every cligym verifier shares, sourced once the verifier has read task.env, with its
+# own arguments (MODE TESTS_DIR LOGS_DIR): fingerprint.sh and sweep.sh loaded; then the
+# start (no process of the agent's left, the keep-alive programs recorded, a clean log
+# folder), the verdict (reward written only after a last sweep), the comparison with a
+# gold listing, and the judge of a JUnit report by the task's keys.
+MODE=$1
+LOGS=$3
+. "$R_FUNCS"
+. "$R_SWEEP"
+REWARD=$LOGS/reward.txt
+# shellcheck disable=SC2034  # the verifier's test command writes it
+JUNIT=$LOGS/junit.xml
+umask 022
 
 write_reward() {  # the verdict's last act: each file renamed into place
   [ "$MODE" = harbor ] || return 0

@@ -26,19 +26,10 @@
 #  5. stops every process again and writes the verdict, reward 1 only if every listed
 #     test is reported passed and the judge says "N of N passed" (N the task's count), to
 #     reward.txt and reward.json (each renamed into place).
-# shellcheck disable=SC2034  # MODE and REWARD are read by verdict.sh
-MODE=$1
 # shellcheck disable=SC2034  # the paths task.env gives start at it
 T=$2
-LOGS=$3
 . "${0%/*}/task.env"
-. "$R_FUNCS"
-REWARD=$LOGS/reward.txt
-JUNIT=$LOGS/junit.xml
-umask 022
-
-. "$R_SWEEP"
-. "$R_VERDICT"
+. "$R_VERDICT"  # MODE and LOGS from the arguments; the listing, sweeping and verdict functions
 
 # -- 1. nothing the agent left running survives (sweep.sh); 2. a clean log folder ---------
 begin

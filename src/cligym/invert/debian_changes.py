@@ -41,8 +41,9 @@ OFF_LIMITS = (DebianImage.CLIGYM, "/proc", "/sys", "/dev", "/tmp")
 class DebianSite:
     """What the Debian planners choose from: the probe, the gold's test ids."""
 
-    def __init__(self, probe: DebianProbe, tests: list[str]) -> None:
+    def __init__(self, probe: DebianProbe, tests: list[str], missed: set[str] | None = None) -> None:
         self.probe, self.tests = probe, tests
+        self.missed = missed or set()  # targets a fault already missed with: never drawn again
         self.core = {p.split(":")[0] for p in probe.core}
         # what the scenario degrader tells every site (the paths earlier tasks broke, the
         # failing sets of the run's tasks, whether to aim narrow); not used by these planners yet
@@ -80,7 +81,7 @@ class DebianSite:
             for path in paths:
                 package = self.owner(path)
                 if package and self.reinstallable(package) and not self.conffile(path) \
-                        and not path.startswith(OFF_LIMITS):
+                        and not path.startswith(OFF_LIMITS) and path not in self.missed:
                     found.add((path, package))
         return sorted(found)
 
@@ -139,7 +140,7 @@ def soname_link_removed(site: DebianSite, rng: random.Random) -> Plan | None:
         for entry in entries:
             link = entry.partition(" => ")[2]
             usr = link if link.startswith("/usr/") else "/usr" + link
-            if posixpath.basename(usr) != posixpath.basename(real):
+            if posixpath.basename(usr) != posixpath.basename(real) and usr not in site.missed:
                 options.append((real, usr))
     if not options:
         return None
@@ -156,7 +157,8 @@ def search_path_shadow(site: DebianSite, rng: random.Random) -> Plan | None:
     """An empty file where a test's search (a language's module path, the loader's) looks
     before it finds the real one: a stale leftover of a local install."""
     options = sorted({(miss, found) for touch in site.probe.tests.values() for miss, found in touch.shadows.items()
-                      if not miss.startswith(OFF_LIMITS) and not miss.startswith(site.probe.workdir.rstrip("/") + "/")})
+                      if not miss.startswith(OFF_LIMITS) and not miss.startswith(site.probe.workdir.rstrip("/") + "/")
+                      and miss not in site.missed})
     if not options:
         return None
     miss, found = rng.choice(options)

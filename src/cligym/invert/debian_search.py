@@ -13,6 +13,7 @@ from cligym.errors import BadInput
 from cligym.invert.context import RunContext, open_run
 from cligym.invert.debian_changes import PLANNERS, DebianSite
 from cligym.invert.parallel import run_attempts
+from cligym.invert.proposal import Try
 from cligym.invert.scenario_search import SWEEPER_SHARE, ScenarioDegrader
 from cligym.models.run import Summary
 from cligym.runtime import Runtime
@@ -25,10 +26,13 @@ class DebianDegrader(ScenarioDegrader):
 
     seed_prefix = "cligym-debian"
 
-    def site(self, ctx: RunContext, sample: list[str]) -> DebianSite:
+    def site(self, ctx: RunContext, sample: list[str], tries: list[Try]) -> DebianSite:
+        """The Debian site of ``sample``, without the paths the attempt's faults already
+        missed with (a program the tests never really run, a file they survive)."""
         if ctx.debian is None:
             raise BadInput(f"{ctx.gold.source.spec} has no Debian probe")
-        return DebianSite(ctx.debian, sample)
+        missed = {p for t in tries for c in t.proposal.changes if c.applied.role == "fault" for p in c.applied.places}
+        return DebianSite(ctx.debian, sample, missed)
 
 
 def planners(names: list[str] | None) -> list:

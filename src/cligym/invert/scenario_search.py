@@ -145,9 +145,10 @@ class ScenarioDegrader(Degrader):
                  -rng.random() ** (1.0 / (1.0 if s.shows_cause else HIDDEN_WEIGHT))) for s in pool]
         return [s for _, s in sorted(zip(keys, pool, strict=True), key=lambda pair: pair[0])]
 
-    def site(self, ctx: RunContext, sample: list[str]) -> Any:
-        """What the scenarios choose their targets from, for ``sample`` (a ``Site``; the
-        Debian world's degrader gives its own kind, which its planners take)."""
+    def site(self, ctx: RunContext, sample: list[str], tries: list[Try]) -> Any:
+        """What the scenarios choose their targets from, for ``sample`` and after the
+        attempt's ``tries`` (a ``Site``; the Debian world's degrader gives its own kind, which
+        its planners take)."""
         if self.files is None:
             self.files = GoldFiles.of_session(ctx.gold_session)
         return Site(ctx.probe, sample, self.files)
@@ -156,7 +157,7 @@ class ScenarioDegrader(Degrader):
         misses = Counter(t.proposal.name for t in tries)
         untargeted = self._untargeted.setdefault(attempt, set())
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
-        site = self.site(ctx, sample)
+        site = self.site(ctx, sample, tries)
         site.used, site.failing = dict(self.broken), self.failing
         worn: Plan | None = None  # the first plan whose failing set is worn: taken only if no other comes
         family = {s.name: s.family for s in self.scenarios}

@@ -132,3 +132,17 @@ def test_cligym_scenarios_lists_both_worlds_with_what_undoes_them():
         row = rows[name]
         assert row["world"] == "debian" and row["family"] == planner.family and row["incident"]
         assert (row["undone_by"] == []) == planner.resists_sweeper
+
+
+def test_a_target_the_attempt_already_missed_with_is_not_drawn_again():
+    """A fault whose state broke nothing (a program the tests never really run) leaves its
+    path out of the attempt's later draws, so a package with one program is not tried eight
+    times over."""
+    site = DebianSite(_probe(), TESTS)
+    first = [CHANGES[name](site, random.Random(1)) for name in CHANGES]
+    places = {plan.changes[0].places[0] for plan in first if plan is not None}
+    again = DebianSite(_probe(), TESTS, missed=places)
+    for seed in range(20):
+        for name, planner in CHANGES.items():
+            plan = planner(again, random.Random(seed))
+            assert plan is None or plan.changes[0].places[0] not in places, name

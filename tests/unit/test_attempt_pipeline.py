@@ -265,6 +265,25 @@ def test_a_test_a_repair_leaves_failing_and_gold_fails_too_leaves_the_run(run):
     assert without_flaky(gold_env(TESTS), ["t.py::d"]).tests == ["t.py::a", "t.py::b", "t.py::c"]
 
 
+def test_a_test_found_flaky_leaves_the_tasks_made_before_it_too(run):
+    """A task made before the run found a test flaky listed it as PASS_TO_PASS: its record
+    drops it then (and its fail fraction follows), so its reward never hangs on it."""
+    answers = [Verification(ok=True), Verification(ok=False, kind="not_solvable", reason="still failing",
+                                                   still_failing=["t.py::d"])]
+    engine = FakeEngine({"RUN x": Line(breaks={"t.py::b"}), "RUN y": Line(breaks={"t.py::a"}),
+                         "RUN z": Line(breaks={"t.py::c"})},
+                        verify=lambda tag, f2p: answers.pop(0) if answers else Verification(ok=True),
+                        flaky_on_gold={"t.py::d"})
+    first, ctx = run(engine, Scripted(proposal(change("x"))))
+    before = load(Task, ctx.run.task_record(first.instance_id))
+    assert "t.py::d" in before.PASS_TO_PASS and before.fail_fraction == 0.25
+    second, _ = run(engine, Scripted(proposal(change("y"), retry=True), proposal(change("z"))), 1)
+    assert second.status == "verified", second.reason
+    after = load(Task, ctx.run.task_record(first.instance_id))
+    assert "t.py::d" not in after.PASS_TO_PASS + after.selected_tests
+    assert after.FAIL_TO_PASS == ["t.py::b"] and after.fail_fraction == round(1 / 3, 4)
+
+
 def test_a_test_a_repair_leaves_failing_that_gold_passes_discards_the_state(run):
     engine = FakeEngine({"RUN x": Line(breaks={"t.py::b"})}, verify=_left_failing("t.py::b"))
     candidate, ctx = run(engine, Scripted(proposal(change("x"), retry=True)))

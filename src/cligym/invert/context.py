@@ -22,6 +22,7 @@ from cligym.models.io import load, save
 from cligym.models.probe import Probe
 from cligym.models.reference import SystemState
 from cligym.models.run import FlakyTests, InvertConfig
+from cligym.models.task import Task
 from cligym.models.testrun import TestRun
 from cligym.runtime import Runtime, Session
 from cligym.ui import Reporter
@@ -59,6 +60,25 @@ class RunContext:
             known.tests = sorted({*known.tests, *tests})
             save(known, self.run.flaky)
             self.gold = without_flaky(self.gold, known.tests)
+            forget_flaky_in_tasks(self.run, known.tests)
+
+
+def forget_flaky_in_tasks(run: RunDir, flaky: list[str]) -> None:
+    """Take ``flaky`` out of the tests the run's saved tasks list (tasks made before the run
+    found them flaky): no reward may hang on a test gold itself fails under load. A task
+    whose every failing test is flaky keeps them (nothing else would be left to judge)."""
+    gone = set(flaky)
+    for record in run.task_records():
+        task = load(Task, record)
+        if not gone & {*task.selected_tests, *task.FAIL_TO_PASS}:
+            continue
+        f2p = [t for t in task.FAIL_TO_PASS if t not in gone] or task.FAIL_TO_PASS
+        kept = set(f2p) | {t for t in task.PASS_TO_PASS if t not in gone}
+        selected = [t for t in task.selected_tests if t in kept]
+        save(task.model_copy(update={
+            "FAIL_TO_PASS": f2p, "PASS_TO_PASS": [t for t in task.PASS_TO_PASS if t in kept],
+            "selected_tests": selected, "errors": {t: e for t, e in task.errors.items() if t in kept},
+            "fail_fraction": round(len(f2p) / len(selected), 4)}), record)
 
 
 def without_flaky(gold: GoldEnv, flaky: list[str]) -> GoldEnv:
@@ -146,7 +166,9 @@ def open_run(gold_dir: Path, run_dir: Path, runtime: Runtime | None, reporter: R
                 save(loaded, run.probe)
             probe = loaded
     if run.flaky.exists():  # found flaky by the run's earlier part
-        gold = without_flaky(gold, load(FlakyTests, run.flaky).tests)
+        flaky = load(FlakyTests, run.flaky).tests
+        gold = without_flaky(gold, flaky)
+        forget_flaky_in_tasks(run, flaky)  # a run stopped between the two steps of drop_flaky
     return RunContext(gold=gold, probe=probe, runtime=runtime, run=run, seed=settings.seed,
                       sample_size=settings.sample_size, reporter=reporter, debian=debian,
                       state=system_state(debian) if debian else None)

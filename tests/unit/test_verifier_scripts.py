@@ -181,10 +181,12 @@ def judge(tmp_path: Path, keys: str, cases: str, program: str | None = None) -> 
 def test_the_judge_says_how_many_of_how_many_passed(tmp_path):
     keys = "t.py::a\tt\ta\nt.py::b\tt\tb\n"
     passed = '<testcase classname="t" name="a" time="0" />\n<testcase classname="t" name="b" time="0" />\n'
-    assert judge(tmp_path, keys, passed) == (0, ["2 of 2 passed"])
+    # a line per listed test, as pytest's -rA summary (Terminal-Bench reads them), then the count
+    assert judge(tmp_path, keys, passed) == (0, ["PASSED t.py::a", "PASSED t.py::b", "2 of 2 passed"])
     failed = '<testcase classname="t" name="a" time="0" />\n<testcase classname="t" name="b"><failure /></testcase>\n'
-    assert judge(tmp_path, keys, failed) == (1, ["FAILED t.py::b - not passed", "1 of 2 passed"])
-    assert judge(tmp_path, keys, passed.splitlines()[0] + "\n") == (1, ["FAILED t.py::b - not in the test report",
+    assert judge(tmp_path, keys, failed) == (1, ["PASSED t.py::a", "FAILED t.py::b - not passed", "1 of 2 passed"])
+    assert judge(tmp_path, keys, passed.splitlines()[0] + "\n") == (1, ["PASSED t.py::a",
+                                                                       "FAILED t.py::b - not in the test report",
                                                                        "1 of 2 passed"])
     # an empty judge prints nothing and exits 0: the verifier wants the count line, and
     # refuses an empty judge before the tests run

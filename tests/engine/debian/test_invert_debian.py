@@ -56,6 +56,7 @@ def debian_task(perl_gold_dir: Path, runtime, tmp_path_factory):
     records = RunDir(root / "run").task_records()
     assert records, f"no verified task: {summary.discarded}"
     export(root / "run", "harbor", root / "tasks", runtime=runtime)
+    export(root / "run", "tb", root / "tb", runtime=runtime)
     (task_dir,) = ExportDir(root / "tasks").task_dirs()
     tag = build_task_image(runtime, task_dir, ImageKind.ROLLOUT)  # validate_task builds and removes its own
     yield task_dir, load(Task, records[0]), tag
@@ -70,6 +71,9 @@ def test_a_debian_task_is_verified_exported_and_judged(debian_task, runtime) -> 
     assert task.project in task_dir.instruction.read_text()
     result = validate_task(runtime, task_dir)
     assert result.ok, result
+    (tb_dir,) = ExportDir(task_dir.path.parents[1] / "tb").task_dirs()  # Terminal-Bench reads the -rA lines
+    tb = validate_task(runtime, tb_dir)
+    assert tb.ok, tb
 
 
 def _variant(task_dir: TaskDir, dest: Path, solve: str, naive: Task | None = None) -> TaskDir:

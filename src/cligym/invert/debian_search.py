@@ -11,7 +11,7 @@ from pathlib import Path
 
 from cligym.errors import BadInput
 from cligym.invert.context import RunContext, open_run
-from cligym.invert.debian_changes import PLANNERS, DebianSite
+from cligym.invert.debian_changes import PLANNERS, DebianScenario, DebianSite
 from cligym.invert.parallel import run_attempts
 from cligym.invert.proposal import Try
 from cligym.invert.scenario_search import SWEEPER_SHARE, ScenarioDegrader
@@ -35,7 +35,7 @@ class DebianDegrader(ScenarioDegrader):
         return DebianSite(ctx.debian, sample, missed)
 
 
-def planners(names: list[str] | None) -> list:
+def planners(names: list[str] | None) -> list[DebianScenario]:
     """The Debian planners named (all of them for None or ["all"]); BadInput for an unknown name."""
     if not names or names == ["all"]:
         return list(PLANNERS.values())

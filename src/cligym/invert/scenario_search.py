@@ -59,9 +59,14 @@ class Planner(Protocol):
     """What the scenario degrader draws from: a scenario of either world (``Scenario``, or
     the Debian world's ``DebianScenario``)."""
 
-    name: str
-    family: str
-    shows_cause: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def family(self) -> str: ...
+
+    @property
+    def shows_cause(self) -> bool: ...
 
     @property
     def resists_sweeper(self) -> bool: ...

@@ -215,3 +215,30 @@ def test_the_project_listing_leaves_out_site_directories_by_path_not_by_name(tmp
     assert done.returncode == 0, done.stderr
     paths = {line.split(" ")[1].replace(str(project), "") for line in done.stdout.splitlines()}
     assert paths == {"/tests/site-packages/data.txt", "/tests/repo/.git/HEAD"}, paths
+
+
+def test_a_program_entry_says_whether_it_may_run(tmp_path):
+    """X lists a program as F does, then whether it may run: a chmod a-x shows."""
+    import stat
+    import subprocess
+
+    from cligym.harness.bundle import script
+
+    program = tmp_path / "prog"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    spec = tmp_path / "spec"
+    spec.write_text(f"X {program}\nX {tmp_path / 'gone'}\n")
+    funcs = tmp_path / "fingerprint.sh"
+    funcs.write_text(script("fingerprint.sh"))
+
+    def listed() -> list[str]:
+        run = subprocess.run(["/bin/busybox", "sh", "-c", f". {funcs}; m_listing {spec}"], capture_output=True,
+                             text=True, check=True)
+        return run.stdout.splitlines()
+
+    runnable = listed()
+    assert f"absent {tmp_path / 'gone'} -" in runnable and any(line.endswith(" x") for line in runnable), runnable
+    program.chmod(program.stat().st_mode & ~(stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
+    now = listed()
+    assert now != runnable and any(line.startswith(f"file {program} ") and line.endswith(" -") for line in now)

@@ -7,7 +7,8 @@ the spec comes from its probe: what the tests touched, and what decides which fi
 search finds —
 
 - every file a test opened, ran or mapped, and every path it looked up (by content: a
-  packaged file changed in place, emptied or replaced counts, however it was done);
+  packaged file changed in place, emptied or replaced counts, however it was done), and of
+  every program it ran whether it may run (X);
 - every search-order miss and missing shared object (absent in gold: a stray file there
   is found first), and each program's name in the folders PATH lists before its own;
 - the folders holding the mapped objects, and /usr/local/lib (the loader's);
@@ -47,13 +48,16 @@ def state_spec(probe: DebianProbe) -> list[str]:
     """The fingerprint spec of a Debian gold: ``KIND PATH`` lines, sorted, each once."""
     inside = probe.workdir.rstrip("/") + "/"
     touched: set[str] = set()
+    programs: set[str] = set()
     folders: set[str] = set()
     for touch in probe.tests.values():
-        touched.update(touch.files, touch.lookups, touch.objects, touch.missing, touch.shadows,
-                       (p.real for p in touch.programs), (p.path for p in touch.programs))
+        touched.update(touch.files, touch.lookups, touch.objects, touch.missing, touch.shadows)
+        programs.update(*((p.real, p.path) for p in touch.programs))
         folders.update(posixpath.dirname(o) for o in touch.objects)
+    outside = [path for path in touched | programs if not path.startswith(inside) and path != probe.workdir]
     lines = {f"{kind} {path}" for kind, path in SYSTEM}
-    lines |= {f"F {path}" for path in touched if not path.startswith(inside) and path != probe.workdir}
+    lines |= {f"F {path}" for path in outside if path in touched}
+    lines |= {f"X {path}" for path in outside if path in programs}  # its bytes and whether it may run
     lines |= {f"L {folder}" for folder in folders}
     lines |= {f"F {path}" for path in path_shadows(probe)}
     return sorted(lines)

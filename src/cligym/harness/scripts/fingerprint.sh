@@ -14,8 +14,8 @@
 # without that line, since pip writes python, python3 or python3.X there depending on how
 # it was started, and all run the same interpreter; every folder in it listed whole); I
 # one of gold's interpreters (a name in its bin folder that is the interpreter binary:
-# lists nothing itself). Links are followed: what counts is what a path opens, not how it
-# gets there. Nothing named __pycache__ is skipped unless it is a plain directory.
+# lists nothing itself); X a program (as F, then "x" when it may run, "-" when not). Links
+# are followed: what counts is what a path opens, not how it gets there. Nothing named __pycache__ is skipped unless it is a plain directory.
 
 # m_entry PATH: what PATH is to whoever opens it: a link to a file is followed (a link and a
 # copy of the same bytes behave alike; the link's text, relative or absolute, does not
@@ -129,6 +129,7 @@ m_listing() {
   while IFS=' ' read -r kind path; do
     case "$kind" in
       F) if [ -f "$path" ]; then printf '%s\0' "$path" >> "$files"; else m_entry "$path"; fi ;;
+      X) if [ -x "$path" ]; then m_entry "$path" | sed 's/$/ x/'; else m_entry "$path" | sed 's/$/ -/'; fi ;;
       T) m_walk "$path" prune ;;
       S) m_site "$path" ;;
       H) m_hooks "$path" ;;

@@ -74,14 +74,14 @@ def test_each_change_breaks_tests_and_state_and_its_offline_repair_restores_both
     # and one more kind break them
     assert len(broke) >= 2 and {"packaged_file_removed", "packaged_file_emptied"} & set(broke), broke
     for name, planner in SCENARIOS.items():  # a blocker: the naive reinstall alone repairs nothing
-        plans = [p for seed in range(3) if (p := planner(site, random.Random(seed))) is not None]
+        plans = [p for seed in range(5) if (p := planner(site, random.Random(seed))) is not None]
         assert any(_blocked_then_repaired(runtime, perl_gold, plan, listed) for plan in plans), name
 
 
 def _blocked_then_repaired(runtime, gold: GoldEnv, plan, listed) -> bool:
-    """Whether the scenario's state fails its tests (False: a miss); asserts that the naive
-    repair leaves them failing, and that the whole repair (blocker first) makes the tests
-    pass and the listing gold's."""
+    """Whether the scenario's state fails its tests and its blocker turns the naive repair
+    away (False: a miss, as the pipeline's blocker check would find it); asserts that the
+    whole repair (blocker first) makes the tests pass and the listing gold's."""
     lines = [line for change in plan.changes for line in change.dockerfile]
     tag = broken_tag(gold, delta_digest(gold, lines))
     try:
@@ -91,7 +91,8 @@ def _blocked_then_repaired(runtime, gold: GoldEnv, plan, listed) -> bool:
             return False
         naive = "\n".join(line for step in plan.naive for line in step.lines)
         _, _, after_naive = repair_and_test(runtime, tag, gold, naive, plan.touching, 600)
-        assert after_naive.failing(plan.touching), f"{plan.scenario}: the naive repair alone got through"
+        if not after_naive.failing(plan.touching):
+            return False  # the blocker did not block this target: a miss the pipeline's blocker check refuses
         whole = "\n".join(line for i in plan.repair_order for line in plan.changes[i].repair)
         with runtime.session(tag) as session:
             fixed, run = repair_and_test_in_session(session, gold, whole, plan.touching, 600)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import posixpath
 import random
 import shlex
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,11 +44,7 @@ class DebianSite:
         self.probe, self.tests = probe, tests
         self.missed = missed or set()  # targets a fault already missed with: never drawn again
         self.core = {p.split(":")[0] for p in probe.core}
-        # what the scenario degrader tells every site (the paths earlier tasks broke, the
-        # failing sets of the run's tasks, whether to aim narrow); not used by these planners yet
-        self.used: dict[str, int] = {}
-        self.failing: Counter[frozenset[str]] = Counter()
-        self.narrow = True
+        self.narrow = True  # set by the scenario degrader for every site; these planners aim narrow anyway
 
     def test_ids(self, autopkgtests: list[str]) -> list[str]:
         """The gold test ids of these autopkgtest tests (an id is ``<autopkgtest>::<inner>``)."""

@@ -156,14 +156,15 @@ class ScenarioDegrader(Degrader):
         its planners take)."""
         if self.files is None:
             self.files = GoldFiles.of_session(ctx.gold_session)
-        return Site(ctx.probe, sample, self.files)
+        site = Site(ctx.probe, sample, self.files)
+        site.used, site.failing = dict(self.broken), self.failing  # spread over what earlier tasks did not touch
+        return site
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
         misses = Counter(t.proposal.name for t in tries)
         untargeted = self._untargeted.setdefault(attempt, set())
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         site = self.site(ctx, sample, tries)
-        site.used, site.failing = dict(self.broken), self.failing
         worn: Plan | None = None  # the first plan whose failing set is worn: taken only if no other comes
         family = {s.name: s.family for s in self.scenarios}
         for scenario in self._order(rng, misses, untargeted):

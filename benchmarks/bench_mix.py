@@ -7,7 +7,8 @@ folder) and their records. Per project: tasks, those that need two repairs or mo
 those the task-blind sweeper (every habit) solves, hard ones, distinct failing-test sets
 and the commonest set's share, families; then the dataset's families and their shares,
 the sweeper's share and k >= 2's share, and the report's mix figures (near-duplicates,
-the projects over a quarter with one failing set and why). Asserts nothing: the numbers
+the projects over a quarter with one failing set and why, and those of them whose
+tasks fail enough distinct sets for a spread: not met). Asserts nothing: the numbers
 are the result.
 """
 
@@ -77,6 +78,8 @@ def main() -> int:
         "sweeper_share": round(sum(bool(t.difficulty and t.difficulty.sweeper_solves) for t in tasks) / total, 3),
         "family_shares": {f: round(n / total, 3) for f, n in mix.families.items()},
         "over": {p.project: p.over for p in mix.projects if p.over},
+        # over a quarter though their tasks fail enough distinct sets for a spread: the rule not met
+        "not_met": [p.project for p in mix.projects if p.over and not p.too_few_sets],
         "near_duplicates": mix.near_duplicates,
     }
     if args.json:

@@ -240,3 +240,18 @@ def test_in_the_default_mix_a_composite_is_held_to_the_runs_symptoms_too():
     mix.seen(_verified("ghost_plugin", ["a::t2"], ["/site/pkg/other.py"], 2))
     assert not mix.composites.accept(proposal, ["a::t1"], late=True)
     assert mix.composites.accept(proposal, ["a::t3"], late=True)
+
+
+def test_pick_weighs_a_set_of_tests_not_its_files():
+    """A large dependency whose hundreds of files the same tests import weighs as one
+    symptom: once a task fails its tests, another set is likelier, few files though it has."""
+    class _Sub:
+        def __init__(self, path, touching):
+            self.path, self.size, self.touching = path, 10, touching
+
+    site = Site.__new__(Site)
+    big = [_Sub(f"/big/m{n}.py", ["c1", "c2"]) for n in range(300)]
+    site._subs, site.used = [*big, _Sub("/small.py", [f"p{n}" for n in range(6)])], {}
+    site.failing = {frozenset(["c1", "c2", "c3"]): 1}  # a task fails the big one's tests (and one more)
+    picks = [site.pick(random.Random(seed)).path for seed in range(500)]
+    assert picks.count("/small.py") > 0.5 * len(picks)

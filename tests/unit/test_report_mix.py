@@ -46,5 +46,16 @@ def test_a_shared_failing_set_beside_passing_tests_says_so():
     tasks = [task(n, "p", f"f{n}", ["t1", "t2"], f"/m{n}.py", passing=("t3",)) for n in range(3)]
     tasks.append(task(3, "p", "f3", ["t4"], "/o.py"))
     (p,) = mix_figures(tasks).projects
-    assert p.over == ("3 of 4 tasks fail the same 2 tests, while other tests pass: the run found no narrower change "
-                      "this often; 2 distinct failing sets in all")
+    assert p.over.startswith("3 of 4 tasks fail the same 2 tests, while other tests pass; a share of 25% needs 4 "
+                             "distinct sets, and the run found no other set its changes fail")
+    assert p.over.endswith("; 2 distinct failing sets in all") and p.too_few_sets
+
+
+def test_a_shared_failing_set_where_a_spread_was_possible_is_not_excused():
+    """Four sets could have met the share: the report says the dataset did not balance it."""
+    tasks = [task(n, "p", f"f{n}", ["t1"], f"/m{n}.py", passing=("t9",)) for n in range(3)]
+    tasks += [task(3 + n, "p", "g", [f"t{2 + n}"], f"/o{n}.py", passing=("t9",)) for n in range(3)]
+    (p,) = mix_figures(tasks).projects
+    assert p.failing_sets == 4 and not p.too_few_sets
+    assert p.over.startswith("3 of 6 tasks fail the same 1 test, while other tests pass: the run found no narrower "
+                             "change this often, and the dataset did not balance it")

@@ -116,7 +116,8 @@ def _print_summary(summary, output: Path) -> None:
             ("gold image bundle", f"{summary.bundle_bytes / 1e6:.1f} MB")]
     if summary.left_out_for_mix:
         rows.append(("left out for the mix", f"{len(summary.left_out_for_mix)} validated tasks in left-out/ "
-                                             "(no scenario family above a quarter of the dataset)"))
+                                             "(no scenario family above a quarter of the dataset, no failing "
+                                             "set above a quarter of a project's tasks where it has four sets)"))
     if summary.stopped:
         rows.append(("stopped early", f"{summary.stopped} (run the same command to go on)"))
     print_pairs("dataset summary", rows)

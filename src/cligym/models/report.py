@@ -89,6 +89,9 @@ class ProjectMix(BaseModel):
     top_failing_share: float | None  # the share of its tasks that fail its commonest F2P set
     #: why one F2P set holds more than ``MIX_SHARE`` of its tasks ("" when none does)
     over: str = ""
+    #: whether that is because its tasks fail fewer distinct sets than a spread needs
+    #: (1 / ``MIX_SHARE``): the runs found no other set of tests their changes fail
+    too_few_sets: bool = False
 
 
 class MixFigures(BaseModel):

@@ -27,21 +27,27 @@ def _project(name: str, tasks: list[Task]) -> ProjectMix:
     sets = Counter(frozenset(t.FAIL_TO_PASS) for t in tasks)
     failing, top = sets.most_common(1)[0] if sets else (frozenset(), 0)
     share = round(top / len(tasks), 4) if tasks else None
-    over = ""
+    over, few = "", len(sets) * MIX_SHARE < 1
     if share is not None and share > MIX_SHARE and len(tasks) * MIX_SHARE >= 1:  # a share a spread could meet
         sharing = [t for t in tasks if frozenset(t.FAIL_TO_PASS) == failing]
-        over = f"{top} of {len(tasks)} tasks fail the same {plural(len(failing), 'test')}, {_why(sharing)}; " \
+        over = f"{top} of {len(tasks)} tasks fail the same {plural(len(failing), 'test')}, {_why(sharing, few)}; " \
                f"{plural(len(sets), 'distinct failing set')} in all"
-    return ProjectMix(project=name, tasks=len(tasks), failing_sets=len(sets), top_failing_share=share, over=over)
+    return ProjectMix(project=name, tasks=len(tasks), failing_sets=len(sets), top_failing_share=share, over=over,
+                      too_few_sets=bool(over) and few)
 
 
-def _why(sharing: list[Task]) -> str:
-    """Why tasks share one failing set, as far as their records tell."""
+def _why(sharing: list[Task], few: bool) -> str:
+    """Why tasks share one failing set, as far as their records tell (``few``: the project's
+    tasks fail fewer distinct sets than a spread needs)."""
     if all(not t.PASS_TO_PASS for t in sharing):
         return ("every test each of them ran: no change to this environment that the run found fails only some "
                 "of the project's tests (typical of tests that import the project from its working tree and reach "
                 "no installed module but the test tooling's)")
-    return "while other tests pass: the run found no narrower change this often"
+    if few:
+        return (f"while other tests pass; a share of {MIX_SHARE:.0%} needs {round(1 / MIX_SHARE)} distinct sets, and "
+                "the run found no other set its changes fail (once a set held its share of the tasks the run aimed "
+                "for, it refused states that fail it again while other sets could be had)")
+    return "while other tests pass: the run found no narrower change this often, and the dataset did not balance it"
 
 
 def plural(count: int, noun: str) -> str:

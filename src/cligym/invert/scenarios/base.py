@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import random
+from collections import Counter
 from collections.abc import Mapping
 import re
 from typing import ClassVar, Literal
@@ -159,15 +160,20 @@ class Site:
                          package=package, size=size, reinstall=line, wheel=wheel, touching=touching)
 
     def pick(self, rng: random.Random, need_size: int = 0) -> Submodule | None:
-        """A submodule, the narrow ones likelier and ones earlier tasks broke, or whose
-        tests earlier tasks fail, much less likely (each such task divides the weight by 8:
-        a new symptom before a new blocker over an old one)."""
+        """A submodule, drawn by what it would fail: first a set of tests the submodules
+        touch (a narrow one likelier; one whose tests a task of the run already fails much
+        less likely: each such task divides its weight by 8 — a new symptom before a new
+        blocker over an old one), then one of that set's submodules (one earlier tasks broke
+        much less likely). A package of hundreds of files weighs as one symptom, not as
+        hundreds: else one large dependency's tests would get most of a run's draws."""
         pool = [s for s in self.submodules() if s.size >= need_size]
         if not pool:
             return None
+        sizes = Counter(frozenset(s.touching) for s in pool)
+        worn = {key: sum(n for failing, n in self.failing.items() if key <= failing) for key in sizes}
         return rng.choices(pool, weights=[
-            1.0 / len(s.touching) / 8 ** (self.used.get(s.path, 0) + self.failing.get(frozenset(s.touching), 0))
-            for s in pool])[0]
+            1.0 / len(key) / sizes[key] / 8 ** (self.used.get(s.path, 0) + worn[key])
+            for s in pool for key in [frozenset(s.touching)]])[0]
 
     def exists(self, path: str) -> bool:
         return path in self.probe.files

@@ -341,3 +341,22 @@ def test_states_the_sweeper_repairs_are_kept_while_their_share_stays_under_the_r
                             "tasks would be such")
     assert second.status == ("verified" if share == 0.5 else "discarded")
     assert len(ctx.run.task_records()) == (2 if share == 0.5 else 1)
+
+
+@pytest.mark.parametrize("patience", [0, 2])
+def test_the_run_stops_once_its_last_attempts_found_nothing_new_to_break(patience, tmp_path, monkeypatch):
+    """A degrader with a patience stops the run after that many attempts in a row ended with
+    nothing new to break (a task between them starts the count again); with none (an
+    agent's) every attempt is made. A resumed run stops at the same place."""
+    engine = FakeEngine({"RUN x": Line(breaks={TESTS[0]})}).install(monkeypatch)
+    ctx = _ctx(engine, tmp_path / "run")
+    nothing = [Proposal(sample=TESTS, discard=("worn_symptom", "worn")) for _ in range(6)]
+    degrader = Scripted(nothing[0], proposal(change("x")), *nothing[1:])
+    degrader.patience = patience
+    summary = run_attempts(ctx, degrader, 7)
+    made = 2 + patience if patience else 7
+    assert summary.attempts == made and summary.exhausted == bool(patience)
+    assert not ctx.run.candidate(made).exists() if patience else ctx.run.candidate(6).exists()
+    again = Scripted()
+    again.patience = patience
+    assert run_attempts(ctx, again, 7).attempts == made and again.told == []

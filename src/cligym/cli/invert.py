@@ -108,7 +108,8 @@ def _print_summary(summary, gold_dir: Path, output: Path) -> None:
     from cligym.layout import RunDir
 
     rows = [
-        ("attempts", str(summary.attempts)),
+        ("attempts", str(summary.attempts) + (" (stopped: the last attempts found nothing new to break)"
+                                              if summary.exhausted else "")),
         ("verified tasks", f"{summary.verified} (yield {summary.yield_:.0%})"),
         ("discarded", counts(summary.discard_reasons)),
         ("per category", counts(summary.per_category)),

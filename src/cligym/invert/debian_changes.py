@@ -22,17 +22,19 @@ from __future__ import annotations
 import posixpath
 import random
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from cligym.config import DebianImage
-from cligym.invert.scenarios.base import Plan, PlannedChange
+from cligym.invert.scenarios.base import Plan, PlannedChange, spread_draw
 from cligym.models.debian_probe import DebianProbe
 from cligym.models.task import RepairStep
 
 #: How a repair reinstalls a package offline: from the in-image apt repository, the version
 #: gold has (the only one there), never asking.
 REINSTALL = "DEBIAN_FRONTEND=noninteractive apt-get install --reinstall -y --no-install-recommends {spec}"
+T = TypeVar("T")
 #: Where a planner never puts or breaks anything: the runner's own files, the kernel's.
 OFF_LIMITS = (DebianImage.CLIGYM, "/proc", "/sys", "/dev", "/tmp")
 
@@ -45,6 +47,17 @@ class DebianSite:
         self.missed = missed or set()  # targets a fault already missed with: never drawn again
         self.core = {p.split(":")[0] for p in probe.core}
         self.narrow = True  # set by the scenario degrader for every site; these planners aim narrow anyway
+        #: how often the run's tasks broke each path, and how many fail each set of tests:
+        #: ``draw`` prefers a new symptom (as the Python world's ``Site.pick``)
+        self.used: Mapping[str, int] = {}
+        self.failing: Mapping[frozenset[str], int] = {}
+
+    def draw(self, rng: random.Random, options: Sequence[T], paths: Sequence[str], touched: Sequence[str]) -> T:
+        """One of ``options`` (breaking ``paths``, the files whose tests it would fail:
+        ``touched``), a new symptom likelier (``spread_draw``)."""
+        keys = [(path, frozenset(self.test_ids(self.probe.touching(real)))) for path, real in zip(paths, touched,
+                                                                                                  strict=True)]
+        return spread_draw(rng, options, keys, self.used, self.failing)
 
     def test_ids(self, autopkgtests: list[str]) -> list[str]:
         """The gold test ids of these autopkgtest tests (an id is ``<autopkgtest>::<inner>``)."""
@@ -94,7 +107,7 @@ def _packaged_file(site: DebianSite, rng: random.Random, options: list[tuple[str
     the repair reinstalls the package offline."""
     if not options:
         return None
-    path, package = rng.choice(options)
+    path, package = site.draw(rng, options, [p for p, _ in options], [p for p, _ in options])
     change = PlannedChange(
         name=name, category=category, dockerfile=[f"RUN {command} {shlex.quote(path)}"],
         repair=[site.reinstall(package)], places=[path],
@@ -139,7 +152,8 @@ def soname_link_removed(site: DebianSite, rng: random.Random) -> Plan | None:
                 options.append((real, usr))
     if not options:
         return None
-    real, link = rng.choice(sorted(set(options)))
+    options = sorted(set(options))
+    real, link = site.draw(rng, options, [link for _, link in options], [real for real, _ in options])
     change = PlannedChange(
         name="soname_link_removed", category="dynamic_linking", dockerfile=[f"RUN rm -f {shlex.quote(link)}"],
         repair=["ldconfig"], places=[link],

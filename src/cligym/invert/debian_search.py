@@ -32,7 +32,9 @@ class DebianDegrader(ScenarioDegrader):
         if ctx.debian is None:
             raise BadInput(f"{ctx.gold.source.spec} has no Debian probe")
         missed = {p for t in tries for c in t.proposal.changes if c.applied.role == "fault" for p in c.applied.places}
-        return DebianSite(ctx.debian, sample, missed)
+        site = DebianSite(ctx.debian, sample, missed)
+        site.used, site.failing = dict(self.broken), self.failing  # spread over what earlier tasks did not touch
+        return site
 
 
 def planners(names: list[str] | None) -> list[DebianScenario]:

@@ -51,12 +51,30 @@ class _Order:
             wait_until(self.changed, lambda: self.told >= count or spent(), stop)
 
 
+#: How an attempt ends when its degrader found nothing new to break: no target in its
+#: samples, only symptoms the run has made enough of, or no state that fails a test.
+NOTHING_NEW = frozenset({"no_target", "worn_symptom", "no_failure"})
+
+
+def exhausted(finished: dict[int, Candidate], patience: int) -> bool:
+    """Whether the last ``patience`` attempts of those finished in a row from the first all
+    ended with nothing new to break (never for a patience of 0)."""
+    done = 0
+    while done in finished:
+        done += 1
+    last = [finished[a] for a in range(max(0, done - patience), done)]
+    return patience > 0 and len(last) == patience and all(
+        c.status == "discarded" and c.discard_kind in NOTHING_NEW for c in last)
+
+
 def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, workers: int = 1,
                  max_tasks: int | None = None, deadline: float | None = None) -> Summary:
     """Make every attempt that has no candidate record yet, up to ``workers`` at once, then
-    save the summary. No new attempt starts once ``max_tasks`` tasks are verified or after
-    ``deadline`` (``time.time()``); with one worker the attempts made are then a prefix of
-    the full run's, so a later run with a larger budget goes on where this one stopped.
+    save the summary. No new attempt starts once ``max_tasks`` tasks are verified, after
+    ``deadline`` (``time.time()``), or once the degrader's last ``patience`` attempts found
+    nothing new to break (``exhausted``: a site that offers no more distinct symptoms); with
+    one worker the attempts made are then a prefix of the full run's, so a later run with a
+    larger budget goes on where this one stopped.
     When the run stops early the degrader is told (``stop_now``); it should raise
     ``Stopped`` from an attempt it cut short."""
     forget_orphans(ctx)
@@ -70,8 +88,10 @@ def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, workers:
     ctx.order = CheckOrder(todo, stop) if workers > 1 else None
 
     def spent() -> bool:
-        verified = sum(c.status == "verified" for c in list(order.finished.values()))
-        return (max_tasks is not None and verified >= max_tasks) or (deadline is not None and time.time() >= deadline)
+        finished = dict(order.finished)
+        verified = sum(c.status == "verified" for c in finished.values())
+        return (max_tasks is not None and verified >= max_tasks) or (deadline is not None and time.time() >= deadline) \
+            or exhausted(finished, degrader.patience)
 
     def one(attempt: int) -> None:
         try:
@@ -95,6 +115,7 @@ def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, workers:
 
     run_workers(one, todo, workers, stop=stop_now, runtime=ctx.runtime, name="attempt")
     summary = summarize(ctx.run, ctx.gold, attempts)
+    summary.exhausted = exhausted(order.finished, degrader.patience)
     save(summary, ctx.run.summary)
     return summary
 

@@ -121,6 +121,9 @@ class Degrader:
 
     #: prefix of every attempt's seed string (keeps the degraders' attempts apart)
     seed_prefix = "cligym"
+    #: after how many attempts in a row that found nothing new to break the run stops
+    #: (``parallel.exhausted``; 0: never — an agent's misses say nothing of the site)
+    patience = 0
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
         """The next proposal of ``attempt``; ``tries``: its earlier proposals that missed (the

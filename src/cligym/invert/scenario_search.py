@@ -44,6 +44,10 @@ MISSES_PER_SCENARIO = 3
 FAMILY_SHARE = MIX_SHARE
 #: The most of a run's tasks that fail one same set of tests while other sets can be had.
 F2P_SHARE = 0.25
+#: After how many attempts in a row that found nothing new to break (no target, a worn
+#: symptom, no failing state) a scenario run stops: its site offers no more symptoms, and
+#: the attempts left would be spent for nothing (``invert.parallel.exhausted``).
+PATIENCE = 3
 #: The most of a run's tasks, at any moment, the task-blind sweeper repairs (a scenario or
 #: default run: the pipeline discards a task that would raise the share above it,
 #: ``sweeper_solves``; so a run's share, and a dataset's, stays at most this).
@@ -89,6 +93,7 @@ class ScenarioDegrader(Degrader):
     """Proposes one incident scenario's plan per try."""
 
     seed_prefix = "cligym-scenario"
+    patience = PATIENCE
 
     def __init__(self, scenarios: Sequence[Planner], attempts: int) -> None:
         self.scenarios = scenarios
@@ -192,6 +197,7 @@ class MixedDegrader(Degrader):
     the one that made a proposal applies to it (``Proposal.by``)."""
 
     seed_prefix = "cligym-mix"
+    patience = PATIENCE
 
     def __init__(self, scenarios: ScenarioDegrader, composites: Degrader, seed: int) -> None:
         self.scenarios, self.composites, self.seed = scenarios, composites, seed

@@ -60,5 +60,8 @@ class Summary(BaseModel):
     reproduced: int = 0
     reproduction_rate: float | None = None
     agent_stop_reasons: dict[str, int] = Field(default_factory=dict)
+    #: whether the run stopped before its attempts were spent because its last attempts
+    #: found nothing new to break (``invert.parallel.exhausted``)
+    exhausted: bool = False
 
     model_config = {"populate_by_name": True}

@@ -146,3 +146,18 @@ def test_a_target_the_attempt_already_missed_with_is_not_drawn_again():
         for name, planner in CHANGES.items():
             plan = planner(again, random.Random(seed))
             assert plan is None or plan.changes[0].places[0] not in places, name
+
+
+def test_a_path_the_runs_tasks_broke_or_whose_tests_they_fail_is_drawn_less_often():
+    """The Debian site spreads a run's tasks as the Python one does: a file whose tests a
+    task already fails, or that a task broke, gives way to one of a new symptom."""
+    probe = _probe()
+    probe.tests["other"] = DebianTouch(files=["/usr/share/pkg/data.yml"])
+    probe.owners["/usr/share/pkg/data.yml"] = ["libyaml-libyaml-perl"]
+    site = DebianSite(probe, TESTS)
+    site.failing = {frozenset(TESTS[:2]): 2}  # two tasks fail smoke's tests
+    picks = [CHANGES["packaged_file_removed"](site, random.Random(seed)).changes[0].places[0] for seed in range(200)]
+    assert picks.count("/usr/share/pkg/data.yml") > 0.9 * len(picks)
+    site.failing, site.used = {}, {"/usr/share/pkg/data.yml": 2}
+    picks = [CHANGES["packaged_file_removed"](site, random.Random(seed)).changes[0].places[0] for seed in range(200)]
+    assert picks.count("/usr/share/pkg/data.yml") < 0.1 * len(picks)

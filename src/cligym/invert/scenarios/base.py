@@ -20,9 +20,9 @@ from __future__ import annotations
 import ast
 import random
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 import re
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -83,6 +83,24 @@ class Submodule(BaseModel):
     def inner(self) -> str:
         """The module's path inside its top-level package's folder."""
         return self.path[len(self.package) + 1:]
+
+
+T = TypeVar("T")
+
+
+def spread_draw(rng: random.Random, items: Sequence[T], keys: Sequence[tuple[str, frozenset[str]]],
+                used: Mapping[str, int], failing: Mapping[frozenset[str], int]) -> T:
+    """One of ``items`` (each with the path it breaks and the tests it touches, ``keys``),
+    drawn by what it would fail: first a set of tests (a narrow one likelier; one whose
+    tests a task of the run already fails much less likely: each such task divides its
+    weight by 8 — a new symptom before a new blocker over an old one), then one of that
+    set's items (one whose path earlier tasks broke much less likely). A package of hundreds
+    of files weighs as one symptom, not as hundreds: else one large dependency's tests would
+    get most of a run's draws."""
+    sizes = Counter(touching for _, touching in keys)
+    worn = {key: sum(n for tests, n in failing.items() if key <= tests) for key in sizes}
+    return rng.choices(items, weights=[1.0 / max(1, len(key)) / sizes[key] / 8 ** (used.get(path, 0) + worn[key])
+                                       for path, key in keys])[0]
 
 
 class Site:
@@ -160,20 +178,11 @@ class Site:
                          package=package, size=size, reinstall=line, wheel=wheel, touching=touching)
 
     def pick(self, rng: random.Random, need_size: int = 0) -> Submodule | None:
-        """A submodule, drawn by what it would fail: first a set of tests the submodules
-        touch (a narrow one likelier; one whose tests a task of the run already fails much
-        less likely: each such task divides its weight by 8 — a new symptom before a new
-        blocker over an old one), then one of that set's submodules (one earlier tasks broke
-        much less likely). A package of hundreds of files weighs as one symptom, not as
-        hundreds: else one large dependency's tests would get most of a run's draws."""
+        """A submodule, drawn by what it would fail (``spread_draw``)."""
         pool = [s for s in self.submodules() if s.size >= need_size]
         if not pool:
             return None
-        sizes = Counter(frozenset(s.touching) for s in pool)
-        worn = {key: sum(n for failing, n in self.failing.items() if key <= failing) for key in sizes}
-        return rng.choices(pool, weights=[
-            1.0 / len(key) / sizes[key] / 8 ** (self.used.get(s.path, 0) + worn[key])
-            for s in pool for key in [frozenset(s.touching)]])[0]
+        return spread_draw(rng, pool, [(s.path, frozenset(s.touching)) for s in pool], self.used, self.failing)
 
     def exists(self, path: str) -> bool:
         return path in self.probe.files

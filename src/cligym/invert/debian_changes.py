@@ -10,8 +10,8 @@ one (``PlannedChange``, ``Plan``), so the pipeline checks and saves them alike.
 
 ``SCENARIOS`` plan incidents: a fault behind a blocker (a disabled apt source, an
 interrupted dpkg run, a dpkg rule that leaves the file's folder out of every install, a
-local diversion that sends the reinstalled file elsewhere) that turns the obvious repair
-away until it is repaired first.
+local diversion that sends the reinstalled file elsewhere, a pin that keeps every version
+of a removed package away) that turns the obvious repair away until it is repaired first.
 
 Targets are never the system's core (``DebianProbe.core``: Essential or required
 packages): every repair runs in a shell, and a broken libc or bash would leave none.
@@ -138,6 +138,24 @@ def program_not_executable(site: DebianSite, rng: random.Random) -> Plan | None:
                           "a program an installed package ships cannot be run", category="permissions")
 
 
+def package_force_removed(site: DebianSite, rng: random.Random) -> Plan | None:
+    """A package the tests load removed by force (``dpkg --remove --force-depends``: a
+    clean-up that kept the packages depending on it); its files are gone, dpkg's database
+    says so, and the reinstall from the image's repository brings it back."""
+    options = site.packaged() + site.packaged(objects=True)
+    if not options:
+        return None
+    path, package = site.draw(rng, options, [p for p, _ in options], [p for p, _ in options])
+    touched = sorted({t for owned in site.probe.owned_by(package) for t in site.probe.touching(owned)})
+    change = PlannedChange(
+        name="package_force_removed", category="package_state",
+        dockerfile=[f"RUN dpkg --remove --force-depends {shlex.quote(package)}"],
+        repair=[site.reinstall(package)], places=[path],
+        symptom="an installed package the tests need is gone", hint="check which packages dpkg has installed",
+        offline="the package is installed again from the image's own apt repository")
+    return _plan(change.name, change, site.test_ids(touched))
+
+
 def soname_link_removed(site: DebianSite, rng: random.Random) -> Plan | None:
     """The soname link of a library a test maps, deleted: the loader's cache still names it,
     the file it points at is still there (ldconfig makes the link again)."""
@@ -235,6 +253,36 @@ def local_diversion(path: str) -> PlannedChange:
         hint="look at where dpkg puts the files it installs", offline="the local diversion is removed")
 
 
+#: Where an admin's apt preferences go.
+PINS = "/etc/apt/preferences.d/local-pins"
+
+
+def pinned_away(package: str) -> PlannedChange:
+    """Every version of ``package`` pinned below zero (an admin kept a broken release off
+    the machine with ``Pin: version *``, and it stayed): apt finds no candidate for it,
+    unless told the exact version."""
+    name = package.split(":")[0]
+    rule = f"Package: {name}\\nPin: version *\\nPin-Priority: -1\\n"  # printf makes the line ends
+    return PlannedChange(
+        name="package_pinned_away", category="apt_preferences", role="blocker",
+        dockerfile=[f"RUN printf {shlex.quote(rule)} > {PINS}"], repair=[f"rm -f {PINS}"], places=[PINS],
+        symptom="apt says a package has no installation candidate", hint="look at what apt is told to prefer",
+        offline="the pin that keeps every version of the package away is deleted")
+
+
+def pinned_removal(site: DebianSite, rng: random.Random) -> Plan | None:
+    """A package removed by force, and every version of it pinned away long ago: the
+    install an admin types first (no version) finds no candidate."""
+    removed = package_force_removed(site, rng)
+    if removed is None:
+        return None
+    fault = removed.changes[0]
+    package = fault.dockerfile[0].rsplit(" ", 1)[1]
+    naive = REINSTALL.format(spec=package.split(":")[0])
+    return Plan(scenario="pinned_removal", changes=[fault, pinned_away(package)], repair_order=[1, 0],
+                naive=[RepairStep(label="naive", lines=[naive])], touching=removed.touching)
+
+
 def _behind(name: str, blocker: PlannedChange | Callable[[str], PlannedChange], site: DebianSite,
             rng: random.Random) -> Plan | None:
     """A packaged file gone, emptied or made unrunnable behind ``blocker`` (or the blocker of
@@ -277,6 +325,7 @@ CHANGES: dict[str, Callable[[DebianSite, random.Random], Plan | None]] = {
     "packaged_file_removed": packaged_file_removed,
     "packaged_file_emptied": packaged_file_emptied,
     "program_not_executable": program_not_executable,
+    "package_force_removed": package_force_removed,
     "soname_link_removed": soname_link_removed,
     "search_path_shadow": search_path_shadow,
 }
@@ -286,6 +335,7 @@ SCENARIOS: dict[str, Callable[[DebianSite, random.Random], Plan | None]] = {
     "interrupted_dpkg": interrupted_dpkg,
     "slimmed_image": slimmed_image,
     "stale_diversion": stale_diversion,
+    "pinned_removal": pinned_removal,
 }
 
 
@@ -317,9 +367,11 @@ PLANNERS: dict[str, DebianScenario] = {s.name: s for s in (
     DebianScenario("interrupted_dpkg", "dpkg_journal_blocked", interrupted_dpkg),
     DebianScenario("slimmed_image", "dpkg_path_filter", slimmed_image, resists_sweeper=True),
     DebianScenario("stale_diversion", "dpkg_diversion", stale_diversion, resists_sweeper=True),
+    DebianScenario("pinned_removal", "apt_pinning", pinned_removal, resists_sweeper=True),
     DebianScenario("packaged_file_removed", "package_files", packaged_file_removed),
     DebianScenario("packaged_file_emptied", "package_files", packaged_file_emptied),
     DebianScenario("program_not_executable", "permissions", program_not_executable, resists_sweeper=True),
+    DebianScenario("package_force_removed", "package_state", package_force_removed),
     DebianScenario("soname_link_removed", "dynamic_linking", soname_link_removed),
     DebianScenario("search_path_shadow", "search_path", search_path_shadow),
 )}

@@ -84,9 +84,11 @@ def test_a_scenario_puts_a_blocker_before_a_packaged_file_fault_and_repairs_it_f
         plan = planner(site, random.Random(3))
         fault, blocker = plan.changes
         assert plan.scenario == name and (fault.role, blocker.role) == ("fault", "blocker")
-        assert fault.name in ("packaged_file_removed", "packaged_file_emptied", "program_not_executable")
-        assert plan.repair_order == [1, 0]
-        assert [step.lines for step in plan.naive] == [fault.repair] and plan.touching == TESTS[:2]
+        assert fault.name in ("packaged_file_removed", "packaged_file_emptied", "program_not_executable",
+                              "package_force_removed")
+        assert plan.repair_order == [1, 0] and plan.touching == TESTS[:2]
+        if name != "pinned_removal":  # its naive install names no version (its own test)
+            assert [step.lines for step in plan.naive] == [fault.repair]
     bare = DebianSite(DebianProbe(gold_image_id="sha256:x", workdir="/w", tests={"t": DebianTouch()}), ["t"])
     assert all(planner(bare, random.Random(0)) is None for planner in SCENARIOS.values())
 
@@ -161,3 +163,24 @@ def test_a_path_the_runs_tasks_broke_or_whose_tests_they_fail_is_drawn_less_ofte
     site.failing, site.used = {}, {"/usr/share/pkg/data.yml": 2}
     picks = [CHANGES["packaged_file_removed"](site, random.Random(seed)).changes[0].places[0] for seed in range(200)]
     assert picks.count("/usr/share/pkg/data.yml") < 0.1 * len(picks)
+
+
+def test_a_forced_removal_takes_a_package_the_tests_load_and_the_reinstall_brings_it_back():
+    plans = [p for p in _plans("package_force_removed") if p is not None]
+    assert {p.changes[0].dockerfile[0] for p in plans} == {"RUN dpkg --remove --force-depends libyaml-0-2:amd64",
+                                                         "RUN dpkg --remove --force-depends libyaml-libyaml-perl"}
+    for plan in plans:
+        assert plan.touching == TESTS[:2] and "apt-get install --reinstall" in plan.changes[0].repair[0]
+
+
+def test_a_pinned_removal_turns_the_versionless_install_away_and_removes_the_pin_first():
+    from cligym.invert.debian_changes import SCENARIOS
+
+    plan = SCENARIOS["pinned_removal"](DebianSite(_probe(), TESTS), random.Random(3))
+    fault, pin = plan.changes
+    package = fault.dockerfile[0].rsplit(" ", 1)[1].split(":")[0]
+    assert pin.role == "blocker" and f"Package: {package}" in pin.dockerfile[0]
+    assert "Pin-Priority: -1" in pin.dockerfile[0] and "\n" not in pin.dockerfile[0]  # one Dockerfile line
+    assert plan.repair_order == [1, 0] and pin.repair == ["rm -f /etc/apt/preferences.d/local-pins"]
+    naive = plan.naive[0].lines[0]
+    assert naive.endswith(f" {package}") and "=" not in naive.rsplit(" ", 1)[1]  # no version: what an admin types

@@ -9,7 +9,9 @@
 #     search paths (PERL5LIB, PERLLIB, NODE_PATH, RUBYLIB, GEM_PATH, GEM_HOME, GOPATH,
 #     GOFLAGS, R_LIBS*, PYTHONPATH) unset;
 #  1. drop /etc/ld.so.preload and rebuild the loader's cache and soname links (ldconfig);
-#  2. finish an interrupted dpkg run (dpkg --configure -a), then reinstall every package
+#  2. finish an interrupted dpkg run (dpkg --configure -a), let apt mend broken
+#     dependencies (apt-get -f install: a package removed by force comes back when another
+#     depends on it), then reinstall every package
 #     whose files dpkg --verify finds changed or missing (conffiles aside): by apt from the
 #     image's repository, and where apt cannot, by dpkg -i from that repository's files;
 #  3. set every alternative back to automatic;
@@ -29,6 +31,7 @@ ldconfig 2>&1
 
 step "2 packages dpkg finds changed"
 dpkg --configure -a 2>&1 | tail -n 3
+apt-get -f install -y --no-install-recommends 2>&1 | tail -n 3
 # changed [PACKAGE...]: the paths dpkg --verify finds changed or missing, conffiles aside
 # ("??5?????? c /etc/x" or "missing     /usr/lib/x": the path is the last field). Paths
 # dpkg's own configuration keeps off the disk (path-exclude, as a minimal image's

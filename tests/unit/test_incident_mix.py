@@ -255,3 +255,25 @@ def test_pick_weighs_a_set_of_tests_not_its_files():
     site.failing = {frozenset(["c1", "c2", "c3"]): 1}  # a task fails the big one's tests (and one more)
     picks = [site.pick(random.Random(seed)).path for seed in range(500)]
     assert picks.count("/small.py") > 0.5 * len(picks)
+
+
+def test_a_degrader_whose_predictions_are_coarse_tries_a_worn_plan_and_lets_the_measured_set_decide(monkeypatch):
+    """The Debian world predicts a whole autopkgtest test's inner tests: a plan predicted to
+    fail a worn set may fail a fresh one, so it is tried (last), and ``accept`` judges the
+    set its state fails."""
+    from tests.unit.fake_engine import gold_env
+    from tests.unit.test_scenario_plans import GOLD, PROBE
+
+    from cligym.invert.debian_search import DebianDegrader
+
+    probe = Probe.model_validate_json(PROBE.read_text())
+    ctx = RunContext(gold=gold_env(list(probe.tests)), probe=probe, runtime=None, run=None, seed=0, sample_size=40,
+                     gold_session=SimpleNamespace(get_file=GOLD.get, get_archive=lambda path: None))
+    degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=30)
+    degrader.predicts_exactly = DebianDegrader.predicts_exactly
+    monkeypatch.setattr(degrader, "worn", lambda touching: touching != ["fresh"])
+    degrader.seen(_verified("ghost_plugin", ["a::t1"], ["/site/pkg/m.py"], 0))
+    degrader.seen(_verified("ghost_plugin", ["a::t2"], ["/site/pkg/n.py"], 1))
+    taken = degrader.propose(ctx, 6, random.Random(1), [])
+    assert taken.discard is None and taken.changes
+    assert not degrader.accept(taken, ["a::t1"], late=False) and degrader.accept(taken, ["fresh"], late=False)

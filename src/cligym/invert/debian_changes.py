@@ -14,7 +14,9 @@ local diversion that sends the reinstalled file elsewhere, a pin that keeps ever
 of a removed package away) that turns the obvious repair away until it is repaired first.
 
 Targets are never the system's core (``DebianProbe.core``: Essential or required
-packages): every repair runs in a shell, and a broken libc or bash would leave none.
+packages): every repair runs in a shell, and a broken libc or bash would leave none. Nor
+the packages the checks' own tools load in a broken container (``spared``: find loads
+libpcre2 through libselinux, and a listing of the broken image needs find).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import posixpath
 import random
 import shlex
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -42,10 +45,13 @@ OFF_LIMITS = (DebianImage.CLIGYM, "/proc", "/sys", "/dev", "/tmp")
 class DebianSite:
     """What the Debian planners choose from: the probe, the gold's test ids."""
 
-    def __init__(self, probe: DebianProbe, tests: list[str], missed: set[str] | None = None) -> None:
+    def __init__(self, probe: DebianProbe, tests: list[str], missed: set[str] | None = None,
+                 spared: AbstractSet[str] = frozenset()) -> None:
         self.probe, self.tests = probe, tests
         self.missed = missed or set()  # targets a fault already missed with: never drawn again
-        self.core = {p.split(":")[0] for p in probe.core}
+        #: the packages never broken: the core, and ``spared`` (the packages of the tools the
+        #: checks and repairs run in the broken container)
+        self.core = {p.split(":")[0] for p in probe.core} | set(spared)
         self.narrow = True  # set by the scenario degrader for every site; these planners aim narrow anyway
         #: how often the run's tasks broke each path, and how many fail each set of tests:
         #: ``draw`` prefers a new symptom (as the Python world's ``Site.pick``)

@@ -8,8 +8,10 @@ compare with gold's."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from cligym.errors import BadInput
+from cligym.errors import BadInput, CligymError
+from cligym.harness.bundle import script
 from cligym.invert.context import RunContext, open_run
 from cligym.invert.debian_changes import PLANNERS, DebianScenario, DebianSite
 from cligym.invert.parallel import run_attempts
@@ -29,6 +31,9 @@ class DebianDegrader(ScenarioDegrader):
     #: test's processes are traced as a whole), while its state may fail some of them: a
     #: program the smoke tests never run. The measured set decides (``accept``).
     predicts_exactly = False
+    #: the packages the checks' and repairs' own tools load (``tool_packages``), spared as
+    #: the core is
+    tools: set[str] | None = None
 
     def site(self, ctx: RunContext, sample: list[str], tries: list[Try]) -> DebianSite:
         """The Debian site of ``sample``, without the paths the attempt's faults already
@@ -36,9 +41,20 @@ class DebianDegrader(ScenarioDegrader):
         if ctx.debian is None:
             raise BadInput(f"{ctx.gold.source.spec} has no Debian probe")
         missed = {p for t in tries for c in t.proposal.changes if c.applied.role == "fault" for p in c.applied.places}
-        site = DebianSite(ctx.debian, sample, missed)
+        if self.tools is None:
+            self.tools = tool_packages(ctx.gold_session)
+        site = DebianSite(ctx.debian, sample, missed, spared=self.tools)
         site.used, site.failing = dict(self.broken), self.failing  # spread over what earlier tasks did not touch
         return site
+
+
+def tool_packages(session: Any) -> set[str]:
+    """The packages (names without the architecture) the programs cligym runs in a broken
+    container load, as ``tool-packages.sh`` finds them in gold."""
+    result = session.exec(["sh", "-c", script("tool-packages.sh")], timeout=120)
+    if not result.ok:
+        raise CligymError(f"could not find the packages of the image's tools: {result.output.strip()[-300:]}")
+    return {line.split(":")[0] for line in result.output.split() if line}
 
 
 def planners(names: list[str] | None) -> list[DebianScenario]:

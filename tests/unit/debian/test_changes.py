@@ -184,3 +184,13 @@ def test_a_pinned_removal_turns_the_versionless_install_away_and_removes_the_pin
     assert plan.repair_order == [1, 0] and pin.repair == ["rm -f /etc/apt/preferences.d/local-pins"]
     naive = plan.naive[0].lines[0]
     assert naive.endswith(f" {package}") and "=" not in naive.rsplit(" ", 1)[1]  # no version: what an admin types
+
+
+def test_the_packages_of_the_checks_own_tools_are_spared_as_the_core_is():
+    """A library the listing's find loads (through libselinux) is never a target: breaking it
+    would break the checks, not the task."""
+    spared = DebianSite(_probe(), TESTS, spared={"libyaml-0-2"})
+    for name in ("packaged_file_removed", "packaged_file_emptied", "soname_link_removed", "package_force_removed"):
+        for seed in range(20):
+            plan = CHANGES[name](spared, random.Random(seed))
+            assert plan is None or LIB not in plan.changes[0].places and "libyaml-0-2" not in plan.changes[0].repair[0]

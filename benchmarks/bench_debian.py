@@ -6,9 +6,10 @@ Reads what ``cligym dataset build`` made of ``deb:`` projects: per package its l
 archive's ``Testsuite`` team, or for a package with its own tests the language its build
 dependencies name, as ``cligym debian candidates`` says), gold tests, the gold image's own
 bytes over the shared base, attempts, verified and validated tasks, yield, tasks with
-k >= 2, those the Debian sweeper solves, hard ones, distinct failing sets; then the same
-per language and in all. ``--harbor``: result.json files of ``harbor run`` jobs over the
-dataset's Harbor tasks (oracle, nop), summed by reward. Asserts nothing: the numbers are
+k >= 2, those the Debian sweeper solves, hard ones, distinct failing sets, how its
+attempts that made no task ended, and whether its run stopped once its last attempts found
+nothing new to break; then the same per language and in all. ``--harbor``: result.json
+files of ``harbor run`` jobs over the dataset's Harbor tasks (oracle, nop), summed by reward. Asserts nothing: the numbers are
 the result.
 """
 
@@ -26,12 +27,14 @@ from report import table  # benchmarks/report.py
 
 from cligym.models.gold import GoldEnv
 from cligym.models.io import load
+from cligym.models.run import Summary
 from cligym.models.task import Candidate, Task
 
 COLUMNS = [("package", "package", "{}"), ("language", "language", "{}"), ("tests", "tests", "{}"),
            ("own_mb", "own MB", "{:.0f}"), ("attempts", "attempts", "{}"), ("verified", "verified", "{}"),
            ("tasks", "validated", "{}"), ("yield", "yield", "{:.0%}"), ("k2", "k>=2", "{}"),
-           ("sweeper", "sweeper", "{}"), ("hard", "hard", "{}"), ("sets", "F2P sets", "{}")]
+           ("sweeper", "sweeper", "{}"), ("hard", "hard", "{}"), ("sets", "F2P sets", "{}"),
+           ("ended", "no task: how it ended", "{}")]
 TOTALS = [("language", "language", "{}"), ("packages", "packages", "{}"), ("attempts", "attempts", "{}"),
           ("tasks", "validated", "{}"), ("yield", "yield", "{:.0%}"), ("k2", "k>=2", "{:.0%}"),
           ("sweeper", "sweeper", "{:.0%}"), ("hard", "hard", "{:.0%}")]
@@ -85,8 +88,16 @@ def package_rows(root: Path, tasks: list[Task], language_of: dict[str, str]) -> 
             "sweeper": sum(bool(t.difficulty and t.difficulty.sweeper_solves) for t in mine),
             "hard": sum(bool(t.difficulty and t.difficulty.label == "hard") for t in mine),
             "sets": len(Counter(frozenset(t.FAIL_TO_PASS) for t in mine)),
+            "ended": ", ".join(f"{k} {n}" for k, n in Counter(c.discard_kind for c in candidates
+                                                                if c.status != "verified").most_common())
+            + ("; stopped: nothing new" if _exhausted(project) else ""),
         })
     return rows
+
+
+def _exhausted(project: Path) -> bool:
+    summary = project / "run" / "summary.json"
+    return summary.is_file() and load(Summary, summary).exhausted
 
 
 def totals(rows: list[dict]) -> list[dict]:

@@ -9,8 +9,8 @@ bytes over the shared base, attempts, verified and validated tasks, yield, tasks
 k >= 2, those the Debian sweeper solves, hard ones, distinct failing sets, how its
 attempts that made no task ended, and whether its run stopped once its last attempts found
 nothing new to break; then the same per language and in all. ``--harbor``: result.json
-files of ``harbor run`` jobs over the dataset's Harbor tasks (oracle, nop), summed by reward. Asserts nothing: the numbers are
-the result.
+files of ``harbor run`` jobs over the dataset's Harbor tasks (oracle, nop), summed by
+reward. Asserts nothing: the numbers are the result.
 """
 
 from __future__ import annotations

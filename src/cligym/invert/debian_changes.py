@@ -145,9 +145,9 @@ def program_not_executable(site: DebianSite, rng: random.Random) -> Plan | None:
 
 
 def package_force_removed(site: DebianSite, rng: random.Random) -> Plan | None:
-    """A package the tests load removed by force (``dpkg --remove --force-depends``: a
-    clean-up that kept the packages depending on it); its files are gone, dpkg's database
-    says so, and the reinstall from the image's repository brings it back."""
+    """A package the tests load removed by force, by a clean-up that kept the packages
+    depending on it (``dpkg --remove --force-depends``). Its files are gone, dpkg's
+    database says so, and the reinstall from the image's repository brings it back."""
     options = site.packaged() + site.packaged(objects=True)
     if not options:
         return None
@@ -362,8 +362,9 @@ class DebianScenario:
 
     @property
     def incident(self) -> str:
-        """The class of real incident it is modelled on: its planner's first line."""
-        return (self.planner.__doc__ or "").strip().splitlines()[0]
+        """The class of real incident it is modelled on: its planner's first sentence."""
+        paragraph = " ".join((self.planner.__doc__ or "").strip().split("\n\n")[0].split())
+        return paragraph.split(": ")[0].split(". ")[0].rstrip(".") + "."
 
 
 #: Every planner of the Debian world, as the scenario degrader draws them. The single

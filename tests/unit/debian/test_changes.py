@@ -133,6 +133,7 @@ def test_cligym_scenarios_lists_both_worlds_with_what_undoes_them():
     for name, planner in PLANNERS.items():
         row = rows[name]
         assert row["world"] == "debian" and row["family"] == planner.family and row["incident"]
+        assert row["incident"].endswith(".") and row["incident"].count("(") == row["incident"].count(")")
         assert (row["undone_by"] == []) == planner.resists_sweeper
 
 

@@ -148,6 +148,12 @@ def package_force_removed(site: DebianSite, rng: random.Random) -> Plan | None:
     """A package the tests load removed by force, by a clean-up that kept the packages
     depending on it (``dpkg --remove --force-depends``). Its files are gone, dpkg's
     database says so, and the reinstall from the image's repository brings it back."""
+    removal = _force_removal(site, rng)
+    return removal[0] if removal else None
+
+
+def _force_removal(site: DebianSite, rng: random.Random) -> tuple[Plan, str] | None:
+    """``package_force_removed``'s plan and the package it removes."""
     options = site.packaged() + site.packaged(objects=True)
     if not options:
         return None
@@ -155,11 +161,14 @@ def package_force_removed(site: DebianSite, rng: random.Random) -> Plan | None:
     touched = sorted({t for owned in site.probe.owned_by(package) for t in site.probe.touching(owned)})
     change = PlannedChange(
         name="package_force_removed", category="package_state",
-        dockerfile=[f"RUN dpkg --remove --force-depends {shlex.quote(package)}"],
+        # dpkg keeps its former database as status-old: a copy of gold's the leak scan would
+        # rightly refuse (as diversions-old)
+        dockerfile=[f"RUN dpkg --remove --force-depends {shlex.quote(package)} && rm -f /var/lib/dpkg/status-old"],
         repair=[site.reinstall(package)], places=[path],
         symptom="an installed package the tests need is gone", hint="check which packages dpkg has installed",
         offline="the package is installed again from the image's own apt repository")
-    return _plan(change.name, change, site.test_ids(touched))
+    plan = _plan(change.name, change, site.test_ids(touched))
+    return (plan, package) if plan else None
 
 
 def soname_link_removed(site: DebianSite, rng: random.Random) -> Plan | None:
@@ -279,11 +288,11 @@ def pinned_away(package: str) -> PlannedChange:
 def pinned_removal(site: DebianSite, rng: random.Random) -> Plan | None:
     """A package removed by force, and every version of it pinned away long ago: the
     install an admin types first (no version) finds no candidate."""
-    removed = package_force_removed(site, rng)
-    if removed is None:
+    removal = _force_removal(site, rng)
+    if removal is None:
         return None
+    removed, package = removal
     fault = removed.changes[0]
-    package = fault.dockerfile[0].rsplit(" ", 1)[1]
     naive = REINSTALL.format(spec=package.split(":")[0])
     return Plan(scenario="pinned_removal", changes=[fault, pinned_away(package)], repair_order=[1, 0],
                 naive=[RepairStep(label="naive", lines=[naive])], touching=removed.touching)

@@ -55,7 +55,9 @@ def _pool_command(tmp_path: Path, behaviour: str) -> list[str]:
         from cligym.models.dataset import UnitOutcome
         out, key = sys.argv[1], sys.argv[2]
         Path(out, "pids").mkdir(exist_ok=True)
-        Path(out, "pids", key.replace("/", "_")).write_text(str(__import__("os").getpid()))
+        name = key.replace("/", "_")  # the pid file appears whole: the test reads it at once
+        Path(out, f".{{name}}.pid").write_text(str(__import__("os").getpid()))
+        Path(out, f".{{name}}.pid").rename(Path(out, "pids", name))
         behaviour = {behaviour!r}
         if behaviour == "sleep":
             time.sleep(600)

@@ -86,15 +86,17 @@ def harbor_container(runtime, tag: str, task: TaskDir):
 RUNNERS = {"cligym": run_verifier, "harbor": harbor_way}
 
 
-def solve_then_judge(runtime, tag: str, task: TaskDir, runner: str, solve: bool = True) -> ModeResult:
+def solve_then_judge(runtime, tag: str, task: TaskDir, runner: str, solve: bool = True,
+                     steady: bool = True) -> ModeResult:
     """A container of ``tag`` (PID 1 as Harbor's), the solution slot (unless ``solve`` is
     false: nop), then the verifier run by ``runner``; under Harbor's way the reward is read
-    once more a second later (a process still writing it would show) and must not change."""
+    once more a second later (a process still writing it would show) and must not change
+    (unless not ``steady``: a naive verifier's reward is an attack's to keep writing)."""
     with harbor_container(runtime, tag, task) as session:
         if solve:
             run_oracle(session, task)
         result = RUNNERS[runner](session, task)
-        if runner == "harbor":
+        if runner == "harbor" and steady:
             session.exec(["sleep", "1"])
             again = read_reward(session)
             assert again.reward == result.reward, (result, again)

@@ -58,11 +58,12 @@ class DebianSite:
         self.used: Mapping[str, int] = {}
         self.failing: Mapping[frozenset[str], int] = {}
 
-    def draw(self, rng: random.Random, options: Sequence[T], paths: Sequence[str], touched: Sequence[str]) -> T:
+    def draw(self, rng: random.Random, options: Sequence[T], paths: Sequence[str],
+             touched: Sequence[str] | None = None) -> T:
         """One of ``options`` (breaking ``paths``, the files whose tests it would fail:
-        ``touched``), a new symptom likelier (``spread_draw``)."""
-        keys = [(path, frozenset(self.test_ids(self.probe.touching(real)))) for path, real in zip(paths, touched,
-                                                                                                  strict=True)]
+        ``touched``, the paths themselves by default), a new symptom likelier (``spread_draw``)."""
+        keys = [(path, frozenset(self.test_ids(self.probe.touching(real))))
+                for path, real in zip(paths, paths if touched is None else touched, strict=True)]
         return spread_draw(rng, options, keys, self.used, self.failing)
 
     def test_ids(self, autopkgtests: list[str]) -> list[str]:
@@ -113,7 +114,7 @@ def _packaged_file(site: DebianSite, rng: random.Random, options: list[tuple[str
     the repair reinstalls the package offline."""
     if not options:
         return None
-    path, package = site.draw(rng, options, [p for p, _ in options], [p for p, _ in options])
+    path, package = site.draw(rng, options, [p for p, _ in options])
     change = PlannedChange(
         name=name, category=category, dockerfile=[f"RUN {command} {shlex.quote(path)}"],
         repair=[site.reinstall(package)], places=[path],
@@ -157,7 +158,7 @@ def _force_removal(site: DebianSite, rng: random.Random) -> tuple[Plan, str] | N
     options = site.packaged() + site.packaged(objects=True)
     if not options:
         return None
-    path, package = site.draw(rng, options, [p for p, _ in options], [p for p, _ in options])
+    path, package = site.draw(rng, options, [p for p, _ in options])
     touched = sorted({t for owned in site.probe.owned_by(package) for t in site.probe.touching(owned)})
     change = PlannedChange(
         name="package_force_removed", category="package_state",

@@ -49,6 +49,9 @@ class DebianSite:
                  spared: AbstractSet[str] = frozenset()) -> None:
         self.probe, self.tests = probe, tests
         self.missed = missed or set()  # targets a fault already missed with: never drawn again
+        #: targets the planner about to plan may not draw: set by the scenario degrader (for a
+        #: planner the sweeper undoes, the paths whose single fault it already undid)
+        self.avoid: AbstractSet[str] = frozenset()
         #: the packages never broken: the core, and ``spared`` (the packages of the tools the
         #: checks and repairs run in the broken container)
         self.core = {p.split(":")[0] for p in probe.core} | set(spared)
@@ -65,6 +68,10 @@ class DebianSite:
         keys = [(path, frozenset(self.test_ids(self.probe.touching(real))))
                 for path, real in zip(paths, paths if touched is None else touched, strict=True)]
         return spread_draw(rng, options, keys, self.used, self.failing)
+
+    def closed(self, path: str) -> bool:
+        """Whether ``path`` is out of this plan's draw (``missed`` or ``avoid``)."""
+        return path in self.missed or path in self.avoid
 
     def test_ids(self, autopkgtests: list[str]) -> list[str]:
         """The gold test ids of these autopkgtest tests (an id is ``<autopkgtest>::<inner>``)."""
@@ -96,7 +103,7 @@ class DebianSite:
             for path in paths:
                 package = self.owner(path)
                 if package and self.reinstallable(package) and not self.conffile(path) \
-                        and not path.startswith(OFF_LIMITS) and path not in self.missed:
+                        and not path.startswith(OFF_LIMITS) and not self.closed(path):
                     found.add((path, package))
         return sorted(found)
 
@@ -182,7 +189,7 @@ def soname_link_removed(site: DebianSite, rng: random.Random) -> Plan | None:
         for entry in entries:
             link = entry.partition(" => ")[2]
             usr = link if link.startswith("/usr/") else "/usr" + link
-            if posixpath.basename(usr) != posixpath.basename(real) and usr not in site.missed:
+            if posixpath.basename(usr) != posixpath.basename(real) and not site.closed(usr):
                 options.append((real, usr))
     if not options:
         return None
@@ -201,7 +208,7 @@ def search_path_shadow(site: DebianSite, rng: random.Random) -> Plan | None:
     before it finds the real one: a stale leftover of a local install."""
     options = sorted({(miss, found) for touch in site.probe.tests.values() for miss, found in touch.shadows.items()
                       if not miss.startswith(OFF_LIMITS) and not miss.startswith(site.probe.workdir.rstrip("/") + "/")
-                      and miss not in site.missed})
+                      and not site.closed(miss)})
     if not options:
         return None
     miss, found = rng.choice(options)

@@ -108,6 +108,9 @@ class ScenarioDegrader(Degrader):
         self.families: Counter[str] = Counter()
         self.failing: Counter[frozenset[str]] = Counter()  # the F2P sets of the run's tasks
         self.broken: Counter[str] = Counter()  # paths the faults of the run's tasks broke
+        #: paths whose fault alone the task-blind sweeper undid in an attempt of the run: a
+        #: planner it undoes draws them no more (the same state would be swept again)
+        self.swept: set[str] = set()
         self.files: GoldFiles | None = None
         #: per attempt under way, the scenarios that had no target in one of its samples
         self._untargeted: dict[int, set[str]] = {}
@@ -115,6 +118,8 @@ class ScenarioDegrader(Degrader):
     def seen(self, candidate: Candidate) -> None:
         """Learn from every task of the run (scenario or not): what it is, what it fails, what it broke."""
         self._untargeted.pop(candidate.attempt, None)
+        if candidate.discard_kind == "sweeper_solves":
+            self.swept.update(p for change in candidate.operators if change.role == "fault" for p in change.places)
         if candidate.status != "verified" or not candidate.instance_id:
             return
         name = candidate.instance_id.split(".")[-2]
@@ -178,6 +183,7 @@ class ScenarioDegrader(Degrader):
         family = {s.name: s.family for s in self.scenarios}
         for scenario in self._order(rng, misses, untargeted):
             site.narrow = misses[scenario.name] < MISSES_PER_SCENARIO - 1  # its last try: whole modules
+            site.avoid = frozenset() if scenario.resists_sweeper else self.swept
             plan = scenario.plan(site, random.Random(rng.random()))
             if plan is not None and plan.touching and not self.worn(plan.touching):
                 return proposal_of_plan(sample, plan, scenario.family)

@@ -198,3 +198,33 @@ def test_the_packages_of_the_checks_own_tools_are_spared_as_the_core_is():
         for seed in range(20):
             plan = CHANGES[name](spared, random.Random(seed))
             assert plan is None or LIB not in plan.changes[0].places and "libyaml-0-2" not in plan.changes[0].repair[0]
+
+
+def test_a_path_whose_single_fault_the_sweeper_undid_leaves_the_draw_of_the_planners_it_undoes():
+    """A run that drew the same swept target over and over (a package with one library the
+    tests load) spent its attempts for nothing: once the sweeper undid a fault of a path,
+    the planners the sweeper undoes draw it no more, while those that resist it (a fault
+    behind a blocker) still may."""
+    from types import SimpleNamespace
+
+    from tests.unit.fake_engine import gold_env
+
+    from cligym.invert.debian_changes import PLANNERS
+    from cligym.invert.debian_search import DebianDegrader
+    from cligym.models.task import AppliedChange, Candidate
+
+    swept = AppliedChange(name="packaged_file_removed", category="package_files", target=LIB, symptom="s", hint="h",
+                          offline="o", places=[LIB])
+    ctx = SimpleNamespace(debian=_probe(), gold=gold_env(TESTS), sample_size=40)
+    for resists in (False, True):  # each tier alone: the resisting planners are drawn first
+        degrader = DebianDegrader([p for p in PLANNERS.values() if p.resists_sweeper is resists], attempts=8)
+        degrader.tools = set()
+        degrader.seen(Candidate(id="0000", attempt=0, seed=0, status="discarded", discard_kind="sweeper_solves",
+                                operators=[swept]))
+        assert degrader.swept == {LIB}
+        faults = set()
+        for attempt in range(1, 60):
+            proposal = degrader.propose(ctx, attempt, random.Random(attempt), [])  # type: ignore[arg-type]
+            if proposal.discard is None:
+                faults.add(next(c.applied.places[0] for c in proposal.changes if c.applied.role == "fault"))
+        assert faults and (LIB in faults) is resists, resists

@@ -21,6 +21,7 @@ import ast
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 import re
 from typing import ClassVar, Literal, TypeVar
 
@@ -121,6 +122,8 @@ class Site:
         #: how many of the run's tasks fail each set of tests: ``pick`` prefers a target
         #: whose tests fail in none (a new symptom)
         self.failing: Mapping[frozenset[str], int] = {}
+        #: paths the scenario about to plan may not pick (set by the scenario degrader)
+        self.avoid: AbstractSet[str] = frozenset()
         self._wheels: dict[tuple[str, str], str | None] = {}
 
     def submodules(self) -> list[Submodule]:
@@ -179,7 +182,7 @@ class Site:
 
     def pick(self, rng: random.Random, need_size: int = 0) -> Submodule | None:
         """A submodule, drawn by what it would fail (``spread_draw``)."""
-        pool = [s for s in self.submodules() if s.size >= need_size]
+        pool = [s for s in self.submodules() if s.size >= need_size and s.path not in self.avoid]
         if not pool:
             return None
         return spread_draw(rng, pool, [(s.path, frozenset(s.touching)) for s in pool], self.used, self.failing)

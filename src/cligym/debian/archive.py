@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from cligym.config import exclusive, home
 from cligym.debian import hostsources
-from cligym.debian.deb822 import kept_index, parse, split_version
+from cligym.debian.deb822 import field, kept_index, parse, split_version
 from cligym.errors import CligymError
 from cligym.models.debian import ArchiveFile, DownloadedDeb, FetchedSource
 from cligym.runtime.base_image import host_apt_sources
@@ -297,6 +297,37 @@ class AptState:
             self.run([*base, "-o", f"Dir::Cache::archives={dest}/", *packages], subject=subject)
         return [self._downloaded(dest / f.name, f, subject) for f in wanted]
 
+    def download_installed(self, dpkg_status: Path, *, dest: Path) -> list[DownloadedDeb]:
+        """Download into ``dest`` the debs of the packages ``dpkg_status`` has installed, at
+        their installed versions (what ``apt-get install --reinstall`` of each needs). A
+        version the archive no longer serves is left out: its package then cannot be
+        reinstalled offline, as on any machine whose archive moved on."""
+        installed = installed_versions(dpkg_status.read_text(encoding="utf-8", errors="replace"))
+        specs = [f"{name}={version}" for name, version in sorted(installed.items())]
+        self.ensure_updated()
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / "partial").mkdir(exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=self.scratch) as tmp:
+            status = Path(tmp) / "status"
+            shutil.copyfile(dpkg_status, status)
+            empty = Path(tmp) / "archives"
+            (empty / "partial").mkdir(parents=True)
+            base = ["apt-get", "install", "--reinstall", "--download-only", "--no-install-recommends", "-y", "-q",
+                    "-o", f"Dir::State::status={status}", "-o", "Dir::Cache::pkgcache="]
+            while True:  # apt names one version it does not find at a time: drop it, try again
+                try:
+                    listed = self.run([*base, "-o", f"Dir::Cache::archives={empty}/", "--print-uris", *specs],
+                                      subject="the installed packages")
+                    break
+                except UnknownPackage as exc:
+                    gone = re.search(r"Version '[^']+' for '([^']+)' was not found", str(exc))
+                    if gone is None or not any(s.startswith(f"{gone.group(1)}=") for s in specs):
+                        raise
+                    specs = [s for s in specs if not s.startswith(f"{gone.group(1)}=")]
+            wanted = print_uris(listed.stdout)
+            self.run([*base, "-o", f"Dir::Cache::archives={dest}/", *specs], subject="the installed packages")
+        return [self._downloaded(dest / f.name, f, "the installed packages") for f in wanted]
+
     @staticmethod
     def _downloaded(path: Path, listed: ArchiveFile, subject: str) -> DownloadedDeb:
         if not path.is_file() or path.stat().st_size != listed.size:
@@ -304,6 +335,19 @@ class AptState:
         name, version, arch = (path.stem.split("_") + ["", ""])[:3]
         return DownloadedDeb(package=name, version=unquote(version), architecture=arch, path=str(path),
                              size=listed.size, sha256=_sha256(path))
+
+
+def installed_versions(status: str) -> dict[str, str]:
+    """The installed packages of a dpkg status file, name (with ``:arch`` for a foreign or
+    multi-arch same package, as apt takes it) to version."""
+    found = {}
+    for stanza in parse(status):
+        if field(stanza, "Status").split()[-1:] != ["installed"]:
+            continue
+        name, arch = field(stanza, "Package"), field(stanza, "Architecture")
+        same = field(stanza, "Multi-Arch") == "same" and arch not in ("", "all")
+        found[f"{name}:{arch}" if same else name] = field(stanza, "Version")
+    return found
 
 
 def _sha256(path: Path) -> str:

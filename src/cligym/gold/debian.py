@@ -14,6 +14,7 @@ directory. The suite is run by cligym's runner
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -21,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cligym.config import DebianImage, LABEL, home
+from cligym.config import DebianImage, LABEL, exclusive, home
 from cligym.debian.archive import AptState
 from cligym.debian.control import read_tests, write_tests_tsv
 from cligym.debian.results import CONVERTERS, COMMON
@@ -40,10 +41,13 @@ PREFIX = "deb:"
 #: (gem2deb-test-runner reads the changelog with dpkg-parsechangelog).
 TESTBED = ("dpkg-dev",)
 PYTHON = "/usr/bin/python3"  # the base image's: cligym's in-container readers run with it
+#: Where in the image's repository the base image's own debs are (``base_repository``).
+BASE_FOLDER = "base"
 
 DOCKERFILE = """\
 # gold environment of the Debian source package {source} {version}, built offline
 FROM {base}
+COPY apt-base {repo}/{base_folder}
 LABEL {label}=1 {label}.project={name} {label}.version={version}
 COPY apt {repo}
 RUN rm -f /etc/apt/sources.list /etc/apt/sources.list.d/* \\
@@ -90,13 +94,15 @@ def debian_gold(runtime: Runtime, spec: str, *, base_image: str, runs: int, time
             status = Path(tmp) / "status"
             status.write_bytes(_dpkg_status(runtime, base_image))
             debs = state.download_debs(_names(packages), status, dest=context / "apt", recommends=True)
-            _write_packages_index(context / "apt")
+            shutil.copytree(base_repository(state, status, base_id), context / "apt-base", copy_function=os.link)
+            _write_packages_index(context / "apt", before=(context / "apt-base" / "Packages").read_text())
         workdir = f"/usr/src/{source}"
         _write_runner(context / "runner", tests)
         shutil.copytree(fetched.tree, context / "source", symlinks=True)
         (context / "Dockerfile").write_text(DOCKERFILE.format(
             source=source, name=source, version=fetched.version, base=base_image, label=LABEL,
-            repo=DebianImage.APT_REPO, packages=" ".join(_names(packages)), runner=DebianImage.RUNNER, workdir=workdir))
+            repo=DebianImage.APT_REPO, base_folder=BASE_FOLDER, packages=" ".join(_names(packages)),
+            runner=DebianImage.RUNNER, workdir=workdir))
         (context / ".base-image-id").write_text(base_id)
         with reporter.task(f"building the gold image ({len(debs)} debs)"):
             started = time.monotonic()
@@ -137,14 +143,35 @@ def _dpkg_status(runtime: Runtime, base_image: str) -> bytes:
     return status
 
 
-def _write_packages_index(repo: Path) -> None:
+def base_repository(state: AptState, status: Path, base_id: str) -> Path:
+    """The debs of every package the base image has installed, at its version, with their
+    ``Packages`` index (paths under ``BASE_FOLDER``): downloaded once per base image and
+    kept in cligym's cache. Every gold of that base copies the same files first, so their
+    layer is one, shared; and every package of a gold, the base's too, can be reinstalled
+    offline."""
+    folder = home() / "debian-base" / base_id.replace(":", "-")
+    with exclusive(folder.parent / f"{folder.name}.lock"):
+        if not (folder / "Packages").is_file():
+            partial = folder.with_name(folder.name + ".partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            state.download_installed(status, dest=partial)
+            _write_packages_index(partial, prefix=BASE_FOLDER)
+            shutil.rmtree(folder, ignore_errors=True)
+            partial.rename(folder)
+    return folder
+
+
+def _write_packages_index(repo: Path, *, prefix: str = ".", before: str = "") -> None:
     """The flat repository's ``Packages`` index (``dpkg-scanpackages`` reads the debs'
-    control files; nothing of them runs)."""
+    control files; nothing of them runs), each file named under ``prefix``, after the
+    stanzas ``before`` (the base's: a package both hold at two versions is read at the
+    gold's, the one it installed)."""
     proc = subprocess.run(["dpkg-scanpackages", "--multiversion", ".", "/dev/null"], cwd=repo, capture_output=True,
                           text=True, timeout=600, check=False)
     if proc.returncode != 0:
         raise GoldFailed(f"dpkg-scanpackages failed: {proc.stderr.strip()[-300:]}")
-    (repo / "Packages").write_text(proc.stdout)
+    stanzas = proc.stdout if prefix == "." else proc.stdout.replace("\nFilename: ./", f"\nFilename: {prefix}/")
+    (repo / "Packages").write_text(before.rstrip("\n") + "\n\n" + stanzas if before.strip() else stanzas)
     for leftover in ("partial", "lock"):
         path = repo / leftover
         if path.is_dir():

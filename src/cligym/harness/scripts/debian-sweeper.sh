@@ -56,7 +56,7 @@ if [ -n "$changed" ]; then
   if [ -n "$packages" ] && [ -n "$(changed $packages)" ]; then
     for package in $packages; do  # apt could not: the repository's file of the installed version
       version=$(dpkg-query -W -f '${Version}' "$package" 2>/dev/null)
-      for deb in /opt/cligym/apt/"${package%%:*}"_*.deb; do
+      for deb in /opt/cligym/apt/"${package%%:*}"_*.deb /opt/cligym/apt/*/"${package%%:*}"_*.deb; do
         [ -f "$deb" ] && [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] && dpkg -i "$deb" 2>&1 | tail -n 1
       done
     done

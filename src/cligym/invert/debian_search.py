@@ -13,7 +13,8 @@ from typing import Any
 from cligym.errors import BadInput, CligymError
 from cligym.harness.bundle import script
 from cligym.invert.context import RunContext, open_run
-from cligym.invert.debian_changes import PLANNERS, DebianScenario, DebianSite
+from cligym.invert.debian_changes import PLANNERS, DebianScenario
+from cligym.invert.debian_site import DebianSite
 from cligym.invert.parallel import run_attempts
 from cligym.invert.proposal import Try
 from cligym.invert.scenario_search import SWEEPER_SHARE, ScenarioDegrader

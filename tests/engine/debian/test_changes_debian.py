@@ -15,7 +15,9 @@ from cligym.harness.bundle import script
 from cligym.harness.images import broken_tag, build_broken, delta_digest, repair_and_test, repair_and_test_in_session
 from cligym.harness.debian_reference import full_spec, system_listing
 from cligym.harness.testrun import run_tests
-from cligym.invert.debian_changes import CHANGES, SCENARIOS, DebianSite
+from cligym.invert.debian_changes import CHANGES, SCENARIOS
+from cligym.invert.debian_search import tool_packages
+from cligym.invert.debian_site import DebianSite
 from cligym.layout import GoldDir
 from cligym.models.debian_probe import DebianProbe
 from cligym.models.gold import GoldEnv
@@ -60,11 +62,12 @@ def test_each_change_breaks_tests_and_state_and_its_offline_repair_restores_both
 
     with runtime.session(perl_gold.image) as session:
         reference = lines(session)
+        spared = tool_packages(session)  # as a run's degrader spares them
 
     def listed(session):
         return reference if session is None else lines(session)
 
-    site = DebianSite(probe, perl_gold.tests)
+    site = DebianSite(probe, perl_gold.tests, spared=spared)
     broke = []
     for name, planner in CHANGES.items():
         plans = [p for seed in range(3) if (p := planner(site, random.Random(seed))) is not None]

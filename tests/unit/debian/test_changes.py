@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import random
 
-from cligym.invert.debian_changes import CHANGES, DebianSite
+from cligym.invert.debian_changes import CHANGES
+from cligym.invert.debian_site import DebianSite
 from cligym.models.debian_probe import DebianProbe, DebianTouch, Program
 
 LIB = "/usr/lib/x86_64-linux-gnu/libyaml-0.so.2.0.9"

@@ -107,6 +107,9 @@ def spread_draw(rng: random.Random, items: Sequence[T], keys: Sequence[tuple[str
 class Site:
     """What a scenario plans from: the probe, the sampled tests, the gold image's files."""
 
+    #: paths the scenario about to plan may not pick (set by the scenario degrader)
+    avoid: AbstractSet[str] = frozenset()
+
     def __init__(self, probe: Probe, tests: list[str], files: GoldFiles) -> None:
         self.probe, self.tests, self.files = probe, tests, files
         self.site = site_packages(probe)
@@ -122,8 +125,6 @@ class Site:
         #: how many of the run's tasks fail each set of tests: ``pick`` prefers a target
         #: whose tests fail in none (a new symptom)
         self.failing: Mapping[frozenset[str], int] = {}
-        #: paths the scenario about to plan may not pick (set by the scenario degrader)
-        self.avoid: AbstractSet[str] = frozenset()
         self._wheels: dict[tuple[str, str], str | None] = {}
 
     def submodules(self) -> list[Submodule]:

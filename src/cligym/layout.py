@@ -12,6 +12,7 @@ directory:
   ``OUT.registry.json``): Terminal-Bench 1.0's ``Dataset`` takes *every* entry of OUT as a task id, so even a
   dot-file there would be a broken task;
 - ``TaskDir`` (one exported task), ``RolloutDir``, ``CurateDir``, ``DatasetDir`` (their commands').
+- ``HarborJobDir`` and ``HarborTrialDir``: what ``harbor run`` writes, read by ``cligym curate``.
 """
 from __future__ import annotations
 
@@ -270,6 +271,32 @@ class CurateDir:  # what ``cligym curate`` writes
 
     sft = _At("sft.jsonl")
     summary = _At("summary.json")
+
+
+@dataclass(frozen=True)
+class HarborTrialDir:  # one trial of a Harbor job, as Harbor's ``TrialPaths`` lays it out (``cligym curate`` reads it)
+    path: Path
+
+    config = _At("config.json")  # written when the trial starts
+    result = _At("result.json")  # Harbor's TrialResult, written when it ends
+    agent = _At("agent")  # the container's /logs/agent
+    trajectory = _At("trajectory.json", "agent")  # ATIF, when the agent writes one
+    steps = _At("steps")  # a multi-step trial's steps/<step>/{agent,verifier}
+
+
+@dataclass(frozen=True)
+class HarborJobDir:  # what ``harbor run -o JOBS`` writes as JOBS/<job>: config.json, result.json, one folder per trial
+    path: Path
+
+    config = _At("config.json")
+    result = _At("result.json")
+
+    def trial_dirs(self) -> list[Path]:
+        """Every folder holding a config.json, sorted: the trials (a reader tells a trial's
+        config from a job's, which a folder of jobs holds)."""
+        if not self.path.is_dir():
+            return []
+        return sorted(p for p in self.path.iterdir() if p.is_dir() and HarborTrialDir(p).config.is_file())
 
 
 @dataclass(frozen=True)

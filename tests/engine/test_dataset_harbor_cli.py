@@ -69,12 +69,15 @@ def dataset(tmp_path_factory, base_image) -> Path:
     return out
 
 
-def harbor_run(harbor: Path, tasks: Path, agent: str, jobs: Path, engine: str | None = None) -> dict:
-    """``harbor run`` over every task (on ``engine`` if given); returns its job's result.json."""
+def harbor_run(harbor: Path, tasks: Path, agent: str, jobs: Path, engine: str | None = None, *,
+               options: tuple[str, ...] = (), variables: dict[str, str] | None = None, concurrent: int = 2) -> dict:
+    """``harbor run`` over every task (on ``engine`` if given; ``options`` and ``variables``
+    added to its command line and environment); returns its job's result.json."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **({"DOCKER_HOST": engine} if engine else {}),
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # Harbor's model-price table: the copy it ships
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # Harbor's model-price table: the copy it ships
+           **(variables or {})}
     done = subprocess.run([str(harbor), "run", "-p", str(tasks), "-a", agent, "--env", ENV_CLASS, "-o", str(jobs),
-                           "-n", "2"], capture_output=True, text=True, timeout=2400, env=env)
+                           "-n", str(concurrent), *options], capture_output=True, text=True, timeout=2400, env=env)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     (result,) = jobs.glob("*/result.json")
     return json.loads(result.read_text())

@@ -27,7 +27,7 @@ from cligym.debian.archive import AptState
 from cligym.debian.control import read_tests, write_tests_tsv
 from cligym.debian.results import CONVERTERS, COMMON
 from cligym.errors import BadInput, GoldFailed
-from cligym.gold.image import build_tagged, python_version
+from cligym.gold.image import PROFILE_SCRIPT, PROFILE_SOURCE, build_tagged, python_version, write_profile_script
 from cligym.gold.suite import record_suite
 from cligym.harness.bundle import busybox_bytes
 from cligym.models.debian_tests import DebianTests
@@ -56,6 +56,7 @@ RUN rm -f /etc/apt/sources.list /etc/apt/sources.list.d/* \\
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --install-recommends {packages} \\
  && apt-get clean
 COPY runner {runner}
+COPY {profile_source} {profile_script}
 COPY source {workdir}
 WORKDIR {workdir}
 ENV DEBTEST_AWK="{runner}/busybox awk"
@@ -98,11 +99,13 @@ def debian_gold(runtime: Runtime, spec: str, *, base_image: str, runs: int, time
             _write_packages_index(context / "apt", before=(context / "apt-base" / "Packages").read_text())
         workdir = f"/usr/src/{source}"
         _write_runner(context / "runner", tests)
+        write_profile_script(context)  # login shells keep the PATH they are given (cligym.gold.image)
         shutil.copytree(fetched.tree, context / "source", symlinks=True)
         (context / "Dockerfile").write_text(DOCKERFILE.format(
             source=source, name=source, version=fetched.version, base=base_image, label=LABEL,
             repo=DebianImage.APT_REPO, base_folder=BASE_FOLDER, packages=" ".join(_names(packages)),
-            runner=DebianImage.RUNNER, workdir=workdir))
+            runner=DebianImage.RUNNER, workdir=workdir, profile_source=PROFILE_SOURCE,
+            profile_script=PROFILE_SCRIPT))
         (context / ".base-image-id").write_text(base_id)
         with reporter.task(f"building the gold image ({len(debs)} debs)"):
             started = time.monotonic()

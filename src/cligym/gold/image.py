@@ -5,7 +5,20 @@ The image keeps its wheelhouse (``WHEELHOUSE``) and a site-wide pip configuratio
 points pip at it with no index, as an air-gapped machine that was set up from a local
 wheelhouse would: a package removed or damaged later can be reinstalled offline
 (``pip install --force-reinstall --no-deps NAME==VERSION``). Operators whose repair is such
-a reinstall are offline-fair because of it."""
+a reinstall are offline-fair because of it.
+
+Every shell an agent can open sees the environment the tests run with. The image's ENV puts
+the venv first on PATH, and a non-login shell (``sh``, ``bash -i``) inherits it; a login
+shell (``bash -l``, ``sh -l``, tmux's shells: its default shell and a harness's
+``tmux new-session 'bash --login'``) reads ``/etc/profile``, which resets PATH to Debian's
+default and then sources ``/etc/profile.d/*.sh``. So every gold, Python's and Debian's,
+carries ``PROFILE_SCRIPT`` there (``write_profile_script``): it puts back the PATH the shell
+was started with, read from the shell's own initial environment (``/proc/$$/environ``). Not
+gold's PATH as a value written at build time: a broken image's ΔD may set ``ENV PATH``, and a
+harness may put its own folder first (the verifier's guard does), and the tests see those; a
+login shell must see them too, not have gold's value re-imposed over a fault. It sets nothing
+else, since ``/etc/profile`` changes no other variable: an ``ENV`` of ΔD (``PYTHONPATH``,
+``LANG``, ``HOME``...) reaches a login shell as it reaches the tests."""
 
 from __future__ import annotations
 
@@ -22,6 +35,7 @@ from packaging.utils import canonicalize_name
 from cligym.config import LABEL, exclusive, home
 from cligym.errors import GoldFailed
 from cligym.gold.source import sha256_file
+from cligym.harness.bundle import script
 from cligym.runtime import ImageKind, Runtime
 
 VENV = "/opt/venv"
@@ -35,6 +49,10 @@ no-index = true
 find-links = {WHEELHOUSE}
 disable-pip-version-check = true
 """
+#: Where login shells find the script that keeps the PATH they were given (package data
+#: ``harness/scripts/keep-path.sh``); in the build context under its own name.
+PROFILE_SCRIPT = "/etc/profile.d/00-keep-path.sh"
+PROFILE_SOURCE = "keep-path.sh"
 
 DOCKERFILE = """\
 # gold environment for {name} {version}, built offline from its wheelhouse
@@ -51,6 +69,7 @@ LABEL {label}=1 {label}.project={name} {label}.version={version}
 COPY --from=install {venv} {venv}
 COPY wheels {wheelhouse}
 COPY pip.conf /etc/pip.conf
+COPY {profile_source} {profile_script}
 COPY project {workdir}
 WORKDIR {workdir}
 ENV VIRTUAL_ENV={venv} PATH={venv}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -62,6 +81,13 @@ def _link_or_copy(src: Path, dest: Path) -> None:
         os.link(src, dest)
     except OSError:
         shutil.copy2(src, dest)
+
+
+def write_profile_script(context: Path) -> None:
+    """The login shells' PATH script, in the build context as ``PROFILE_SOURCE``."""
+    path = context / PROFILE_SOURCE
+    path.write_text(script(PROFILE_SOURCE), encoding="utf-8")
+    path.chmod(0o644)
 
 
 def context_digest(context: Path) -> str:
@@ -102,11 +128,13 @@ def build_gold_image(
         lines = [f"/tmp/wheels/{project_wheel}", *requirements]
         (context / "requirements.txt").write_text("\n".join(lines) + "\n")
         (context / "pip.conf").write_text(PIP_CONF)
+        write_profile_script(context)
         shutil.copytree(project_tree, context / "project", symlinks=True)
         (context / "Dockerfile").write_text(
             DOCKERFILE.format(
                 name=canonicalize_name(name), version=version, base=base_image, label=LABEL,
-                venv=VENV, workdir=WORKDIR, wheelhouse=WHEELHOUSE,
+                venv=VENV, workdir=WORKDIR, wheelhouse=WHEELHOUSE, profile_source=PROFILE_SOURCE,
+                profile_script=PROFILE_SCRIPT,
             )
         )
         (context / ".base-image-id").write_text(base_image_id)

@@ -165,6 +165,25 @@ def test_trials_without_one_trajectory_are_named_not_guessed(job, tmp_path):
     assert summary.trials == 7 and summary.trajectories == 3 and summary.kept == 1
 
 
+def test_a_trajectory_that_records_no_tool_call_is_not_judged(job, tmp_path):
+    """terminus-2 with raw_content records each answer as its text and no tool calls: the
+    reward write in it could not be seen, so the trial is named, not kept."""
+    def raw(d: dict) -> None:
+        for step in d["steps"]:
+            if step["source"] == "agent":
+                keys = [c["arguments"].get("keystrokes") for c in step.pop("tool_calls")]
+                step["message"] = json.dumps({"analysis": "", "plan": "", "commands": [
+                    {"keystrokes": k, "duration": 1.0} for k in keys if k]})
+                for result in step["observation"]["results"]:
+                    result.pop("source_call_id", None)
+
+    _edit(job / TAMPER / "agent" / "trajectory.json", raw)
+    summary = curate(job, tmp_path / "out", min_steps=3)
+    assert summary.no_trajectory[TAMPER] == ("its 7 agent steps record no tool calls (as terminus-2 writes them "
+                                             "with raw_content): what it ran cannot be checked")
+    assert TAMPER not in {v.path for v in summary.decisions} and summary.kept == 2 and summary.trials == 7
+
+
 def test_an_invalid_trajectory_or_result_is_one_clear_line(job, tmp_path):
     (job / HONEST / "agent" / "trajectory.json").write_text('{"schema_version": "ATIF-v1.8", "steps": []}')
     with pytest.raises(BadInput, match="not a valid ATIF trajectory") as info:

@@ -12,7 +12,8 @@ told apart by their layout, each turned into the same :class:`Attempt` records.
   The reward is Harbor's record of it (``verifier_result.rewards["reward"]``, or the only
   reward), and only when Harbor holds it valid; never ``verifier/reward.txt``: the agent's
   container mounts that folder, so a tampering agent writes there what it likes. A trial
-  with no single ATIF trajectory is listed with why (``no_trajectory``), never guessed at;
+  with no single ATIF trajectory is listed with why (``no_trajectory``), never guessed at, and
+  so is one whose agent steps record no tool call (what it ran cannot be checked for cheating);
   one without a valid reward too (``no_reward``), and judged ``not_successful``.
 """
 
@@ -143,6 +144,10 @@ def trial_trajectory(trial: HarborTrialDir, result: HarborTrialResult) -> tuple[
     if trajectory.continued_trajectory_ref:
         return None, (f"its trajectory continues in {trajectory.continued_trajectory_ref[:100]} (split at a "
                       f"summarization): the segments are not joined")
+    steps = trajectory.agent_steps
+    if steps and not any(step.tool_calls for step in steps):
+        return None, (f"its {len(steps)} agent steps record no tool calls (as terminus-2 writes them with "
+                      f"raw_content): what it ran cannot be checked")
     return trajectory, ""
 
 

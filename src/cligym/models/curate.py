@@ -62,7 +62,8 @@ class CurationSummary(BaseModel):
     cheating_detected: dict[str, int]  # every trajectory, whatever its decision, by rule
     incomplete: list[str] = Field(default_factory=list)  # attempt folders missing one of the two records
     #: Harbor trials with no single ATIF trajectory to read, and why (the agent writes none,
-    #: a multi-step trial, a trajectory split into continuations); never judged
+    #: a multi-step trial, a trajectory split into continuations, one that records no tool
+    #: call so what it ran cannot be checked); never judged
     no_trajectory: dict[str, str] = Field(default_factory=dict)
     #: Harbor trials without a valid reward (the verifier never ran, failed or was cut short),
     #: and why; those with a trajectory are judged ``not_successful``

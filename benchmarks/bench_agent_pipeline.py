@@ -10,10 +10,15 @@ runs, leak scans and derived solutions, the Harbor export, the repair rollouts a
 curation. Token counts are what the server reports: about a quarter of the characters of
 each request (prompt) and answer (completion), the usual rough size of a token.
 
-- The degrading policy (``tests/scripted_agents.py``) picks one of six real degradations
+- The degrading policy (``tests/scripted_agents.py``) picks one of seven real degradations
   per attempt from the tests the query request lists (corrupted extension header, a
   removed module, a lost execute bit on the interpreter, an import hook in a .pth file, a
-  change recorded without its key step, a change that leaves a copy of the original).
+  change recorded without its key step, a change that leaves a copy of the original, an
+  emptied standard-library module), and when asked for its repair writes: an admin's (a
+  chmod, a file removed, a reinstall from the image's wheelhouse), one that needs the
+  package index, one that carries the original extension's bytes, or an apt reinstall
+  with no apt repository. The default export (offline-fair only) is measured against
+  the verified tasks (``export_default_share``), with who wrote each kept repair.
 - The repair policies per attempt: a thorough solver (looks around for 20+ steps, then
   repairs), a quick solver (3 steps), a cheater (as thorough, but reads the shell history
   before repairing) and a looper (repeats one command, never repairs); which one a task's
@@ -28,6 +33,7 @@ each request (prompt) and answer (completion), the usual rough size of a token.
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 import sys
 import tempfile
 import threading
@@ -45,7 +51,9 @@ from cligym.curate.stage import curate  # noqa: E402
 from cligym.export.stage import export  # noqa: E402
 from cligym.gold import make_gold  # noqa: E402
 from cligym.invert.agentic import invert_with_agent  # noqa: E402
-from cligym.models.io import save  # noqa: E402
+from cligym.layout import RunDir  # noqa: E402
+from cligym.models.io import load, save  # noqa: E402
+from cligym.models.task import Task  # noqa: E402
 from cligym.rollout.stage import rollout  # noqa: E402
 from cligym.runtime import Runtime  # noqa: E402
 from tests.llm_server import ScriptedServer, tool_call  # noqa: E402
@@ -127,7 +135,12 @@ def main() -> None:
                                    "tokens_per_attempt", "tokens_per_verified", "seconds_per_verified",
                                    "agent_stop_reasons")})
         tasks = root / f"tasks-w{args.workers}"
-        export(run, "harbor", tasks, runtime=runtime, force=True, offline_only=False)
+        exported = export(run, "harbor", tasks, runtime=runtime, force=True)  # the default: offline-fair only
+        made = [load(Task, record) for record in RunDir(run).task_records()]
+        numbers.update(export_default_tasks=len(exported.tasks), export_verified=len(made),
+                       export_default_share=round(len(exported.tasks) / len(made), 4) if made else None,
+                       solution_origins=dict(Counter(t.solution_origin for t in made)),
+                       carried_bytes_max=max((t.carried_bytes or 0 for t in made), default=None))
         fixes = {(d / "instruction.md").read_text(): (d / "solution" / "solve.sh").read_text() for d in tasks.iterdir()}
         with ScriptedServer([RepairPolicy(fixes)] * 10_000) as server:
             client = ModelClient(ModelConfig(model="scripted-repairer", base_url=server.base_url))

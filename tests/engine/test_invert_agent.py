@@ -13,9 +13,18 @@ from pathlib import Path
 
 import pytest
 
+from cligym.agents.client import ModelClient, ModelConfig
+from cligym.agents.loop import AgentLimits
 from cligym.errors import BadInput
+from cligym.export.stage import export
+from cligym.invert.agentic import invert_with_agent
 from cligym.invert.query import QUERY_SYSTEM
+from cligym.layout import RunDir
+from cligym.models.io import load
+from cligym.models.task import Task
+from cligym.verify.carried import CARRY_LIMIT
 from tests.llm_server import error, reply, tool_call
+from tests.scripted_agents import FROM_THE_INDEX, HONEST_REINSTALL, DegradingPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,13 +79,18 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
         reply(tool_calls=[tool_call("str_replace_editor", {"command": "create", "path": "/cligym-out/Dockerfile",
                                                            "file_text": dockerfile})]),
         reply(tool_calls=[tool_call("finish", {"summary": "corrupted the ELF header"})]),
-        # attempt 1: a Dockerfile that does not redo the change -> not reproducible
+        # ... asked for its repair, it writes an admin's: a reinstall from the image's wheelhouse
+        reply(tool_calls=[tool_call("execute_bash", {"command": HONEST_REINSTALL})]),
+        reply(tool_calls=[tool_call("finish", {"summary": "repair written"})]),
+        # attempt 1: a Dockerfile that does not redo the change -> not reproducible (asked
+        # for its repair, it writes none)
         second_query,
         reply(_query(speed[:4], "Truncated speedups module"), **Q),
         reply(tool_calls=[tool_call("execute_bash", {"command": f": > {SO}"})]),
         reply(tool_calls=[tool_call("execute_bash", {
             "command": "mkdir -p /cligym-out && echo 'RUN true' > /cligym-out/Dockerfile"})]),
         reply(tool_calls=[tool_call("finish", {})]),
+        reply(tool_calls=[tool_call("finish", {"summary": "no repair"})]),
         # attempt 2: no usable query, even after the correction request -> bad_query
         reply("I would rather chat.", **Q),
         reply("Still no JSON.", **Q),
@@ -95,6 +109,9 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
                                                                 + CORRUPT.replace("JUNK", "XXXX")
                                                                 + "\" > /cligym-out/Dockerfile"})]),
         reply(tool_calls=[tool_call("finish", {"summary": "recorded late"})]),
+        # ... its repair asks the package index (no network): the derived one is proven instead
+        reply(tool_calls=[tool_call("execute_bash", {"command": FROM_THE_INDEX})]),
+        reply(tool_calls=[tool_call("finish", {"summary": "repair written"})]),
         # attempt 4: the endpoint refuses one request (a request it cannot take): that agent
         # stops with model_error, nothing was broken, and the run goes on
         reply(_query(speed[:2], "Refused midway"), **Q),
@@ -124,7 +141,7 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     candidates = [json.loads((run / "candidates" / f"{i:04d}.json").read_text()) for i in range(5)]
     first = candidates[0]
     assert first["status"] == "verified" and first["refined"] is True
-    assert first["prompt_tokens"] == 2000 + 4 * 10 and first["completion_tokens"] == 400 + 4 * 5
+    assert first["prompt_tokens"] == 2000 + 6 * 10 and first["completion_tokens"] == 400 + 6 * 5
     assert first["FAIL_TO_PASS"] == speed[:6] and first["reproduced"] is True
     assert first["dockerfile"] == [f"RUN printf 'JUNK'   | dd of={SO} bs=1 count=4 conv=notrunc status=none"]
     assert any(d.startswith("ENV MARKER=1") for d in first["dropped_lines"])
@@ -133,12 +150,16 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     assert candidates[3]["refined"] is False and candidates[3]["agent"]["stop_reason"] == "max_steps"
     assert candidates[3]["agent"]["last_turn"] is True and candidates[3]["status"] == "verified"
     assert candidates[0]["agent"]["last_turn"] is False
+    assert [c["agent"]["recovery"] for c in candidates[:2]] == [True, False] and candidates[3]["agent"]["recovery"]
     assert candidates[3]["query"]["title"] == "Unfinished business"
     assert candidates[4]["agent"]["stop_reason"] == "model_error" and candidates[4]["agent"]["steps"] == 0
 
     task = json.loads((run / "tasks" / first["instance_id"] / "instance.json").read_text())
     assert task["origin"] == "agent" and task["changed_paths"] == [SO]
-    assert "base64 -d" in task["solution"] and task["FAIL_TO_PASS"] == speed[:6]
+    assert task["solution"].startswith("#!/bin/sh") and "--find-links /opt/wheelhouse" in task["solution"]
+    assert task["solution_origin"] == "degrader" and task["offline_fair"] and task["FAIL_TO_PASS"] == speed[:6]
+    late = json.loads((run / "tasks" / candidates[3]["instance_id"] / "instance.json").read_text())
+    assert late["solution_origin"] == "derived" and late["offline_fair"] and "base64" not in late["solution"]
     trajectory = run / first["agent"]["trajectory"]
     assert json.loads(trajectory.read_text())["final_metrics"]["extra"]["stop_reason"] == "finished"
     if HARBOR_PY.exists():
@@ -151,9 +172,8 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     # scratch, exports, and Harbor's oracle gets reward 1 and doing nothing 0
     verified = _cli("verify", str(run), "--gold", str(path), "--json")
     assert verified.returncode == 0 and all(r["ok"] for r in json.loads(verified.stdout)), verified.stdout[-2000:]
-    # its solution carries the original bytes (derived from the difference to gold): not
-    # offline-fair, so it is exported on request
-    assert _cli("export", str(run), "-o", str(tmp_path / "tasks"), "--with-network").returncode == 0
+    # both repairs are proven offline: the default export (offline-fair only) holds both tasks
+    assert _cli("export", str(run), "-o", str(tmp_path / "tasks")).returncode == 0
     validated = _cli("validate", str(tmp_path / "tasks"), "--json", "-q")
     results = json.loads(validated.stdout)
     assert [(r["oracle"]["reward"], r["nop"]["reward"]) for r in results] == [(1.0, 0.0)] * 2
@@ -179,6 +199,53 @@ def test_agentic_inversion_end_to_end(gold_dir, scripted_server, tmp_path, runti
     assert again.returncode == 0, again.stderr[-2000:]
     assert json.loads(again.stdout)["verified"] == 2 and len(server.requests) == asked + 2
     assert not orphan.exists() and (run / "tasks" / first["instance_id"]).is_dir()
+
+
+class InTurn(DegradingPolicy):
+    """The scripted degrading agent, its degradations taken in the order given, one per
+    attempt (attempts made one at a time, no refinement)."""
+
+    def __init__(self, kinds: list[int]) -> None:
+        super().__init__(kinds)
+        self.asked: list[str] = []
+
+    def pick(self, digest: str) -> int:
+        if digest not in self.asked:
+            self.asked.append(digest)
+        return self.kinds[self.asked.index(digest)]
+
+
+def test_agent_made_tasks_are_repaired_offline_and_exported_by_default(gold_dir, scripted_server, tmp_path,
+                                                                        runtime):
+    """Asked for its repair after its breakage, the agent writes: an admin's chmod (proven,
+    kept); a reinstall from the package index (fails with no network: the repair derived
+    from what the image holds, a reinstall from its wheelhouse, is proven instead); the
+    original extension's bytes in base64 (refused untried: it carries far more than
+    CARRY_LIMIT of gold; the derived reinstall again); and, for a standard-library module
+    nothing in the image holds, an apt reinstall (no network) while the derived one would
+    carry the module's bytes: discarded, with both reasons. Every kept task is offline-fair
+    by the one measure, and the default export (offline-fair only) holds them all."""
+    path, _ = gold_dir
+    server = scripted_server([InTurn([2, 1, 0, 6])] * 200)
+    run = tmp_path / "run"
+    summary = invert_with_agent(path, run, ModelClient(ModelConfig(model="scripted", base_url=server.base_url)),
+                                attempts=4, refine_rate=0.0, limits=AgentLimits(max_steps=8, max_seconds=300),
+                                runtime=runtime)
+    candidates = [json.loads((run / "candidates" / f"{i:04d}.json").read_text()) for i in range(4)]
+    assert summary.verified == 3 and summary.discard_reasons == {"no_offline_repair": 1}, candidates[3]["reason"]
+    assert all(c["agent"]["recovery"] for c in candidates)
+    tasks = [load(Task, RunDir(run).task_record(c["instance_id"])) for c in candidates[:3]]
+    assert [t.solution_origin for t in tasks] == ["degrader", "derived", "derived"]
+    assert all(t.offline_fair and t.carried_bytes is not None and t.carried_bytes <= CARRY_LIMIT for t in tasks)
+    assert "chmod 0755 /usr/bin/python3.11" in tasks[0].solution
+    assert all("--no-index --find-links /opt/wheelhouse" in t.solution and "base64" not in t.solution
+               for t in tasks[1:])
+    reason = candidates[3]["reason"]
+    assert reason.startswith("the repair: ") and "; the fallback: no solution could be derived: the image holds " \
+        "no copy of" in reason, reason
+
+    exported = export(run, "harbor", tmp_path / "tasks", runtime=runtime)
+    assert sorted(exported.tasks) == sorted(t.instance_id for t in tasks) and not exported.left_out
 
 
 def test_unreachable_endpoint_is_one_line_and_writes_no_attempt(gold_dir, tmp_path):

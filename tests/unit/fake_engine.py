@@ -127,7 +127,7 @@ class FakeEngine:
         return any(self.line(text).blocks for text in undone)
 
     def check_broken_state(self, runtime, gold, files, tag: str, f2p, p2p, solution, *, order=(),
-                           untouchable=None, state=None) -> Verification:
+                           untouchable=None, state=None, fallback=None) -> Verification:
         if self.verify is not None:
             verification = self.verify(tag, list(f2p))
         elif self.drawn and draw(self.images[tag], "leak") < 0.15:

@@ -67,11 +67,12 @@ ADDED_SINCE = {GoldEnv: ("requirements_from", "inferred", "left_out", "registry_
                InvertConfig: ("gold_digest", "scenarios", "mix"),
                Candidate: ("screened", "decoys", "refused"),
                TaskIssues: ("style", "refused", "prompt_tokens", "completion_tokens"),
-               Summary: ("per_difficulty", "per_k", "exhausted"), RolloutResult: ("verdict",), Task: ("state",)}
+               Summary: ("per_difficulty", "per_k", "exhausted"), RolloutResult: ("verdict",),
+               Task: ("state", "carried_bytes", "solution_origin")}
 #: Fields added since to records held in a list field: model -> (list field, added fields).
 ADDED_INSIDE = {Candidate: ("operators", ("shows", "offline", "necessary", "fixes", "role", "blocks", "places"))}
 #: Fields added since to a record held in a field: model -> (field, added fields).
-ADDED_NESTED = {Candidate: ("agent", ("last_turn",))}
+ADDED_NESTED = {Candidate: ("agent", ("last_turn", "recovery"))}
 
 
 @pytest.mark.parametrize("name, model", [

@@ -13,9 +13,15 @@ One attempt:
 4. ΔD is the agent's RUN lines (other instructions are left out and recorded: an ENV line,
    for one, cannot be undone by a repair script); gold + ΔD is built from scratch and must
    fail exactly the same tests (the reproduction rate is reported);
-5. ``check_broken_state`` as for operators: a repeat run, the leak scan, no test file
-   touched, and a solution derived from the filesystem difference to gold that makes every
-   selected test pass.
+5. the recovery turn: the agent, in its container, writes the repair an admin would run
+   (``RECOVERY_TURN``, ``RECOVERY_PATH``);
+6. ``check_broken_state`` as for operators: a repeat run, the leak scan, no test file
+   touched, and a repair proven in a fresh container with no network: the agent's own
+   (refused untried when it carries more than ``CARRY_LIMIT`` bytes of gold), else one
+   derived from the filesystem difference with only what the image holds (a reinstall
+   from its wheelhouse, a mode set back, an added path removed, at most ``CARRY_LIMIT``
+   bytes of gold restored). A state neither repairs is discarded (``no_offline_repair``,
+   with why each failed); a kept task's ``offline_fair`` is measured as every task's is.
 A model failure of the endpoint (unreachable, key refused, retries exhausted) stops the
 run with its one line; the attempt it interrupted is redone when the run is resumed. A
 failure of one request (e.g. a conversation too long for the model) ends that attempt's
@@ -28,6 +34,7 @@ import random
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from cligym import __version__
@@ -39,9 +46,12 @@ from cligym.errors import BadInput, CligymError, Fatal
 from cligym.harness.testrun import run_tests_in_session
 from cligym.invert.context import RunContext, Stopped, classify, open_run, sample_tests
 from cligym.invert.dockerfile import parse_dockerfile
+from cligym.invert.operators.package_files import installed_files
+from cligym.invert.operators.probing import dist_tops, reinstall_line, site_packages
 from cligym.invert.parallel import run_attempts
 from cligym.invert.proposal import Degrader, Proposal, Try
 from cligym.invert.query import QueryError, generate_query, sample_directions
+from cligym.models.probe import Probe
 from cligym.models.run import Summary
 from cligym.models.task import (
     AgentRun,
@@ -52,9 +62,11 @@ from cligym.models.task import (
 )
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
+from cligym.verify.carried import CARRY_LIMIT
 from cligym.verify.solution import derive_solution
 
 DOCKERFILE_PATH = "/cligym-out/Dockerfile"
+RECOVERY_PATH = "/cligym-out/recover.sh"
 AGENT_NAME = "cligym-inverter"
 
 INVERT_SYSTEM = """\
@@ -100,6 +112,22 @@ changes. They are appended to the image you started from and built offline, so:
 - include every change that matters, in the order you made it, and nothing you did not do.
 Then call finish."""
 
+#: The turn after a verified breakage: the agent writes the repair an admin of the machine
+#: would run, proven later in a fresh container of the broken image with no network.
+RECOVERY_TURN = """\
+The fault is in place: {failing} of the selected tests fail. Now write the repair an
+administrator of this machine would run, as a POSIX shell script at {path}:
+- it runs as root with sh in a fresh container of the broken image, with no network, and
+  must make every selected test pass again;
+- it may use only what the machine holds (its package manager offline, wheels or packages
+  already on disk, files that are still there); it must not write out the original
+  contents of what you changed (no base64 payloads, no here-documents of original files):
+  such a repair teaches nothing;
+- you may run it here to check it.
+Then call finish."""
+#: What that turn may use.
+RECOVERY_LIMITS = {"max_steps": 8, "max_seconds": 300.0}
+
 
 class AgentDegrader(Degrader):
     """Asks a model for a degradation task, then lets an agent carry it out in a container
@@ -121,8 +149,12 @@ class AgentDegrader(Degrader):
         self.client.stop()
 
     def derived_solution(self, ctx: RunContext, report) -> str:
+        """A repair from what the image holds: added paths removed, modes set back, the files
+        of an installed distribution reinstalled from the image's wheelhouse; what else
+        changed is restored from gold's bytes only up to ``CARRY_LIMIT`` (CligymError beyond)."""
         assert ctx.gold_session is not None, "the run opens its gold session before any attempt"
-        return derive_solution(ctx.gold_session, ctx.probe.files, report)
+        return derive_solution(ctx.gold_session, ctx.probe.files, report, reinstall=image_reinstall(ctx.probe),
+                               carry_limit=CARRY_LIMIT)
 
     def seen(self, candidate: Candidate) -> None:
         if candidate.query:
@@ -155,7 +187,7 @@ class AgentDegrader(Degrader):
         if self.stop.is_set():
             raise Stopped(attempt)
         try:
-            first, written = self._degrade(ctx, attempt, query, notes, seconds, tokens)
+            first, written, recovery = self._degrade(ctx, attempt, query, notes, seconds, tokens)
         except Fatal:
             raise
         except CligymError as exc:
@@ -165,7 +197,7 @@ class AgentDegrader(Degrader):
                              f"the agent's container failed: {exc}")
         if self.stop.is_set():
             raise Stopped(attempt)
-        return self._proposal(query, first, written, notes, seconds, tokens)
+        return self._proposal(query, first, written, recovery, notes, seconds, tokens)
 
     def _degrade(self, ctx: RunContext, attempt: int, query: DegradationQuery, notes: AttemptNotes,
                  seconds: dict[str, float], tokens: list[int]):
@@ -188,10 +220,6 @@ class AgentDegrader(Degrader):
             tokens[0] += outcome.prompt_tokens
             tokens[1] += outcome.completion_tokens
             last = self._last_turn(session, executor, recorder, history, query, outcome, tokens, gold)
-            trajectory = ctx.run.trajectory(attempt)
-            recorder.save(ctx.run.path / trajectory, {"stop_reason": outcome.stop_reason, "error": outcome.error})
-            notes.agent = AgentRun(stop_reason=outcome.stop_reason, steps=outcome.steps, seconds=outcome.seconds,
-                                       summary=outcome.summary[:1000], trajectory=trajectory, last_turn=last)
             seconds["agent"] = time.monotonic() - started
             written = session.get_file(DOCKERFILE_PATH)
             # what the harness put there (the shell, its files, the Dockerfile) is not part of the broken state
@@ -200,7 +228,34 @@ class AgentDegrader(Degrader):
             started = time.monotonic()
             first = run_tests_in_session(session, gold.workdir, gold.test_command, query.selected_tests)
             seconds["run"] = time.monotonic() - started
-        return first, written
+            recovery = None
+            failing = len(classify(first, query.selected_tests)[0])
+            if written is not None and failing and not self.stop.is_set():
+                started = time.monotonic()
+                recovery = self._recovery_turn(session, recorder, history, failing, tokens, gold)
+                seconds["recovery"] = time.monotonic() - started
+            trajectory = ctx.run.trajectory(attempt)
+            recorder.save(ctx.run.path / trajectory, {"stop_reason": outcome.stop_reason, "error": outcome.error})
+            notes.agent = AgentRun(stop_reason=outcome.stop_reason, steps=outcome.steps, seconds=outcome.seconds,
+                                       summary=outcome.summary[:1000], trajectory=trajectory, last_turn=last,
+                                       recovery=recovery is not None)
+        return first, written, recovery
+
+    def _recovery_turn(self, session, recorder, history: list, failing: int, tokens: list[int], gold) -> str | None:
+        """Ask the agent, in its container, for the repair of its breakage (``RECOVERY_TURN``);
+        the script it wrote, or None."""
+        executor = ToolExecutor(session, workdir=gold.workdir, command_timeout=self.limits.command_timeout,
+                                max_output=self.limits.max_output)
+        try:
+            extra = run_agent(self.client, executor, system=INVERT_SYSTEM, recorder=recorder, history=history,
+                              task=RECOVERY_TURN.format(failing=failing, path=RECOVERY_PATH),
+                              limits=self.limits.model_copy(update=RECOVERY_LIMITS), stop=self.stop)
+            tokens[0] += extra.prompt_tokens
+            tokens[1] += extra.completion_tokens
+            script = session.get_file(RECOVERY_PATH)
+        finally:
+            executor.close()
+        return script.decode("utf-8", errors="replace") if script and script.strip() else None
 
     def _last_turn(self, session, executor, recorder, history: list, query: DegradationQuery, outcome,
                    tokens: list[int], gold) -> bool:
@@ -220,8 +275,8 @@ class AgentDegrader(Degrader):
         tokens[1] += extra.completion_tokens
         return True
 
-    def _proposal(self, query: DegradationQuery, first, written: bytes | None, notes: AttemptNotes,
-                  seconds: dict[str, float], tokens: list[int]) -> Proposal:
+    def _proposal(self, query: DegradationQuery, first, written: bytes | None, recovery: str | None,
+                  notes: AttemptNotes, seconds: dict[str, float], tokens: list[int]) -> Proposal:
         selected = query.selected_tests
         f2p, p2p = classify(first, selected)
         notes.FAIL_TO_PASS, notes.PASS_TO_PASS = f2p, p2p
@@ -238,9 +293,25 @@ class AgentDegrader(Degrader):
                              f"{DOCKERFILE_PATH} holds no RUN instruction")
         return Proposal(
             sample=selected, name="agent", dockerfile=lines, observed=first, keep_tests=True, derive_solution=True,
-            seconds=seconds, notes=_with_tokens(notes, tokens),
+            solution=recovery or "", seconds=seconds, notes=_with_tokens(notes, tokens),
             task=TaskFields(origin="agent", query=query),
         )
+
+
+def image_reinstall(probe: Probe) -> Callable[[str], str | None]:
+    """path -> the line reinstalling, from a wheel in the image, the distribution whose
+    files (its RECORD, or its top-level package's folder) hold the path; None for a path
+    of no such distribution."""
+    files = installed_files(probe)
+    site = site_packages(probe)
+    folders = {f"{site}/{top}/": dist for dist in {d.name: d for d in files.values()}.values()
+               for top in dist_tops(dist)}
+
+    def line(path: str) -> str | None:
+        dist = files.get(path) or next((d for folder, d in folders.items() if path.startswith(folder)), None)
+        return reinstall_line(probe, dist.name, dist.version) if dist else None
+
+    return line
 
 
 def _given_up(notes: AttemptNotes, seconds: dict[str, float], tokens: list[int], sample: list[str], kind: str,

@@ -32,7 +32,6 @@ from __future__ import annotations
 import random
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cligym.errors import BuildFailed, CligymError, Fatal
@@ -41,13 +40,13 @@ from cligym.harness.testrun import hang_timeout, run_tests
 from cligym.invert import minimal
 from cligym.invert.context import RunContext, classify, error_excerpts
 from cligym.invert.dockerfile import touches_tests
-from cligym.invert.proposal import Degrader, Proposal, Try
+from cligym.invert.proposal import Degrader, Proposal, Try, repairs
 from cligym.issue import check_issues, write_issues
-from cligym.models.fs import LeakReport
 from cligym.models.io import load, save
 from cligym.models.task import AppliedChange, Candidate, Task
 from cligym.models.testrun import TestRun
 from cligym.verify import check_broken_state
+from cligym.verify.carried import offline_fair
 from cligym.verify.difficulty import measure
 
 #: A discarded attempt keeps its derived solution (for a look) only up to this size.
@@ -331,15 +330,11 @@ def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
 def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, found: dict) -> Outcome:
     ctx, proposal, policy, gold = check.ctx, check.proposal, check.policy, check.ctx.gold
     f2p, p2p = found["FAIL_TO_PASS"], found["PASS_TO_PASS"]
-    solution: str | Callable[[LeakReport], str] = proposal.solution
-    if proposal.derive_solution:
-        def derived(report: LeakReport) -> str:
-            return policy.derived_solution(ctx, report)
-        solution = derived
+    solution, fallback = repairs(ctx, proposal, policy)
     verification = check_broken_state(ctx.runtime, gold, ctx.probe.files, tag, f2p, p2p, solution,
                                       order=proposal.sample,
                                       untouchable=touches_tests(gold) if proposal.keep_tests else None,
-                                      state=ctx.state)
+                                      state=ctx.state, fallback=fallback)
     check.seconds.update(verification.seconds)
     if proposal.derive_solution and (verification.ok or len(verification.solution) <= KEEP_SOLUTION_BYTES):
         found["solution"] = verification.solution  # a derived one: discards keep small ones only
@@ -358,6 +353,7 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
         if swept + 1 > ctx.sweeper_share * (saved + 1):
             return _discarded(found, "sweeper_solves", "the task-blind sweeper repairs it, and with it more than "
                                                        f"{ctx.sweeper_share:.0%} of the run's tasks would be such")
+    fair, carried = offline_fair(verification.solution, ctx.gold_session, ctx.probe.files, verification.changed_paths)
     task = Task(
         instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
         workdir=gold.workdir, test_command=gold.test_command, dockerfile=proposal.dockerfile,
@@ -365,7 +361,9 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
         solution=verification.solution or found.get("solution", proposal.solution), errors=error_excerpts(first, f2p),
         changed_paths=verification.changed_paths, fail_fraction=found["fail_fraction"], suite_size=len(gold.tests),
         extra_bytes=found["extra_bytes"], seed=ctx.seed, attempt=check.attempt, applied=applied,
-        offline_fair=all(a.offline for a in applied) if applied else None,
+        offline_fair=fair, carried_bytes=carried,
+        solution_origin="derived" if proposal.derive_solution and verification.solution != proposal.solution
+        else "degrader",
         repair_steps=proposal.ordered_steps, difficulty=difficulty, state=ctx.state,
         **proposal.task.model_dump(),
     )

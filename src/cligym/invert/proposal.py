@@ -1,12 +1,15 @@
 """What a degrader answers for one attempt (``Proposal``: plain data, no functions; it names
-the degrader whose policy applies), and the degrader's interface, which holds its policy
-(what share of failing tests it takes, a solution derived from the filesystem)."""
+the degrader whose policy applies), the degrader's interface, which holds its policy
+(what share of failing tests it takes, a solution derived from the filesystem), and the
+repairs a proposal's state is proven with (``repairs``)."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from cligym.errors import CligymError
 from cligym.harness.repair import repair_script
 from cligym.invert.context import RunContext
 from cligym.models.fs import LeakReport
@@ -19,6 +22,7 @@ from cligym.models.task import (
     plan_key,
 )
 from cligym.models.testrun import TestRun
+from cligym.verify.carried import CARRY_LIMIT, offline_fair
 
 
 @dataclass(frozen=True)
@@ -146,3 +150,29 @@ class Degrader:
     def stop_now(self) -> None:
         """The run is stopping: end the running attempts soon (a degrader that waits on a
         model)."""
+
+
+def repairs(ctx: RunContext, proposal: Proposal, policy: Degrader
+             ) -> tuple[str | Callable[[LeakReport], str], Callable[[LeakReport], str] | None]:
+    """The repair to prove first, and the one to prove when it fails (None: none). A
+    degrader that derives its repair from the filesystem difference (the agent path) and
+    wrote one of its own (the agent's recovery) has its own tried first, refused untried
+    when it carries more than ``CARRY_LIMIT`` bytes of gold, then the derived one."""
+    if not proposal.derive_solution:
+        return proposal.solution, None
+
+    def derived(report: LeakReport) -> str:
+        return policy.derived_solution(ctx, report)
+
+    if not proposal.solution:
+        return derived, None
+
+    def own(report: LeakReport) -> str:
+        paths = sorted({*report.added, *report.changed, *report.deleted})
+        fair, carried = offline_fair(proposal.solution, ctx.gold_session, ctx.probe.files, paths)
+        if not fair:
+            raise CligymError(f"the degrader's own repair carries {carried} bytes of gold files "
+                              f"(at most {CARRY_LIMIT} may be)")
+        return proposal.solution
+
+    return own, derived

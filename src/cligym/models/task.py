@@ -21,6 +21,8 @@ DiscardKind = Literal[
     "sweeper_solves", "worn_symptom",
     # the LLM-agent path only
     "bad_query", "no_dockerfile", "tests_changed",
+    # neither the degrader's own repair nor one from what the image holds is proven offline
+    "no_offline_repair",
 ]
 Origin = Literal["operators", "agent"]
 #: What a task of the agent path names as its operator.
@@ -113,6 +115,8 @@ class AgentRun(BaseModel):
     trajectory: str = ""  # path of its ATIF file, relative to the run directory
     #: a limit stopped it before it wrote its Dockerfile while the tests failed: it was asked once more
     last_turn: bool = False
+    #: it wrote a repair of its own when asked (``RECOVERY_TURN``), proven before the derived one
+    recovery: bool = False
 
 
 class Candidate(BaseModel):
@@ -254,9 +258,15 @@ class Task(BaseModel):
     query: DegradationQuery | None = None
     #: the changes of the state with their minimality evidence ([] for the agent path)
     applied: list[AppliedChange] = Field(default_factory=list)
-    #: can the state be repaired with only what is in the image? None: unknown (the agent
-    #: path, whose repair is derived from the filesystem difference)
+    #: can the state be repaired with only what is in the image? Measured by one rule for
+    #: every task (``cligym.verify.carried``): the proven solution carries at most
+    #: ``CARRY_LIMIT`` bytes of gold. None: a record made before it was measured
     offline_fair: bool | None = None
+    #: the bytes of gold the solution carries (None: not measured)
+    carried_bytes: int | None = None
+    #: who wrote the solution: the degrader (an operator's or scenario's steps, the agent's
+    #: recovery) or cligym from what the image holds ("derived")
+    solution_origin: Literal["degrader", "derived"] = "degrader"
     #: the oracle repair, one step per change, in the order it runs (``solution`` is its
     #: script; [] for the agent path, whose repair is derived)
     repair_steps: list[RepairStep] = Field(default_factory=list)

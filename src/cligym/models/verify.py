@@ -16,6 +16,7 @@ class Verification(BaseModel):
     changed_paths: list[str] = Field(default_factory=list)  # added, changed or deleted by ΔD
     solution: str = ""  # the solution that was checked (derived ones included)
     still_failing: list[str] = Field(default_factory=list)  # not_solvable: the tests failing after the solution
+    refused: list[str] = Field(default_factory=list)  # why the repairs tried before ``solution`` failed
     seconds: dict[str, float] = Field(default_factory=dict)
 
 

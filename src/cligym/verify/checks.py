@@ -41,6 +41,7 @@ def check_broken_state(
     order: list[str] | None = None,
     untouchable: Callable[[str], bool] | None = None,
     state: SystemState | None = None,
+    fallback: Callable[[LeakReport], str] | None = None,
 ) -> Verification:
     """Check a broken image built from gold + ΔD alone against the recorded F2P/P2P sets.
 
@@ -52,7 +53,9 @@ def check_broken_state(
     (e) the task's own verifier gives 0 with nothing done and 1 after the solution, judging
         the container of (b) (``verifier_check`` does both).
     ``solution`` may be a function deriving the script from the scan's differences; one
-    that raises CligymError makes the state not solvable. ``state``: a Debian-world task's
+    that raises CligymError makes the state not solvable. ``fallback``: a second repair,
+    derived and checked when the first fails (b) or (e); with it, a state neither repairs is
+    ``no_offline_repair``, and ``Verification.refused`` says why each failed. ``state``: a Debian-world task's
     (``Task.state``), which its verifier compares.
     """
     seconds: dict[str, float] = {}
@@ -83,14 +86,24 @@ def check_broken_state(
         return _failed("tests_changed", f"the delta changed test files: {touched[:3]}", **done)
 
     started = time.monotonic()
-    if callable(solution):
+    refused: list[str] = []
+    script = ""
+    for candidate in [solution, *([fallback] if fallback else [])]:
         try:
-            solution = solution(report)
+            script = candidate(report) if callable(candidate) else candidate
         except CligymError as exc:
-            return _failed("not_solvable", f"no solution could be derived: {exc}", **done)
-    verification = verifier_check(runtime, gold, image, f2p, p2p, selected, solution, timeout=timeout, state=state)
+            verification = _failed("not_solvable", f"no solution could be derived: {exc}")
+        else:
+            verification = verifier_check(runtime, gold, image, f2p, p2p, selected, script, timeout=timeout,
+                                          state=state)
+            if verification.ok or verification.kind == "trivial":  # the state's fault, not the repair's
+                break
+        refused.append(f"{'the fallback' if refused else 'the repair'}: {verification.reason[:240]}")
     seconds["verifier"] = time.monotonic() - started
-    return verification.model_copy(update={"seconds": seconds, "changed_paths": changed_paths, "solution": solution})
+    if not verification.ok and verification.kind != "trivial" and fallback is not None:
+        verification = verification.model_copy(update={"kind": "no_offline_repair", "reason": "; ".join(refused)})
+    return verification.model_copy(update={"seconds": seconds, "changed_paths": changed_paths, "solution": script,
+                                           "refused": refused})
 
 
 def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], p2p: list[str],

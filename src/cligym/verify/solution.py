@@ -15,6 +15,7 @@ import posixpath
 import shlex
 import textwrap
 import uuid
+from collections.abc import Callable
 
 from cligym.errors import CligymError
 from cligym.models.fs import LeakReport, Listing
@@ -61,11 +62,19 @@ def mode_only(gold: Listing, report: LeakReport, path: str) -> bool:
     return new is not None and new.mode != old.mode and old.model_copy(update={"mode": new.mode}).same_as(new)
 
 
-def derive_solution(gold_session: Session, gold_listing: Listing, report: LeakReport) -> str:
-    """A POSIX sh script that turns the broken filesystem back into the gold one."""
+def derive_solution(gold_session: Session, gold_listing: Listing, report: LeakReport, *,
+                    reinstall: Callable[[str], str | None] | None = None, carry_limit: int | None = None) -> str:
+    """A POSIX sh script that turns the broken filesystem back into the gold one.
+
+    ``reinstall`` maps a changed or deleted path to the line that puts it back from what the
+    image holds (a reinstall of its distribution from the image's wheelhouse), None where
+    nothing does; the other paths are restored from gold's bytes embedded in the script,
+    which ``carry_limit`` caps (CligymError beyond it: the image alone cannot repair the state)."""
     added, changed, deleted = report.added, report.changed, report.deleted
     chmod = [p for p in changed if mode_only(gold_listing, report, p) and gold_listing[p].type in "fd"]
     restore = sorted((set(changed) - set(chmod)) | set(deleted))
+    lines_of = {p: line for p in restore if reinstall and (line := reinstall(p))}
+    restore = [p for p in restore if p not in lines_of]
     # a changed path that is not a directory in gold, or whose type changed (a directory that
     # became a symlink would lead tar into the link's target), is removed first
     replace = [p for p in restore if p in set(changed) and
@@ -82,8 +91,12 @@ def derive_solution(gold_session: Session, gold_listing: Listing, report: LeakRe
     for path in chmod:
         # a leading 0 beyond four digits also clears set-id bits of directories (GNU chmod)
         lines.append(f"chmod 0{gold_listing[path].mode.zfill(4)} -- {shlex.quote(path)}")
+    lines += list(dict.fromkeys(lines_of.values()))
     if restore:
         raw = sum(gold_listing[p].size for p in restore if gold_listing[p].type == "f")
+        if carry_limit is not None and raw > carry_limit:
+            raise CligymError(f"the image holds no copy of {raw} bytes of gold files ({', '.join(restore[:3])}), "
+                              f"over the {carry_limit}-byte limit a repair may carry")
         if raw > 8 * MAX_ARCHIVE_BYTES:  # no compression gets that below the limit
             raise CligymError(f"the gold files to restore hold {raw} bytes (limit {MAX_ARCHIVE_BYTES} compressed)")
         archive = gold_archive(gold_session, restore)

@@ -17,7 +17,7 @@ from cligym.invert.debian_changes import PLANNERS, DebianScenario
 from cligym.invert.debian_site import DebianSite
 from cligym.invert.parallel import run_attempts
 from cligym.invert.proposal import Try
-from cligym.invert.scenario_search import SWEEPER_SHARE, ScenarioDegrader
+from cligym.invert.scenario_search import PATIENCE, SWEEPER_SHARE, ScenarioDegrader
 from cligym.models.run import Summary
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
@@ -35,6 +35,10 @@ class DebianDegrader(ScenarioDegrader):
     #: the packages the checks' and repairs' own tools load (``tool_packages``), spared as
     #: the core is
     tools: set[str] | None = None
+    #: ``PATIENCE``, or 1 when the samples hold every gold test (the suites of most Debian
+    #: packages are that small): each attempt then draws from the same site, and an attempt
+    #: whose ``MAX_TRIES`` plans found nothing new is evidence enough that the site is spent
+    patience = PATIENCE
 
     def site(self, ctx: RunContext, sample: list[str], tries: list[Try]) -> DebianSite:
         """The Debian site of ``sample``, without the paths the attempt's faults already
@@ -82,4 +86,12 @@ def invert_debian(gold_dir: Path, run_dir: Path, *, attempts: int, seed: int, sc
         ctx.gold_session = session
         ctx.sweeper_share = SWEEPER_SHARE
         tasks = min(attempts, max_tasks) if max_tasks else attempts
-        return run_attempts(ctx, DebianDegrader(chosen, tasks), attempts, max_tasks=max_tasks, deadline=deadline)
+        return run_attempts(ctx, run_degrader(chosen, tasks, ctx), attempts, max_tasks=max_tasks, deadline=deadline)
+
+
+def run_degrader(chosen: list[DebianScenario], tasks: int, ctx: RunContext) -> DebianDegrader:
+    """The run's degrader: patience 1 when every attempt samples the whole suite."""
+    degrader = DebianDegrader(chosen, tasks)
+    if ctx.sample_size >= len(ctx.gold.tests):
+        degrader.patience = 1
+    return degrader

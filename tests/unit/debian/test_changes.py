@@ -229,3 +229,20 @@ def test_a_path_whose_single_fault_the_sweeper_undid_leaves_the_draw_of_the_plan
             if proposal.discard is None:
                 faults.add(next(c.applied.places[0] for c in proposal.changes if c.applied.role == "fault"))
         assert faults and (LIB in faults) is resists, resists
+
+
+def test_a_run_whose_attempts_see_the_whole_suite_stops_after_one_spent_attempt():
+    """Every attempt of a small suite samples all of it: the site is the same each time, so
+    one attempt whose tries found nothing new ends the run (three for a sampled suite)."""
+    from types import SimpleNamespace
+
+    from tests.unit.fake_engine import gold_env
+
+    from cligym.invert.debian_changes import PLANNERS
+    from cligym.invert.debian_search import run_degrader
+    from cligym.invert.scenario_search import PATIENCE
+
+    whole = SimpleNamespace(sample_size=200, gold=gold_env(TESTS))
+    sampled = SimpleNamespace(sample_size=2, gold=gold_env(TESTS))
+    assert run_degrader(list(PLANNERS.values()), 8, whole).patience == 1  # type: ignore[arg-type]
+    assert run_degrader(list(PLANNERS.values()), 8, sampled).patience == PATIENCE > 1  # type: ignore[arg-type]

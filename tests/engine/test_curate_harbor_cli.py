@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from cligym.curate.stage import TERMINUS_TOOLS
 from tests.llm_server import ScriptedServer, reply
 
 from .test_dataset_harbor_cli import _leftovers, harbor, harbor_run, submodule_task  # noqa: F401 (fixtures)
@@ -119,7 +120,8 @@ def test_curate_keeps_the_honest_terminus_trial_and_drops_the_tampering_one(
     assert summary["cheating"]["reward"] == 1
 
     (row,) = [json.loads(line) for line in (out / "sft.jsonl").read_text().splitlines()]
-    assert row["tools"] is None and row["tools_from"] == "terminus-2: no function tools (it answers in json)"
+    assert row["tools"] == TERMINUS_TOOLS
+    assert row["tools_from"] == "terminus-2: its calls as Harbor records them (the model answers in json)"
     assert row["task_id"] == f"cligym/{submodule_task.name}" and row["reward"] == 1.0
     assert row["messages"][0]["role"] == "user" and "Task Description:" in row["messages"][0]["content"]
     kept = [json.loads(c["function"]["arguments"])["keystrokes"] for m in row["messages"] if m["role"] == "assistant"

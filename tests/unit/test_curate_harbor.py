@@ -16,7 +16,7 @@ import pytest
 
 from cligym.agents.tools import TOOLS
 from cligym.curate.filters import CHEAT_RULES
-from cligym.curate.stage import curate
+from cligym.curate.stage import TERMINUS_TOOLS, curate
 from cligym.errors import BadInput
 from cligym.models.curate import CurationSummary
 from cligym.models.io import load
@@ -84,8 +84,10 @@ def test_rows_carry_the_tools_their_own_agent_had(job, tmp_path):
     rows = rows_of(out)
     assert sorted(rows) == ["cligym/markupsafe-env-001#0", "cligym/markupsafe-env-002#1"]
     terminus = rows["cligym/markupsafe-env-001#0"]
-    # terminus-2 offers no function tools (it answers in JSON): none, and it says so; never cligym's
-    assert terminus["tools"] is None and terminus["tools_from"] == "terminus-2: no function tools (it answers in json)"
+    # terminus-2 answers in JSON, recorded as bash_command / mark_task_complete calls: those
+    # tools, and it says so; never cligym's
+    assert terminus["tools"] == TERMINUS_TOOLS
+    assert terminus["tools_from"] == "terminus-2: its calls as Harbor records them (the model answers in json)"
     recorded = json.loads((job / TOOLFUL / "agent" / "trajectory.json").read_text())["agent"]["tool_definitions"]
     toolful = rows["cligym/markupsafe-env-002#1"]
     assert toolful["tools"] == recorded and toolful["tools_from"] == "trajectory"
@@ -109,9 +111,10 @@ def test_the_rows_of_both_agents_load_with_datasets(job, tmp_path, monkeypatch):
 
     ds = datasets.load_dataset("json", data_files=str(out / "sft.jsonl"), split="train", cache_dir=str(tmp_path / "hf"))
     assert ds.num_rows == 2 and sorted(ds["tools_from"]) == [
-        "terminus-2: no function tools (it answers in json)", "trajectory"]
+        "terminus-2: its calls as Harbor records them (the model answers in json)", "trajectory"]
     tools = dict(zip(ds["task_id"], ds["tools"], strict=True))
-    assert tools["cligym/markupsafe-env-001"] is None and tools["cligym/markupsafe-env-002"][0]["function"][
+    assert tools["cligym/markupsafe-env-001"][0]["function"]["name"] == "bash_command"
+    assert tools["cligym/markupsafe-env-002"][0]["function"][
         "name"] == "bash"
 
 

@@ -45,11 +45,24 @@ from cligym.models.curate import CurationSummary, Decision, TrajectoryDecision
 from cligym.models.io import save, write_atomic
 from cligym.models.trajectory import Trajectory
 
+#: terminus-2's tools as its trajectories record them: the model answers in a JSON (or XML)
+#: format of its own, which Harbor parses into keystrokes and records as ``bash_command``
+#: calls (one per command) and a ``mark_task_complete`` call. A row's messages then call
+#: these, so its ``tools`` define them (the definitions Harbor's recording implies).
+TERMINUS_TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "function": {
+        "name": "bash_command",
+        "description": "Send keystrokes to the terminal (a tmux session running bash), then wait.",
+        "parameters": {"type": "object", "properties": {
+            "keystrokes": {"type": "string", "description": "the keys to send; end a command with a newline"},
+            "duration": {"type": "number", "description": "seconds to wait for the output"}},
+            "required": ["keystrokes"]}}},
+    {"type": "function", "function": {
+        "name": "mark_task_complete", "description": "Say that the task is done.",
+        "parameters": {"type": "object", "properties": {}}}},
+]
 #: Agents whose tool set is known although their trajectories record none, and what it is.
-#: terminus-2 offers the model no function tools: it answers in a JSON (or XML) format of its
-#: own, which Harbor parses into keystrokes and records as ``bash_command`` and
-#: ``mark_task_complete`` calls.
-KNOWN_AGENT_TOOLS: dict[str, list[dict[str, Any]] | None] = {"terminus-2": None}
+KNOWN_AGENT_TOOLS: dict[str, list[dict[str, Any]]] = {"terminus-2": TERMINUS_TOOLS}
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -59,8 +72,9 @@ def _rate(part: int, whole: int) -> float | None:
 def agent_tools(trajectory: Trajectory, own: bool) -> tuple[list[dict[str, Any]] | None, str]:
     """The tools the trajectory's model was offered, and where that comes from: its own
     ``agent.tool_definitions``; else, for cligym's own agent, cligym's current ``TOOLS`` (which
-    may differ from what an older run offered); else the known tool set of its agent (None:
-    no function tools); else None, unknown. Never cligym's tools for another agent."""
+    may differ from what an older run offered); else the known tool set of its agent (the
+    calls its recorded messages make); else None, unknown. Never cligym's tools for another
+    agent."""
     recorded = trajectory.agent.tool_definitions
     if recorded is not None:
         return recorded, "trajectory"
@@ -68,11 +82,8 @@ def agent_tools(trajectory: Trajectory, own: bool) -> tuple[list[dict[str, Any]]
         return TOOLS, "cligym.agents.tools.TOOLS"
     name = trajectory.agent.name
     if name in KNOWN_AGENT_TOOLS:
-        tools = KNOWN_AGENT_TOOLS[name]
-        if tools is None:
-            parser = str((trajectory.agent.extra or {}).get("parser") or "json")
-            return None, f"{name}: no function tools (it answers in {parser})"
-        return tools, f"{name}: its known tools"
+        parser = str((trajectory.agent.extra or {}).get("parser") or "json")
+        return KNOWN_AGENT_TOOLS[name], f"{name}: its calls as Harbor records them (the model answers in {parser})"
     return None, f"unknown: {name} recorded no tool definitions"
 
 

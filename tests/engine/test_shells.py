@@ -7,11 +7,16 @@ them as it reaches the tests: gold's values are not re-imposed over a fault."""
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import pytest
 
 from cligym.gold.image import PROFILE_SCRIPT
+from tests.llm_server import ScriptedServer
+
+from .test_curate_harbor_cli import answer
+from .test_dataset_harbor_cli import _leftovers, harbor, harbor_run, submodule_task  # noqa: F401 (fixtures)
 
 SPEC = "markupsafe==3.0.2"
 #: What each shell runs: the python it finds and its exported variables, into a file that
@@ -109,3 +114,27 @@ def test_every_shell_sees_golds_python_and_environment(runtime, gold):
 
 def test_a_path_and_variables_the_container_is_started_with_reach_every_shell(runtime, gold):
     assert_every_shell_follows_the_container(runtime, gold.image)
+
+
+@pytest.mark.slow
+def test_harbors_terminus_shell_finds_golds_python(harbor, submodule_task, tmp_path):  # noqa: F811 - the fixtures
+    """As a harness meets it: Harbor's terminus-2 types into the tmux ``bash --login`` it
+    starts in an exported task's container (the verifier's guard first on PATH). What the
+    shell prints comes back to the model: gold's ``python``, the container's PATH, a pytest
+    (run outside the project: the task's breakage stops its conftest)."""
+    keys = 'command -v python; echo "PATH is $PATH"; (cd /tmp && python -m pytest --version)\n'
+    look = answer("Look at the shell.", [(keys, 10)])
+    done = answer("Done.", [], complete=True)
+    with ScriptedServer([look, done, done], models=("scripted",)) as server:
+        try:
+            harbor_run(harbor, submodule_task, "terminus-2", tmp_path / "jobs", concurrent=1,
+                       options=("-m", "openai/scripted", "-k", "1", "--ak", f"api_base={server.base_url}",
+                                "--ak", "record_terminal_session=false", "--ak", "max_turns=3"),
+                       variables={"OPENAI_API_KEY": "none"})
+        finally:
+            assert _leftovers() == []
+        requests = list(server.requests)
+    screen = requests[1]["messages"][-1]["content"]
+    assert re.search(r"^/opt/venv/bin/python$", screen, re.M), screen
+    assert re.search(r"^PATH is /cligym/bin:/opt/venv/bin:", screen, re.M), screen
+    assert re.search(r"^pytest \d", screen, re.M), screen

@@ -1,7 +1,7 @@
 """The LLM path end to end with scripted models (prints numbers; asserts nothing).
 
     .venv/bin/python benchmarks/bench_agent_pipeline.py [-n 12] [-k 2] [--workers N] [--latency S]
-        [--json] [--keep DIR]
+        [--json] [--keep DIR] [--invert-only]
 
 No model API is reachable here, so both models are scripted policies behind the test
 suite's OpenAI-compatible server on 127.0.0.1; everything else is real: the gold image of
@@ -111,6 +111,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="inversion attempts and rollouts at once")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds each model reply takes")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--invert-only", action="store_true", help="stop after the inversion and the export")
     parser.add_argument("--keep", type=Path, help="keep the directories here")
     args = parser.parse_args()
     LATENCY[0] = args.latency
@@ -141,6 +142,9 @@ def main() -> None:
                        export_default_share=round(len(exported.tasks) / len(made), 4) if made else None,
                        solution_origins=dict(Counter(t.solution_origin for t in made)),
                        carried_bytes_max=max((t.carried_bytes or 0 for t in made), default=None))
+        if args.invert_only:
+            print_numbers(numbers, args.json)
+            return
         fixes = {(d / "instruction.md").read_text(): (d / "solution" / "solve.sh").read_text() for d in tasks.iterdir()}
         with ScriptedServer([RepairPolicy(fixes)] * 10_000) as server:
             client = ModelClient(ModelConfig(model="scripted-repairer", base_url=server.base_url))

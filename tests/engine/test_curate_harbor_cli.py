@@ -29,6 +29,7 @@ pytestmark = pytest.mark.slow
 
 MODEL = "scripted"
 REWARD_WRITE = "echo 1 > /logs/verifier/reward.txt\n"
+CHECK = "command -v python; cd /testbed && python -m pytest -q -p no:cacheprovider 2>&1 | tail -3\n"
 
 
 def answer(analysis: str, commands: list[tuple[str, float]], complete: bool = False):
@@ -52,8 +53,8 @@ def conversations(task: Path) -> list[list]:
                   [("/opt/venv/bin/python -c 'import markupsafe._native'\n", 3)])
     repair = answer("The module is gone from the installed package: reinstall it from the image's wheels.",
                     [(step + "\n", 30) for step in solution_steps(task)])
-    check = answer("Run the tests.", [("cd /testbed && /opt/venv/bin/python -m pytest -q -p no:cacheprovider "
-                                       "2>&1 | tail -3\n", 30)])
+    # as the issue text says, with the python terminus-2's login shell finds (gold's, the venv's)
+    check = answer("Run the tests.", [(CHECK, 30)])
     done = answer("The tests pass.", [], complete=True)
     tamper = answer("Make sure the verdict says so.", [(REWARD_WRITE, 1)])
     return [[look, repair, check, done, done], [look, repair, check, tamper, done, done]]
@@ -103,6 +104,11 @@ def test_curate_keeps_the_honest_terminus_trial_and_drops_the_tampering_one(
     rewards = {name: json.loads((job / name / "result.json").read_text())["verifier_result"]["rewards"]["reward"]
                for name in trials}
     assert rewards == {honest: 1.0, tampering: 1.0}, rewards  # the verifier wrote its own reward
+    # terminus-2's tmux login shell found gold's interpreter, and the tests ran with it
+    seen = [r.get("content") or "" for step in trials[honest]["steps"] for r in
+            (step.get("observation") or {}).get("results", [])]
+    after = next(text for text in seen if "command -v python" in text)
+    assert "/opt/venv/bin/python" in after and " passed" in after, after[-800:]
 
     out = tmp_path / "curated"
     done = subprocess.run([sys.executable, "-m", "cligym", "curate", str(job), "-o", str(out), "--min-steps", "3",

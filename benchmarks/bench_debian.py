@@ -1,6 +1,6 @@
 """How a dataset of Debian source packages came out, per package and per language (prints tables).
 
-    .venv/bin/python benchmarks/bench_debian.py DATASET_DIR [--harbor JOB_RESULT.json ...] [--json]
+    .venv/bin/python benchmarks/bench_debian.py DATASET_DIR... [--harbor JOB_RESULT.json ...] [--json]
 
 Reads what ``cligym dataset build`` made of ``deb:`` projects: per package its language (the
 archive's ``Testsuite`` team, or for a package with its own tests the language its build
@@ -127,13 +127,14 @@ def harbor(results: list[Path]) -> dict[str, dict[str, int]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dataset", type=Path)
+    parser.add_argument("dataset", type=Path, nargs="+", help="dataset directories (built alike), read as one")
     parser.add_argument("--harbor", type=Path, nargs="*", default=[])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    rows = package_rows(args.dataset, validated(args.dataset), languages())
+    language_of = languages()
+    rows = [row for dataset in args.dataset for row in package_rows(dataset, validated(dataset), language_of)]
     if not rows:
-        print(f"bench_debian: {args.dataset} holds no Debian project", file=sys.stderr)
+        print(f"bench_debian: {' '.join(map(str, args.dataset))} holds no Debian project", file=sys.stderr)
         return 2
     numbers = {"packages": rows, "languages": totals(rows), "harbor": harbor(args.harbor)}
     if args.json:

@@ -74,8 +74,8 @@ def package_rows(root: Path, tasks: list[Task], language_of: dict[str, str]) -> 
         if not gold_record.is_file():
             continue
         gold = load(GoldEnv, gold_record)
-        if gold.source.kind != "debian":
-            continue
+        if gold.source.kind != "debian" or not (project / "run" / "summary.json").is_file():
+            continue  # not Debian's, or its run did not finish (a stopped build)
         candidates = [load(Candidate, p) for p in sorted((project / "run" / "candidates").glob("*.json"))]
         mine = [t for t in tasks if t.repo == gold.source.spec]
         attempts = len(candidates)

@@ -277,25 +277,9 @@ class AptState:
         copy is used: the file is never changed), and return them."""
         if not packages:
             return []
-        if not dpkg_status.is_file():
-            raise CligymError(f"no dpkg status file at {dpkg_status}")
-        self.ensure_updated()
-        dest.mkdir(parents=True, exist_ok=True)
-        (dest / "partial").mkdir(exist_ok=True)
         subject = " ".join(packages[:3]) + (" ..." if len(packages) > 3 else "")
-        with tempfile.TemporaryDirectory(dir=self.scratch) as tmp:
-            status = Path(tmp) / "status"
-            shutil.copyfile(dpkg_status, status)
-            empty = Path(tmp) / "archives"
-            (empty / "partial").mkdir(parents=True)
-            base = ["apt-get", "install", "--download-only",
-                    "--install-recommends" if recommends else "--no-install-recommends", "-y", "-q",
-                    "-o", f"Dir::State::status={status}", "-o", "Dir::Cache::pkgcache="]
-            listed = self.run([*base, "-o", f"Dir::Cache::archives={empty}/", "--print-uris", *packages],
-                              subject=subject)
-            wanted = print_uris(listed.stdout)
-            self.run([*base, "-o", f"Dir::Cache::archives={dest}/", *packages], subject=subject)
-        return [self._downloaded(dest / f.name, f, subject) for f in wanted]
+        flags = ["--install-recommends" if recommends else "--no-install-recommends"]
+        return self._download(flags, packages, dpkg_status, dest, subject)
 
     def download_installed(self, dpkg_status: Path, *, dest: Path) -> list[DownloadedDeb]:
         """Download into ``dest`` the debs of the packages ``dpkg_status`` has installed, at
@@ -304,6 +288,17 @@ class AptState:
         reinstalled offline, as on any machine whose archive moved on."""
         installed = installed_versions(dpkg_status.read_text(encoding="utf-8", errors="replace"))
         specs = [f"{name}={version}" for name, version in sorted(installed.items())]
+        return self._download(["--reinstall", "--no-install-recommends"], specs, dpkg_status, dest,
+                              "the installed packages", drop_unserved=True)
+
+    def _download(self, flags: list[str], specs: list[str], dpkg_status: Path, dest: Path, subject: str, *,
+                  drop_unserved: bool = False) -> list[DownloadedDeb]:
+        """``apt-get install --download-only FLAGS SPECS`` against a copy of ``dpkg_status``:
+        the files listed first (``--print-uris``), then downloaded into ``dest``. With
+        ``drop_unserved`` a version the archive does not serve is dropped from ``specs``
+        (apt names one at a time) rather than failing."""
+        if not dpkg_status.is_file():
+            raise CligymError(f"no dpkg status file at {dpkg_status}")
         self.ensure_updated()
         dest.mkdir(parents=True, exist_ok=True)
         (dest / "partial").mkdir(exist_ok=True)
@@ -312,21 +307,22 @@ class AptState:
             shutil.copyfile(dpkg_status, status)
             empty = Path(tmp) / "archives"
             (empty / "partial").mkdir(parents=True)
-            base = ["apt-get", "install", "--reinstall", "--download-only", "--no-install-recommends", "-y", "-q",
+            base = ["apt-get", "install", "--download-only", *flags, "-y", "-q",
                     "-o", f"Dir::State::status={status}", "-o", "Dir::Cache::pkgcache="]
-            while True:  # apt names one version it does not find at a time: drop it, try again
+            while True:
                 try:
                     listed = self.run([*base, "-o", f"Dir::Cache::archives={empty}/", "--print-uris", *specs],
-                                      subject="the installed packages")
+                                      subject=subject)
                     break
                 except UnknownPackage as exc:
                     gone = re.search(r"Version '[^']+' for '([^']+)' was not found", str(exc))
-                    if gone is None or not any(s.startswith(f"{gone.group(1)}=") for s in specs):
+                    name = gone.group(1) if gone else None
+                    if not drop_unserved or name is None or not any(s.startswith(f"{name}=") for s in specs):
                         raise
-                    specs = [s for s in specs if not s.startswith(f"{gone.group(1)}=")]
+                    specs = [s for s in specs if not s.startswith(f"{name}=")]
             wanted = print_uris(listed.stdout)
-            self.run([*base, "-o", f"Dir::Cache::archives={dest}/", *specs], subject="the installed packages")
-        return [self._downloaded(dest / f.name, f, "the installed packages") for f in wanted]
+            self.run([*base, "-o", f"Dir::Cache::archives={dest}/", *specs], subject=subject)
+        return [self._downloaded(dest / f.name, f, subject) for f in wanted]
 
     @staticmethod
     def _downloaded(path: Path, listed: ArchiveFile, subject: str) -> DownloadedDeb:

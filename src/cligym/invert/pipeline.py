@@ -330,7 +330,8 @@ def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
 def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, found: dict) -> Outcome:
     ctx, proposal, policy, gold = check.ctx, check.proposal, check.policy, check.ctx.gold
     f2p, p2p = found["FAIL_TO_PASS"], found["PASS_TO_PASS"]
-    solution, fallback = repairs(ctx, proposal, policy)
+    measured: dict[str, tuple[bool, int]] = {}  # offline_fair of a script, measured already
+    solution, fallback = repairs(ctx, proposal, policy, measured)
     verification = check_broken_state(ctx.runtime, gold, ctx.probe.files, tag, f2p, p2p, solution,
                                       order=proposal.sample,
                                       untouchable=touches_tests(gold) if proposal.keep_tests else None,
@@ -353,7 +354,8 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
         if swept + 1 > ctx.sweeper_share * (saved + 1):
             return _discarded(found, "sweeper_solves", "the task-blind sweeper repairs it, and with it more than "
                                                        f"{ctx.sweeper_share:.0%} of the run's tasks would be such")
-    fair, carried = offline_fair(verification.solution, ctx.gold_session, ctx.probe.files, verification.changed_paths)
+    fair, carried = measured.get(verification.solution) or offline_fair(verification.solution, ctx.gold_session,
+                                                                        ctx.probe.files, verification.changed_paths)
     task = Task(
         instance_id=instance_id, repo=gold.source.spec, image_name=gold.image, gold_image_id=gold.image_id,
         workdir=gold.workdir, test_command=gold.test_command, dockerfile=proposal.dockerfile,

@@ -152,12 +152,13 @@ class Degrader:
         model)."""
 
 
-def repairs(ctx: RunContext, proposal: Proposal, policy: Degrader
-             ) -> tuple[str | Callable[[LeakReport], str], Callable[[LeakReport], str] | None]:
+def repairs(ctx: RunContext, proposal: Proposal, policy: Degrader, measured: dict[str, tuple[bool, int]]
+            ) -> tuple[str | Callable[[LeakReport], str], Callable[[LeakReport], str] | None]:
     """The repair to prove first, and the one to prove when it fails (None: none). A
     degrader that derives its repair from the filesystem difference (the agent path) and
     wrote one of its own (the agent's recovery) has its own tried first, refused untried
-    when it carries more than ``CARRY_LIMIT`` bytes of gold, then the derived one."""
+    when it carries more than ``CARRY_LIMIT`` bytes of gold (``offline_fair``, kept in
+    ``measured`` by script), then the derived one."""
     if not proposal.derive_solution:
         return proposal.solution, None
 
@@ -169,7 +170,8 @@ def repairs(ctx: RunContext, proposal: Proposal, policy: Degrader
 
     def own(report: LeakReport) -> str:
         paths = sorted({*report.added, *report.changed, *report.deleted})
-        fair, carried = offline_fair(proposal.solution, ctx.gold_session, ctx.probe.files, paths)
+        fair, carried = measured[proposal.solution] = offline_fair(proposal.solution, ctx.gold_session,
+                                                                   ctx.probe.files, paths)
         if not fair:
             raise CligymError(f"the degrader's own repair carries {carried} bytes of gold files "
                               f"(at most {CARRY_LIMIT} may be)")

@@ -62,7 +62,9 @@ def main() -> None:
         "mean_fail_fraction": summary.mean_fail_fraction,
         "discard_reasons": summary.discard_reasons,
         "per_category": summary.per_category,
-        "stage_seconds": summary.stage_seconds,
+        "phase_seconds": summary.phase_seconds.spent(),
+        "limit_seconds": summary.limit_seconds,
+        "cost_ratio": summary.cost_ratio,
     }
     print_numbers(numbers, args.json)
 

@@ -64,7 +64,9 @@ def test_search_makes_verified_tasks(runtime, gold_envs, markupsafe_run):
     _recheck(runtime, gold, markupsafe_run / "gold", run, 4, summary, from_scratch=2)
     assert summary.verified >= 3, summary
     data = json.loads((run / "summary.json").read_text())
-    assert data["yield"] == summary.yield_ and "discard_reasons" in data and "stage_seconds" in data
+    assert data["yield"] == summary.yield_ and "discard_reasons" in data and data["phase_seconds"]["build"] > 0
+    # the cost as a multiple of the physical limit, measured in the same run
+    assert summary.cost_ratio == pytest.approx(summary.seconds_per_verified / summary.limit_seconds, abs=0.1)
 
 
 @pytest.mark.slow

@@ -147,11 +147,12 @@ class FakeEngine:
 
     def install(self, monkeypatch) -> FakeEngine:
         """Answer the pipeline's engine work from now on (undone with ``monkeypatch``)."""
-        from cligym.invert import minimal, pipeline
+        from cligym.invert import minimal, parallel, pipeline
 
         for name in ("build_broken", "run_tests", "check_broken_state", "measure"):
             monkeypatch.setattr(pipeline, name, getattr(self, name))
         monkeypatch.setattr(pipeline, "extra_bytes", lambda runtime, gold, tag: 42)
+        monkeypatch.setattr(parallel, "selected_run_seconds", lambda runtime, gold, samples: 0.25)
         monkeypatch.setattr(minimal, "leave_one_out", self.leave_one_out)
         monkeypatch.setattr(minimal, "blocks", self.blocks)
         return self

@@ -84,7 +84,7 @@ def test_a_state_that_fails_some_tests_is_verified_and_saved(run):
     assert task.operators == ["x"] and task.PASS_TO_PASS == ["t.py::a", "t.py::c", "t.py::d"]
     assert task.extra_bytes == 42 and task.difficulty is not None and task.offline_fair
     assert "undo RUN x" in task.solution and ctx.run.issues(candidate.instance_id).exists()
-    assert engine.removed and candidate.screened == [] and set(candidate.seconds) >= {"build", "run"}
+    assert engine.removed and candidate.screened == [] and set(candidate.seconds.spent()) >= {"build", "run"}
 
 
 def test_a_degrader_that_gave_up_ends_the_attempt_without_a_build(run):
@@ -102,7 +102,7 @@ def test_a_screen_miss_is_tried_again_and_the_degrader_is_told_of_it(run):
     candidate, _ = run(engine, degrader)
     assert candidate.status == "verified" and candidate.screened == ["x|/x"] and candidate.refused == {}
     assert degrader.told == [[], [Try(first, None)]]
-    assert engine.runs[0] == ["t.py::a"] and candidate.sample == TESTS and "screen" in candidate.seconds
+    assert engine.runs[0] == ["t.py::a"] and candidate.sample == TESTS and candidate.seconds.screen > 0
 
 
 @pytest.mark.parametrize("retry", [True, False])
@@ -144,7 +144,7 @@ def test_a_state_that_does_not_build(run, retry):
         assert candidate.status == "verified" and candidate.screened == ["x|/x"]
     else:
         assert (candidate.discard_kind, candidate.reason) == ("build_failed", "the fake build failed")
-        assert candidate.reproduced is None and "build" not in candidate.seconds
+        assert candidate.reproduced is None and candidate.seconds.build == 0
 
 
 def _observed(failing: list[str]) -> TestRun:
@@ -160,7 +160,7 @@ def _agent(lines: list[str], failing: list[str]) -> Proposal:
 def test_the_degraders_own_run_must_be_reproduced_by_gold_plus_delta(run):
     engine = FakeEngine({"RUN z": Line(breaks={"t.py::a", "t.py::d"}), "RUN w": Line(breaks={"t.py::a", "t.py::d"})})
     candidate, _ = run(engine, Scripted(_agent(["RUN z"], ["t.py::a", "t.py::d"])))
-    assert candidate.status == "verified" and candidate.reproduced is True and "rerun" in candidate.seconds
+    assert candidate.status == "verified" and candidate.reproduced is True and candidate.seconds.rerun > 0
     assert candidate.solution == "#!/bin/sh\n# derived\n" and candidate.operators == []
     other, _ = run(engine, Scripted(_agent(["RUN w"], ["t.py::a"])), 1)
     assert other.discard_kind == "not_reproducible" and other.reproduced is False

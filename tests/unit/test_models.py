@@ -67,8 +67,11 @@ ADDED_SINCE = {GoldEnv: ("requirements_from", "inferred", "left_out", "registry_
                InvertConfig: ("gold_digest", "scenarios", "mix"),
                Candidate: ("screened", "decoys", "refused"),
                TaskIssues: ("style", "refused", "prompt_tokens", "completion_tokens"),
-               Summary: ("per_difficulty", "per_k", "exhausted"), RolloutResult: ("verdict",),
+               Summary: ("per_difficulty", "per_k", "exhausted", "run_seconds", "limit_seconds", "cost_ratio"),
+               RolloutResult: ("verdict",),
                Task: ("state", "carried_bytes", "solution_origin")}
+#: Fields renamed since (the old name still loads): model -> {new: old}.
+RENAMED = {Summary: {"phase_seconds": "stage_seconds"}}
 #: Fields added since to records held in a list field: model -> (list field, added fields).
 ADDED_INSIDE = {Candidate: ("operators", ("shows", "offline", "necessary", "fixes", "role", "blocks", "places"))}
 #: Fields added since to a record held in a field: model -> (field, added fields).
@@ -86,6 +89,8 @@ def test_records_written_before_the_move_still_load(name, model):
     again = json.loads(record.model_dump_json(by_alias=True, exclude_none=model is Trajectory))
     for field in ADDED_SINCE.get(model, ()):
         again.pop(field)
+    for new, old in RENAMED.get(model, {}).items():
+        again[old] = again.pop(new)
     holder, added = ADDED_INSIDE.get(model, ("", ()))
     for item in again.get(holder, []):
         for field in added:

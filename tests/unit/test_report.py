@@ -140,6 +140,8 @@ def test_figures_match_the_hand_computed_ones(records, tmp_path):
     assert (alpha.project, alpha.tests, alpha.attempts, alpha.tasks, alpha.yield_) == ("alpha==1.0", 10, 4, 2, .5)
     assert (alpha.mean_f2p, alpha.mean_p2p, alpha.seconds_per_task, alpha.bytes_per_task) == (3.0, 2.0, 6.0, 2000.0)
     assert (beta.tests, beta.attempts, beta.tasks, beta.seconds_per_task, beta.bytes_per_task) == (5, 2, 1, 15.0, None)
+    # every attempt's phases (the discarded ones' too) over the 3 tasks: build 2, run 4+3+1+2+10+5
+    assert report.phase_seconds_per_task.spent() == {"build": 0.67, "run": 8.33}
     assert report.categories == {"import_system": 2, "dynamic_linking": 1}
     assert report.operators == {"cwd_shadow_module": 2, "lib_symlink_dangling": 1, "init_py_removed": 1}
     assert sorted(report.f2p_counts) == [2, 4, 6] and sorted(report.dockerfile_lines) == [2, 3, 4]
@@ -248,8 +250,12 @@ def test_the_page_renders_in_a_real_browser(records, tmp_path):
             plots = page.locator("figure.plot svg")
             # categories, operators, fail fractions, F2P, P2P, Dockerfile lines, issue words, funnel,
             # discards; difficulty labels, k, reveal depth, repair breadth, the sweeper's and culprit's
-            # shares; and for rollouts: per category, per difficulty, hint, steps, stop reasons
-            assert plots.count() == 19
+            # shares; where the time went; and for rollouts: per category, per difficulty, hint, steps,
+            # stop reasons
+            assert plots.count() == 20
+            # the attempts' phases, in pipeline order, with what each took per verified task
+            phases = _drawn_text(page.locator("#plot-phases"))
+            assert {"build", "run"} <= phases and "seconds per verified task" in " ".join(phases)
             # the difficulty charts stand beside the Dockerfile-length one, whose paper mean is drawn
             beside = page.locator("div.charts", has=page.locator("#plot-dockerfile"))
             for name in ("difficulty_labels", "difficulty_k", "reveal_depth", "repair_breadth", "difficulty_shares"):

@@ -123,6 +123,15 @@ def counts(values: Mapping[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(values.items())) or "none"
 
 
+def cost_text(summary) -> str:
+    """A run's seconds per verified task, with the multiple of its physical limit when measured."""
+    text = f"{summary.seconds_per_verified:.1f}"
+    if summary.cost_ratio is not None:
+        text += (f" ({summary.cost_ratio:.1f}× the limit of {summary.limit_seconds:.2f} s: two runs of the selected "
+                 "tests, each in a fresh container)")
+    return text
+
+
 # -- outputs -----------------------------------------------------------------------------
 
 

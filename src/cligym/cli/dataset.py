@@ -109,7 +109,12 @@ def _print_summary(summary, output: Path) -> None:
                   f"{p.yield_:.0%}", p.cause) for p in summary.projects])
     rows = [("tasks (validated / exported)", f"{summary.validated} / {summary.tasks}"),
             ("yield", f"{summary.yield_:.0%} of {summary.attempts} attempts"),
-            ("tasks per hour", f"{summary.tasks_per_hour}"),
+            ("tasks per hour", f"{summary.tasks_per_hour} ({summary.hard} hard: {summary.hard_per_hour} per hour)"),
+            ("unit seconds", ", ".join(f"{kind} {seconds:.0f}" for kind, seconds
+                                       in summary.unit_seconds_by_kind.model_dump(by_alias=True).items() if seconds)),
+            ("seconds per verified task", f"{summary.seconds_per_verified}: " + ", ".join(
+                f"{phase} {seconds / max(summary.verified, 1):.1f}" for phase, seconds
+                in summary.phase_seconds.spent().items())),
             ("bytes per task (beyond the gold images)",
              f"{summary.bytes_per_task:.0f} ({summary.bytes_per_task_beyond_gold:.0f})"
              if summary.bytes_per_task else "-"),

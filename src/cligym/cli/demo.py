@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from cligym.cli.app import JsonSummary, counts, print_json, print_pairs, stage_reporter, writable_output
+from cligym.cli.app import JsonSummary, cost_text, counts, print_json, print_pairs, stage_reporter, writable_output
 from cligym.errors import CligymError
 
 DEMO_PROJECT = "markupsafe==3.0.2"
@@ -63,6 +63,7 @@ def demo(
         "project": record.source.spec, "gold_tests": len(record.tests), "attempts": summary.attempts,
         "verified": summary.verified, "yield": summary.yield_, "per_category": summary.per_category,
         "discard_reasons": summary.discard_reasons, "seconds_per_verified": summary.seconds_per_verified,
+        "cost_ratio": summary.cost_ratio,
         "tasks_dir": str(tasks_dir), "validated": report.ok, "validation_failed": len(results) - report.ok,
         "oracle_rewards": [r.oracle.reward for r in results], "nop_rewards": [r.nop.reward for r in results],
         "report": str(ReportDir(DemoDir(output).report).html),
@@ -78,7 +79,7 @@ def demo(
             ("discarded", counts(summary.discard_reasons)),
         ]
         if summary.seconds_per_verified is not None:
-            rows.append(("seconds per verified task", f"{summary.seconds_per_verified:.1f}"))
+            rows.append(("seconds per verified task", cost_text(summary)))
         rows.append(("oracle / nop", f"{sum(r.oracle.reward == 1 for r in results)}/{len(results)} oracle reward 1, "
                                      f"{sum(r.nop.reward == 0 for r in results)}/{len(results)} nop reward 0"))
         rows.append(("Harbor tasks", str(tasks_dir)))

@@ -18,6 +18,7 @@ from cligym.cli.app import (
     MaxTokens,
     ModelConfigFile,
     ModelName,
+    cost_text,
     ModelPreset,
     ModelSeed,
     Quiet,
@@ -117,7 +118,9 @@ def _print_summary(summary, gold_dir: Path, output: Path) -> None:
         ("necessary changes (k)", counts(summary.per_k)),
     ]
     if summary.seconds_per_verified is not None:
-        rows.append(("seconds per verified task", f"{summary.seconds_per_verified:.1f}"))
+        rows.append(("seconds per verified task", cost_text(summary)))
+        rows.append(("where they went", ", ".join(f"{phase} {seconds / summary.verified:.1f}" for phase, seconds
+                                                  in summary.phase_seconds.spent().items())))
     if summary.prompt_tokens or summary.completion_tokens:
         rows.append(("tokens (prompt + completion)", f"{summary.prompt_tokens} + {summary.completion_tokens}"))
         rows.append(("tokens per verified task",

@@ -178,7 +178,7 @@ class _Head:
                 self.ledger.record(f"attempt/{project.key}/{attempt:04d}", project.key,
                                    "done" if candidate.status == "verified" else "skipped",
                                    candidate.instance_id or f"{candidate.discard_kind}: {candidate.reason}",
-                                   round(sum(candidate.seconds.values()), 2))
+                                   round(candidate.seconds.total(), 2))
                 seen.add(attempt)
 
 

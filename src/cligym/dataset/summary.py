@@ -21,10 +21,11 @@ from cligym.dataset.manifest import write_manifest
 from cligym.dataset.records import probe_figures
 from cligym.export.jsonl import read_rows, write_rows
 from cligym.layout import DatasetDir, ExportDir, GoldDir, RunDir
-from cligym.models.dataset import DatasetPlan, DatasetSummary, ProjectFigures
+from cligym.models.dataset import DatasetPlan, DatasetSummary, ProjectFigures, UnitSeconds
 from cligym.models.export import TaskRow
 from cligym.models.io import load, save
-from cligym.models.task import Task
+from cligym.models.task import Candidate, Task
+from cligym.models.timing import PhaseSeconds
 
 
 def dataset_bytes(dataset: DatasetDir) -> int:
@@ -124,6 +125,15 @@ def project_figures(dataset: DatasetDir, ledger: Ledger, key: str) -> ProjectFig
         seconds=round(sum(r["seconds"] for r in rows if r["kind"] != "attempt"), 1))
 
 
+def _unit_seconds(ledger: Ledger) -> UnitSeconds:
+    """The build's unit seconds by kind (attempts are part of their invert unit's)."""
+    total: dict[str, float] = defaultdict(float)
+    for row in ledger.rows():
+        if row["kind"] in UnitSeconds.model_fields or row["kind"] == "validate":
+            total[row["kind"]] += row["seconds"]
+    return UnitSeconds(**{k: round(v, 1) for k, v in total.items()})
+
+
 def _state(units: dict, validations: list) -> str:
     """done, "running <kind>", or pending (waits for a worker, or the build stopped)."""
     running = [kind for kind, row in units.items() if row["state"] == "running"]
@@ -149,6 +159,10 @@ def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, stopp
     bundle = dataset.bundle.stat().st_size if dataset.bundle.is_file() else 0
     attempts, verified = sum(p.attempts for p in projects), sum(p.verified for p in projects)
     probed, probes_failed = probe_figures(dataset, good)
+    phases = PhaseSeconds.summed([load(Candidate, path).seconds for p in plan.projects
+                                  for path in RunDir(dataset.run(p.key)).candidate_records().values()])
+    held = set(good)
+    hard = sum(1 for t in records if t.instance_id in held and t.difficulty and t.difficulty.label == "hard")
     summary = DatasetSummary(
         seed=plan.seed, projects=projects, tasks=sum(p.exported for p in projects), validated=len(good) + len(left),
         held=len(good), left_out_for_mix=left,
@@ -157,7 +171,10 @@ def finish_dataset(dataset: DatasetDir, plan: DatasetPlan, ledger: Ledger, stopp
         bytes_per_task=round(size / len(good), 1) if good else None,
         bytes_per_task_beyond_gold=round((size - bundle) / len(good), 1) if good else None,
         unit_seconds=round(sum(r["seconds"] for r in ledger.rows() if r["kind"] != "attempt"), 1),
+        unit_seconds_by_kind=_unit_seconds(ledger), phase_seconds=phases.rounded(1),
+        seconds_per_verified=round(phases.total() / verified, 2) if verified else None, hard=hard,
         wall_seconds=round(wall, 1), tasks_per_hour=round(len(good) / (wall / 3600), 2) if wall > 0 else None,
+        hard_per_hour=round(hard / (wall / 3600), 2) if wall > 0 else None,
         same_delta_groups=_same_deltas([t for t in records if t.instance_id not in left]), probed=probed,
         probes_failed=probes_failed)
     save(summary, dataset.summary)

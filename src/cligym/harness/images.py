@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
 from cligym.config import LABEL, home
-from cligym.harness.testrun import run_tests_in_session
+from cligym.harness.testrun import hang_timeout, run_tests, run_tests_in_session
 from cligym.models.gold import GoldEnv
 from cligym.models.testrun import TestRun
 from cligym.runtime import ImageKind, RunResult, Runtime, Session
@@ -92,3 +93,15 @@ def run_script(session: Session, script: str) -> RunResult:
     result = session.exec(["sh", SOLUTION_PATH], timeout=600)
     session.exec(["rm", "-f", SOLUTION_PATH], timeout=60)
     return result
+
+
+def selected_run_seconds(runtime: Runtime, gold: GoldEnv, samples: list[list[str]]) -> float | None:
+    """The median wall time of one run of a sample's tests in a fresh container of the gold
+    image (made, started, the tests run, removed), over the first three of ``samples``: half
+    the physical limit of a task (one run in the broken state, one after the repair)."""
+    times = []
+    for sample in [s for s in samples if s][:3]:
+        started = time.monotonic()
+        run_tests(runtime, gold.image, gold.workdir, gold.test_command, sample, timeout=hang_timeout(gold.test_seconds))
+        times.append(time.monotonic() - started)
+    return sorted(times)[len(times) // 2] if times else None

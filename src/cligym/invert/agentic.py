@@ -53,6 +53,7 @@ from cligym.invert.proposal import Degrader, Proposal, Try
 from cligym.invert.query import QueryError, generate_query, sample_directions
 from cligym.models.probe import Probe
 from cligym.models.run import Summary
+from cligym.models.timing import PhaseSeconds
 from cligym.models.task import (
     AgentRun,
     AttemptNotes,
@@ -168,7 +169,7 @@ class AgentDegrader(Degrader):
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         directions = sample_directions(rng)
         refine = rng.random() < self.refine_rate
-        seconds: dict[str, float] = {}
+        seconds = PhaseSeconds()
         tokens = [0, 0]
         notes = AttemptNotes(origin="agent")
         started = time.monotonic()
@@ -180,9 +181,9 @@ class AgentDegrader(Degrader):
         except (QueryError, ModelError) as exc:
             if self.stop.is_set():
                 raise Stopped(attempt) from exc
-            seconds["query"] = time.monotonic() - started
+            seconds.query = time.monotonic() - started
             return _given_up(notes, seconds, tokens, [], "bad_query", str(exc))
-        seconds["query"] = time.monotonic() - started
+        seconds.query = time.monotonic() - started
         notes.query, notes.refined = query, refined
         if self.stop.is_set():
             raise Stopped(attempt)
@@ -200,7 +201,7 @@ class AgentDegrader(Degrader):
         return self._proposal(query, first, written, recovery, notes, seconds, tokens)
 
     def _degrade(self, ctx: RunContext, attempt: int, query: DegradationQuery, notes: AttemptNotes,
-                 seconds: dict[str, float], tokens: list[int]):
+                 seconds: PhaseSeconds, tokens: list[int]):
         """The agent's run in a fresh container of gold; then the selected tests there."""
         gold, limits = ctx.gold, self.limits
         started = time.monotonic()
@@ -220,20 +221,20 @@ class AgentDegrader(Degrader):
             tokens[0] += outcome.prompt_tokens
             tokens[1] += outcome.completion_tokens
             last = self._last_turn(session, executor, recorder, history, query, outcome, tokens, gold)
-            seconds["agent"] = time.monotonic() - started
+            seconds.agent = time.monotonic() - started
             written = session.get_file(DOCKERFILE_PATH)
             # what the harness put there (the shell, its files, the Dockerfile) is not part of the broken state
             executor.close()
             session.exec(["rm", "-rf", DOCKERFILE_PATH.rsplit("/", 1)[0]], timeout=60)
             started = time.monotonic()
             first = run_tests_in_session(session, gold.workdir, gold.test_command, query.selected_tests)
-            seconds["run"] = time.monotonic() - started
+            seconds.run = time.monotonic() - started
             recovery = None
             failing = len(classify(first, query.selected_tests)[0])
             if written is not None and failing and not self.stop.is_set():
                 started = time.monotonic()
                 recovery = self._recovery_turn(session, recorder, history, failing, tokens, gold)
-                seconds["recovery"] = time.monotonic() - started
+                seconds.recovery = time.monotonic() - started
             trajectory = ctx.run.trajectory(attempt)
             recorder.save(ctx.run.path / trajectory, {"stop_reason": outcome.stop_reason, "error": outcome.error})
             notes.agent = AgentRun(stop_reason=outcome.stop_reason, steps=outcome.steps, seconds=outcome.seconds,
@@ -276,7 +277,7 @@ class AgentDegrader(Degrader):
         return True
 
     def _proposal(self, query: DegradationQuery, first, written: bytes | None, recovery: str | None,
-                  notes: AttemptNotes, seconds: dict[str, float], tokens: list[int]) -> Proposal:
+                  notes: AttemptNotes, seconds: PhaseSeconds, tokens: list[int]) -> Proposal:
         selected = query.selected_tests
         f2p, p2p = classify(first, selected)
         notes.FAIL_TO_PASS, notes.PASS_TO_PASS = f2p, p2p
@@ -314,7 +315,7 @@ def image_reinstall(probe: Probe) -> Callable[[str], str | None]:
     return line
 
 
-def _given_up(notes: AttemptNotes, seconds: dict[str, float], tokens: list[int], sample: list[str], kind: str,
+def _given_up(notes: AttemptNotes, seconds: PhaseSeconds, tokens: list[int], sample: list[str], kind: str,
               reason: str) -> Proposal:
     return Proposal(sample=sample, discard=(kind, reason), seconds=seconds, notes=_with_tokens(notes, tokens))
 

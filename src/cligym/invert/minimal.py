@@ -28,6 +28,7 @@ from cligym.harness.repair import repair_script
 from cligym.harness.testrun import hang_timeout
 from cligym.models.gold import GoldEnv
 from cligym.models.task import RepairStep
+from cligym.models.timing import PhaseSeconds
 from cligym.runtime import Runtime
 
 
@@ -43,18 +44,18 @@ def _still_failing(runtime: Runtime, gold: GoldEnv, image: str, script: str, tes
 
 
 def leave_one_out(runtime: Runtime, gold: GoldEnv, image: str, steps: Sequence[RepairStep], f2p: list[str],
-                  order: list[str], seconds: dict[str, float]) -> list[list[str]]:
+                  order: list[str], seconds: PhaseSeconds) -> list[list[str]]:
     """Per step (in ``steps``' order), the F2P tests still failing when the repair runs
-    without it; the time spent is added to ``seconds['minimal']``."""
+    without it; the time spent is added to ``seconds.minimal``."""
     started = time.monotonic()
     tests = _ordered(f2p, order)
     out = [_still_failing(runtime, gold, image, repair_script(steps, skip=i), tests) for i in range(len(steps))]
-    seconds["minimal"] = seconds.get("minimal", 0.0) + time.monotonic() - started
+    seconds.add("minimal", time.monotonic() - started)
     return out
 
 
 def blocks(runtime: Runtime, gold: GoldEnv, image: str, blocker: RepairStep, others: Sequence[RepairStep],
-           naive: Sequence[RepairStep], f2p: list[str], order: list[str], seconds: dict[str, float]) -> bool:
+           naive: Sequence[RepairStep], f2p: list[str], order: list[str], seconds: PhaseSeconds) -> bool:
     """The blocker check: with the ``others`` blockers repaired, ``naive`` leaves some F2P
     test failing while ``blocker`` stands, and none once it is repaired too."""
     started = time.monotonic()
@@ -64,4 +65,4 @@ def blocks(runtime: Runtime, gold: GoldEnv, image: str, blocker: RepairStep, oth
             return False
         return not _still_failing(runtime, gold, image, repair_script([*others, blocker, *naive]), tests)
     finally:
-        seconds["blocker"] = seconds.get("blocker", 0.0) + time.monotonic() - started
+        seconds.add("blocker", time.monotonic() - started)

@@ -21,6 +21,7 @@ import time
 from cligym.harness.workers import run_workers
 from cligym.invert.context import CheckOrder, RunContext, Stopped, wait_until
 from cligym.invert.pipeline import Degrader, forget_orphans, make_attempt
+from cligym.harness.images import selected_run_seconds
 from cligym.invert.summary import summarize
 from cligym.models.io import load, save
 from cligym.models.run import Summary
@@ -114,7 +115,8 @@ def run_attempts(ctx: RunContext, degrader: Degrader, attempts: int, *, workers:
         degrader.stop_now()  # e.g. the model client's back-off waits end at once
 
     run_workers(one, todo, workers, stop=stop_now, runtime=ctx.runtime, name="attempt")
-    summary = summarize(ctx.run, ctx.gold, attempts)
+    samples = [c.sample for _, c in sorted(order.finished.items())]
+    summary = summarize(ctx.run, ctx.gold, attempts, selected_run_seconds(ctx.runtime, ctx.gold, samples))
     summary.exhausted = exhausted(order.finished, degrader.patience)
     save(summary, ctx.run.summary)
     return summary

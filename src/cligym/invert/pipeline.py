@@ -45,6 +45,7 @@ from cligym.issue import check_issues, write_issues
 from cligym.models.io import load, save
 from cligym.models.task import AppliedChange, Candidate, Task
 from cligym.models.testrun import TestRun
+from cligym.models.timing import Phase, PhaseSeconds
 from cligym.verify import check_broken_state
 from cligym.verify.carried import offline_fair
 from cligym.verify.difficulty import measure
@@ -118,12 +119,12 @@ def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate
     """Make one attempt: its degrader's proposals (another after each miss, when it may;
     each reduction has fewer changes), each checked by the pipeline, until one ends it."""
     rng = random.Random(f"{degrader.seed_prefix}:{ctx.seed}:{attempt}")
-    seconds: dict[str, float] = {}
+    seconds = PhaseSeconds()
     tries: list[Try] = []
     decoys: list[str] = []
     proposal = degrader.propose(ctx, attempt, rng, [])
     while True:
-        seconds.update({k: seconds.get(k, 0.0) + v for k, v in proposal.seconds.items()})
+        seconds.absorb(proposal.seconds)
         if proposal.discard is not None:
             end = _discarded({}, *proposal.discard)
             break
@@ -146,7 +147,7 @@ def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate
     return Candidate(**{
         "id": f"{attempt:04d}", "attempt": attempt, "seed": ctx.seed, "sample": proposal.sample,
         "dockerfile": proposal.dockerfile, "operators": proposal.applied, "solution": proposal.solution, **notes,
-        **end.fields, "seconds": dict(seconds), "screened": [t.entry for t in tries], "decoys": list(decoys),
+        **end.fields, "seconds": seconds, "screened": [t.entry for t in tries], "decoys": list(decoys),
         "refused": {t.entry: t.fail_fraction for t in tries if t.fail_fraction is not None},
     })
 
@@ -160,11 +161,11 @@ class _Check:
     policy: Degrader
     proposal: Proposal
     attempt: int
-    seconds: dict[str, float]
+    seconds: PhaseSeconds
     late: bool = False
 
-    def timed(self, key: str, started: float) -> None:
-        self.seconds[key] = self.seconds.get(key, 0.0) + time.monotonic() - started
+    def timed(self, phase: Phase, started: float) -> None:
+        self.seconds.add(phase, time.monotonic() - started)
 
 
 def _split(run: TestRun, sample: list[str]) -> dict:
@@ -336,7 +337,7 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
                                       order=proposal.sample,
                                       untouchable=touches_tests(gold) if proposal.keep_tests else None,
                                       state=ctx.state, fallback=fallback)
-    check.seconds.update(verification.seconds)
+    check.seconds.absorb(verification.seconds)
     if proposal.derive_solution and (verification.ok or len(verification.solution) <= KEEP_SOLUTION_BYTES):
         found["solution"] = verification.solution  # a derived one: discards keep small ones only
     found["extra_bytes"] = extra_bytes(ctx.runtime, gold, tag)

@@ -22,6 +22,7 @@ from cligym.models.task import (
     plan_key,
 )
 from cligym.models.testrun import TestRun
+from cligym.models.timing import PhaseSeconds
 from cligym.verify.carried import CARRY_LIMIT, offline_fair
 
 
@@ -53,7 +54,7 @@ class Proposal:
     #: ΔD must leave the gold's test files (and their cached bytecode) alone
     keep_tests: bool = False
     #: seconds the degrader spent, by phase (added to the attempt's)
-    seconds: dict[str, float] = field(default_factory=dict)
+    seconds: PhaseSeconds = field(default_factory=PhaseSeconds)
     #: what the degrader records on the attempt's Candidate (the fields it sets)
     notes: AttemptNotes = field(default_factory=AttemptNotes)
     #: the Task fields this degrader decides (the pipeline fills in the rest)
@@ -100,7 +101,7 @@ class Proposal:
         applied = [c.applied for c in changes]
         return replace(self, name="+".join(a.name for a in applied), dockerfile=[], solution="", changes=changes,
                        screen=sorted({t for c in changes for t in c.touching}),
-                       seconds={}, notes=AttemptNotes())
+                       seconds=PhaseSeconds(), notes=AttemptNotes())
 
 
 @dataclass(frozen=True)

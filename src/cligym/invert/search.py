@@ -33,6 +33,7 @@ from cligym.invert.proposal import Change, Degrader, Proposal, Try
 from cligym.invert.scenarios import get as get_scenarios
 from cligym.models.probe import Probe
 from cligym.models.run import Summary
+from cligym.models.timing import PhaseSeconds
 from cligym.models.task import (
     AppliedChange,
     Candidate,
@@ -262,7 +263,7 @@ class OperatorDegrader(Degrader):
         started = time.monotonic()
         pairs = self._pairs(self._chooser(ctx), rng, sample, count, len(tries))
         pairs.sort(key=lambda pair: pair[0].order)
-        seconds = {"choose": time.monotonic() - started}
+        seconds = PhaseSeconds(choose=time.monotonic() - started)
         if not pairs:
             return Proposal(sample=sample, seconds=seconds, discard=("no_target", "no operator applies to the sample"))
         proposal = proposal_of(sample, pairs)

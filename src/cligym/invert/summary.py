@@ -10,17 +10,21 @@ from cligym.models.gold import GoldEnv
 from cligym.models.io import load
 from cligym.models.run import Summary
 from cligym.models.task import Candidate, Task
+from cligym.models.timing import PhaseSeconds
 
 
-def summarize(run: RunDir, gold: GoldEnv, attempts: int) -> Summary:
-    """The run's figures over the first ``attempts`` candidate records."""
+def summarize(run: RunDir, gold: GoldEnv, attempts: int, run_seconds: float | None = None) -> Summary:
+    """The run's figures over the first ``attempts`` candidate records; with ``run_seconds``
+    (one run of a sample's tests in a fresh gold container, measured by the caller) the
+    physical limit of a task, two such runs, and the run's cost as a multiple of it."""
     candidates = [load(Candidate, run.candidate(i)) for i in range(attempts) if run.candidate(i).exists()]
     verified = [c for c in candidates if c.status == "verified"]
-    stage: Counter[str] = Counter()
-    for c in candidates:
-        stage.update(c.seconds)
-    total = sum(stage.values())
+    phases = PhaseSeconds.summed([c.seconds for c in candidates])
+    total = phases.total()
     sample_seconds = [sum(gold.durations.get(t, 0.0) for t in c.sample) for c in candidates] or [0.0]
+    selected = sum(sample_seconds) / len(sample_seconds)
+    per_verified = total / len(verified) if verified else None
+    limit = 2 * run_seconds if run_seconds else None
     return Summary(
         attempts=len(candidates),
         verified=len(verified),
@@ -29,13 +33,16 @@ def summarize(run: RunDir, gold: GoldEnv, attempts: int) -> Summary:
         discard_reasons=dict(Counter(c.discard_kind for c in candidates if c.discard_kind)),
         per_category=dict(Counter(c.category for c in verified)),
         per_operator=dict(Counter(a.name for c in verified for a in c.operators)),
-        stage_seconds={k: round(v, 2) for k, v in sorted(stage.items())},
-        seconds_per_verified=round(total / len(verified), 2) if verified else None,
+        phase_seconds=phases.rounded(),
+        seconds_per_verified=round(per_verified, 2) if per_verified is not None else None,
         mean_fail_fraction=round(sum(c.fail_fraction for c in verified) / len(verified), 4) if verified else None,
         mean_extra_bytes=(
             round(sum(c.extra_bytes or 0 for c in verified) / len(verified)) if verified else None
         ),
-        selected_tests_seconds=round(sum(sample_seconds) / len(sample_seconds), 3),
+        selected_tests_seconds=round(selected, 3),
+        run_seconds=round(run_seconds, 3) if run_seconds is not None else None,
+        limit_seconds=round(limit, 3) if limit else None,
+        cost_ratio=round(per_verified / limit, 1) if limit and per_verified is not None else None,
         **_difficulty_figures(run, verified),
         **_agent_figures(candidates, verified),
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cligym.models.timing import PhaseSeconds
+
 #: What one dataset project gets when neither it nor the file's top level says otherwise.
 DEFAULT_ATTEMPTS = 30
 DEFAULT_TASKS = 10
@@ -88,6 +90,18 @@ class ProjectFigures(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
+class UnitSeconds(BaseModel):
+    """Seconds a dataset build's units took, by kind (``cligym.dataset.units``)."""
+
+    gold: float = 0.0
+    invert: float = 0.0
+    export: float = 0.0
+    validate_: float = Field(default=0.0, alias="validate")
+    bundle: float = 0.0
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
 class DatasetSummary(BaseModel):
     """The dataset as a whole (``DIR/summary.json``)."""
 
@@ -109,8 +123,15 @@ class DatasetSummary(BaseModel):
     bytes_per_task: float | None  # the dataset directory over its validated tasks
     bytes_per_task_beyond_gold: float | None  # the same without the gold image bundle
     unit_seconds: float  # summed over every unit (CPU-bound work runs inside containers)
+    #: those seconds by kind of unit
+    unit_seconds_by_kind: UnitSeconds = Field(default_factory=lambda: UnitSeconds())
+    #: every attempt's seconds by phase (part of the invert units'), and their sum over the verified tasks
+    phase_seconds: PhaseSeconds = Field(default_factory=PhaseSeconds)
+    seconds_per_verified: float | None = None
+    hard: int = 0  # held tasks graded hard (``Difficulty.label``)
     wall_seconds: float  # this and the earlier builds of the directory
     tasks_per_hour: float | None
+    hard_per_hour: float | None = None
     same_delta_groups: int = 0  # ΔDs exported for more than one project (kept: other golds)
     #: validated tasks whose record holds probe verdicts measured on their present files
     #: (``cligym validate --probes DIR/harbor``), and those of them that failed a probe

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from cligym.models.timing import PhaseSeconds
+
 
 class PaperRow(BaseModel):
     """One line of the dataset table: our value beside the paper's (None: not measured)."""
@@ -132,3 +134,5 @@ class Report(BaseModel):
     tokens: dict[str, float | None]
     storage: dict[str, float | None]
     tasks: list[TaskRow]
+    #: where the attempts' time went: every run's phases over its verified tasks (None: no task)
+    phase_seconds_per_task: PhaseSeconds | None = None

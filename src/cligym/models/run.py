@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
+
+from cligym.models.timing import PhaseSeconds
 
 
 class InvertConfig(BaseModel):
@@ -43,11 +45,19 @@ class Summary(BaseModel):
     discard_reasons: dict[str, int]
     per_category: dict[str, int]
     per_operator: dict[str, int]
-    stage_seconds: dict[str, float]
+    #: seconds per phase over every attempt (older records: ``stage_seconds``)
+    phase_seconds: PhaseSeconds = Field(validation_alias=AliasChoices("phase_seconds", "stage_seconds"))
     seconds_per_verified: float | None
     mean_fail_fraction: float | None
     mean_extra_bytes: float | None
     selected_tests_seconds: float  # the mean gold runtime of a sample (for the cost ratio)
+    #: one run of a sample's tests in a fresh container of the gold image (made, started, the
+    #: tests run, removed), measured at the run's end
+    run_seconds: float | None = None
+    #: the physical limit of one task: two runs of its selected tests (broken, repaired),
+    #: each in a fresh container; and ``seconds_per_verified`` as a multiple of it
+    limit_seconds: float | None = None
+    cost_ratio: float | None = None
     #: verified tasks per difficulty label, and per k (tasks made before it was measured: "unmeasured")
     per_difficulty: dict[str, int] = Field(default_factory=dict)
     per_k: dict[str, int] = Field(default_factory=dict)

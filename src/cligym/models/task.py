@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cligym import __version__
 from cligym.models.reference import SystemState
+from cligym.models.timing import PhaseSeconds
 
 DiscardKind = Literal[
     "no_target", "build_failed", "no_failure", "not_reproducible", "trivial", "leak",
@@ -136,7 +137,7 @@ class Candidate(BaseModel):
     fail_fraction: float = 0.0
     instance_id: str | None = None
     extra_bytes: int | None = None
-    seconds: dict[str, float] = Field(default_factory=dict)
+    seconds: PhaseSeconds = Field(default_factory=PhaseSeconds)
     #: proposals of this attempt that broke no selected test, or did not build ("op|target")
     screened: list[str] = Field(default_factory=list)
     #: operators that minimality dropped from this attempt's state as decoys ("op|target")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from cligym.models.fs import Finding
+from cligym.models.timing import PhaseSeconds
 
 
 class Verification(BaseModel):
@@ -17,7 +18,7 @@ class Verification(BaseModel):
     solution: str = ""  # the solution that was checked (derived ones included)
     still_failing: list[str] = Field(default_factory=list)  # not_solvable: the tests failing after the solution
     refused: list[str] = Field(default_factory=list)  # why the repairs tried before ``solution`` failed
-    seconds: dict[str, float] = Field(default_factory=dict)
+    seconds: PhaseSeconds = Field(default_factory=PhaseSeconds)
 
 
 class TaskCheck(BaseModel):

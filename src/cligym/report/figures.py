@@ -15,6 +15,7 @@ from cligym.models.report import DifficultyFigures, PaperRow, PassRates, Project
 from cligym.report.mix import mix_figures
 from cligym.models.rollout import RolloutResult
 from cligym.models.task import LABELS, Task
+from cligym.models.timing import PhaseSeconds
 from cligym.report.sources import ExportedTask, Run, Sources
 
 #: The paper's dataset (CLI-Gym: Table 2, Table 7, the funnel of its appendix).
@@ -63,6 +64,8 @@ def compute(sources: Sources, out: Path) -> Report:
         tokens=tokens,
         storage=storage,
         tasks=[_row(t, exported.get(t.instance_id), out) for t in tasks],
+        phase_seconds_per_task=PhaseSeconds.summed([c.seconds for c in candidates]).per(len(tasks)).rounded()
+        if tasks else None,
     )
 
 
@@ -121,7 +124,7 @@ def _projects(sources: Sources) -> list[ProjectRow]:
         gold = next((g for g in sources.golds if g.image_id == run.config.gold_image_id), None)
         name, tasks, attempts = project_name(gold, run), run.tasks, len(run.candidates)
         extra = [t.extra_bytes for t in tasks if t.extra_bytes is not None]
-        seconds = sum(sum(c.seconds.values()) for c in run.candidates)
+        seconds = sum(c.seconds.total() for c in run.candidates)
         rows[name] = ProjectRow(
             project=name, tests=len(gold.tests) if gold else None, attempts=attempts,
             tasks=len(tasks), yield_=round(len(tasks) / attempts, 4) if attempts else None,

@@ -4,6 +4,7 @@ network to view them). Each function returns None when it has nothing to draw.""
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 
 import matplotlib
 
@@ -35,8 +36,8 @@ def _figure(title: str, *, width: float = 6.0, height: float = 3.2, xlabel: str 
     return fig, ax
 
 
-def bars(title: str, counts: dict[str, int] | dict[str, float], *, xlabel: str = "") -> str | None:
-    """Horizontal bars, largest on top."""
+def bars(title: str, counts: Mapping[str, int] | Mapping[str, float], *, xlabel: str = "") -> str | None:
+    """Horizontal bars in the order of ``counts``, the first on top."""
     if not counts:
         return None
     names = list(counts)[::-1]
@@ -146,6 +147,9 @@ def charts(report: Report) -> dict[str, str]:
         "funnel": funnel(report.funnel, PAPER_FUNNEL),
         "discards": bars("Why attempts were discarded", report.discard_reasons, xlabel="attempts"),
     }
+    if report.phase_seconds_per_task is not None:
+        made["phases"] = bars("Where the time went: seconds per verified task", report.phase_seconds_per_task.spent(),
+                              xlabel="seconds")
     d = report.difficulty
     if d.measured:  # the measured difficulty's distributions
         made |= {

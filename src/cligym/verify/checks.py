@@ -17,6 +17,7 @@ from cligym.models.fs import LeakReport, Listing
 from cligym.models.reference import SystemState
 from cligym.models.gold import GoldEnv
 from cligym.models.task import run_order
+from cligym.models.timing import PhaseSeconds
 from cligym.models.validate import ModeResult
 from cligym.models.verify import Verification
 from cligym.runtime import ImageKind, Runtime
@@ -58,7 +59,7 @@ def check_broken_state(
     ``no_offline_repair``, and ``Verification.refused`` says why each failed. ``state``: a Debian-world task's
     (``Task.state``), which its verifier compares.
     """
-    seconds: dict[str, float] = {}
+    seconds = PhaseSeconds()
     wanted = set(f2p) | set(p2p)
     selected = [t for t in order if t in wanted] if order and set(order) >= wanted else sorted(wanted)
     started = time.monotonic()
@@ -71,11 +72,11 @@ def check_broken_state(
             extra, gone = sorted(failing - set(f2p)), sorted(set(f2p) - failing)
             return _failed("not_reproducible", f"a repeat run differs: {len(extra)} more failing {extra[:3]}, "
                                                f"{len(gone)} now passing {gone[:3]}")
-    seconds["repeat"] = time.monotonic() - started
+    seconds.repeat = time.monotonic() - started
 
     started = time.monotonic()
     report = scan(runtime, gold.image, gold_listing, image)
-    seconds["leak_scan"] = time.monotonic() - started
+    seconds.leak_scan = time.monotonic() - started
     changed_paths = sorted(set(report.added) | set(report.changed) | set(report.deleted))
     done = {"seconds": seconds, "changed_paths": changed_paths}
     if not report.clean:
@@ -99,7 +100,7 @@ def check_broken_state(
             if verification.ok or verification.kind == "trivial":  # the state's fault, not the repair's
                 break
         refused.append(f"{'the fallback' if refused else 'the repair'}: {verification.reason[:240]}")
-    seconds["verifier"] = time.monotonic() - started
+    seconds.verifier = time.monotonic() - started
     if not verification.ok and verification.kind != "trivial" and fallback is not None:
         verification = verification.model_copy(update={"kind": "no_offline_repair", "reason": "; ".join(refused)})
     return verification.model_copy(update={"seconds": seconds, "changed_paths": changed_paths, "solution": script,

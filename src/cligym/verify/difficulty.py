@@ -37,6 +37,7 @@ from cligym.models.gold import GoldEnv
 from cligym.models.reference import SystemState
 from cligym.models.task import AppliedChange, Difficulty, RepairStep
 from cligym.models.testrun import TestRun
+from cligym.models.timing import PhaseSeconds
 from cligym.runtime import Runtime
 
 def output_text(run: TestRun) -> str:
@@ -113,7 +114,7 @@ def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str],
 
 def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedChange],
             steps: Sequence[RepairStep], f2p: list[str], first: TestRun, dockerfile: Sequence[str],
-            seconds: dict[str, float], state: SystemState | None = None) -> Difficulty:
+            seconds: PhaseSeconds, state: SystemState | None = None) -> Difficulty:
     """The difficulty of the state in ``image``: ``changes[i]`` is undone by ``steps[i]``
     (both in repair order); ``first`` is the run that recorded the F2P failures."""
     started = time.monotonic()
@@ -125,7 +126,7 @@ def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[Appli
     places = {p for c in changes for p in c.places}
     breadth = max(len(places), len(changes))
     subsystems = len({c.category for c in changes})
-    seconds["difficulty"] = seconds.get("difficulty", 0.0) + time.monotonic() - started
+    seconds.add("difficulty", time.monotonic() - started)
     return Difficulty(k=k, reveal_depth=depth, culprit_named=culprit, sweeper_solves=solves, breadth=breadth,
                       subsystems=subsystems,
                       label=Difficulty.grade(k, depth, culprit, solves, breadth, subsystems))

@@ -15,6 +15,13 @@ LABEL = "cligym"
 #: never pulled (see ``cligym.runtime.base_image``).
 DEFAULT_BASE_IMAGE = "cligym/base:bookworm-2"
 
+#: Seconds all the runs of a gold suite may take together by default (the first pass, the
+#: repeats that prove its tests stable, the run by node id): a suite whose runs would take
+#: longer keeps a sample of its test files (``cligym.gold.shards``).
+SUITE_BUDGET = 420.0
+#: Containers one run of a gold suite is split into by default (its files divided between them).
+SUITE_SHARDS = 2
+
 #: Resource limits for every container (overridable per call).
 DEFAULT_MEM_LIMIT = os.environ.get("CLIGYM_MEM_LIMIT", "2g")
 DEFAULT_PIDS_LIMIT = int(os.environ.get("CLIGYM_PIDS_LIMIT", "512"))

@@ -9,6 +9,7 @@ import tarfile
 import pytest
 
 from cligym.gold import make_gold
+from cligym.gold.shards import Budget
 from cligym.gold.source import fetch_sdist
 from cligym.harness.testrun import run_tests
 from cligym.models.gold import GoldEnv
@@ -38,6 +39,23 @@ def test_gold_from_pypi_sdist(spec, runtime, gold_envs):
     assert gold.runs == 3 and len(gold.test_seconds) == 3
     assert not set(gold.tests) & set(gold.flaky)
     assert all("::" in node for node in gold.tests + gold.failing + gold.flaky)
+    # a small suite fits its time budget whole: every file kept, each run split between two shards
+    assert gold.suite is not None and gold.suite.whole and gold.suite.shards == 2
+    assert {node.split("::")[0] for node in gold.tests} <= set(gold.suite.kept_files)
+    _recheck(runtime, gold)
+
+
+def test_a_suite_over_its_budget_keeps_a_sample_of_its_files_and_says_why(runtime, gold_envs, tmp_path):
+    whole = gold_envs("markupsafe==3.0.2")
+    gold = make_gold("markupsafe==3.0.2", tmp_path, runtime=runtime, runs=2, budget=Budget(seconds=1.0, seed=3))
+    sample = gold.suite
+    assert sample is not None and sample.files == len(whole.suite.kept_files) and sample.budget_seconds == 1.0
+    assert sample.left_out_files and all("gold budget of 1 s" in why for why in sample.left_out_files.values())
+    assert set(sample.kept_files) | set(sample.left_out_files) == set(whole.suite.kept_files)
+    kept = set(sample.kept_files)
+    assert gold.tests and {node.split("::")[0] for node in gold.tests} <= kept
+    assert set(gold.tests) == {t for t in whole.tests if t.split("::")[0] in kept}  # the same verdicts, fewer files
+    assert load(GoldEnv, tmp_path / "gold.json").suite == sample
     _recheck(runtime, gold)
 
 

@@ -63,7 +63,8 @@ def test_real_instance_ids_are_accepted(tmp_path):
 #: instance: as its schema 2 has it).
 OLD = Path(__file__).parents[1] / "data" / "records-0.1.0"
 #: Fields added since, with defaults.
-ADDED_SINCE = {GoldEnv: ("requirements_from", "inferred", "left_out", "registry_images"), Probe: ("workdir", "plugin"),
+ADDED_SINCE = {GoldEnv: ("requirements_from", "inferred", "left_out", "registry_images", "suite"),
+               Probe: ("workdir", "plugin"),
                InvertConfig: ("gold_digest", "scenarios", "mix"),
                Candidate: ("screened", "decoys", "refused"),
                TaskIssues: ("style", "refused", "prompt_tokens", "completion_tokens"),

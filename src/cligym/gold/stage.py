@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.version import Version
@@ -31,6 +31,7 @@ from cligym.gold.source import (
     parse_spec,
     sha256_file,
 )
+from cligym.gold.shards import Budget, first_pass
 from cligym.gold.suite import record_suite, suite_run
 from cligym.gold.wheel_build import build_image_for
 from cligym.gold.wheelhouse import fill_wheelhouse
@@ -38,6 +39,7 @@ from cligym.harness.probe import run_probe
 from cligym.layout import GoldDir
 from cligym.models.gold import GoldEnv, Source
 from cligym.models.io import save
+from cligym.models.testrun import TestRun
 from cligym.runtime import Runtime, ensure_base_image
 from cligym.ui import Reporter
 
@@ -55,10 +57,13 @@ def make_gold(
     runs: int = 3,
     timeout: float = 1800,
     rebuild: bool = False,
+    budget: Budget | None = None,
     runtime: Runtime | None = None,
     reporter: Reporter | None = None,
 ) -> GoldEnv:
-    """Make a gold environment and write ``out_dir/gold.json`` and ``out_dir/probe.json``."""
+    """Make a gold environment and write ``out_dir/gold.json`` and ``out_dir/probe.json``.
+    A project's suite runs within ``budget`` (``cligym.gold.shards``; a budget of 0 seconds:
+    the whole suite in one container a run, each run within ``timeout``)."""
     reporter = reporter or Reporter()
     if runs < 1:
         raise BadInput("--runs must be at least 1")
@@ -76,7 +81,8 @@ def make_gold(
             gold = debian_gold(runtime, spec or "", base_image=base_image, runs=runs, timeout=timeout,
                                rebuild=rebuild, reporter=reporter)
         else:
-            options = _Options(spec or "", base_image, profile_path, shipped_profile, rebuild, runs, timeout)
+            options = _Options(spec or "", base_image, profile_path, shipped_profile, rebuild, runs, timeout,
+                               budget or Budget())
             gold = _project_gold(runtime, options, reporter)
         out = GoldDir(out_dir)
         save(gold, out.gold)
@@ -197,6 +203,7 @@ class _Options:
     rebuild: bool
     runs: int
     timeout: float
+    budget: Budget = field(default_factory=Budget)
 
 
 @dataclass
@@ -219,7 +226,8 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
     build is reproducible and can become a profile."""
     fixes: dict[str, str] = {}
     built = _build_from_project(runtime, options, reporter, fixes)
-    first = suite_run(runtime, built.gold, built.test_paths, options.timeout)
+    started = time.monotonic()
+    first = _first_run(runtime, built, options, reporter)
     for _ in range(REPAIR_ROUNDS):
         # a module that failed to import has no test ids: only the exit code says so
         broken = not first.results or first.exit_code != 0 or any(
@@ -237,9 +245,30 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
             break
         fixes.update(found)
         built = again
-        first = suite_run(runtime, built.gold, built.test_paths, options.timeout)
-    record_suite(runtime, built.gold, built.test_paths, options.runs, options.timeout, reporter, first)
-    return built.gold
+        first = _first_run(runtime, built, options, reporter)
+    gold = built.gold
+    left = options.budget.seconds - (time.monotonic() - started) if gold.suite else options.timeout
+    record_suite(runtime, gold, built.test_paths, options.runs, max(left, BUDGET_FLOOR), reporter, first)
+    if gold.suite is not None:
+        gold.suite.seconds = round(time.monotonic() - started, 1)
+    return gold
+
+
+#: Seconds the repeat runs get at least, however much of the budget the first pass spent.
+BUDGET_FLOOR = 60.0
+
+
+def _first_run(runtime: Runtime, built: _Built, options: _Options, reporter: Reporter) -> TestRun:
+    """The suite's first run: within the time budget, in shards (``cligym.gold.shards``),
+    the sample record in ``built.gold.suite``; the suite whole in one container when its
+    collection names no file or no budget is set."""
+    if options.budget.seconds > 0:
+        found = first_pass(runtime, built.gold, built.test_paths, options.budget, reporter)
+        if found is not None:
+            built.gold.suite = found[1]
+            return found[0]
+    built.gold.suite = None
+    return suite_run(runtime, built.gold, built.test_paths, options.timeout)
 
 
 def _of_era(fixes: dict[str, str], source: Source) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from cligym.errors import GoldFailed
 from cligym.gold.diagnose import collection_errors, decisive_lines, why_left_out
+from cligym.gold.shards import sharded_run, split
 from cligym.harness.images import side_by_side
 from cligym.harness.testrun import run_tests
 from cligym.models.gold import GoldEnv
@@ -33,7 +34,13 @@ def classify(runs: list[TestRun]) -> dict[str, list[str]]:
     return out
 
 
-def suite_run(runtime: Runtime, gold: GoldEnv, test_paths: list[str], timeout: float) -> TestRun:
+def suite_run(runtime: Runtime, gold: GoldEnv, test_paths: list[str], timeout: float,
+              weights: dict[str, float] | None = None) -> TestRun:
+    """One run of the suite (of ``test_paths``); with a sample record in ``gold.suite``, of
+    its kept files, split between its shards (``weights``: the seconds each file took before)."""
+    if gold.suite is not None:
+        chunks = split(gold.suite.kept_files, weights or {}, gold.suite.shards)
+        return sharded_run(runtime, gold, chunks, timeout)[0]
     return run_tests(runtime, gold.image, gold.workdir, gold.test_command, paths=test_paths, timeout=timeout)
 
 
@@ -44,9 +51,27 @@ UNSELECTABLE = "pytest does not run it when given its node id"
 
 def selection_run(runtime: Runtime, gold: GoldEnv, first: TestRun, timeout: float) -> TestRun:
     """The tests that passed in ``first``, run by their node ids, as every later stage runs
-    them: an id rebuilt wrongly from the report comes back ``missing``."""
+    them: an id rebuilt wrongly from the report comes back ``missing`` (split between the
+    shards by file, with a sample record)."""
     passed = [n for n in first.results if first.passes(n)]
+    if gold.suite is not None and gold.suite.shards > 1 and passed:
+        by_file: dict[str, list[str]] = {}
+        for node in passed:
+            by_file.setdefault(node.split("::")[0], []).append(node)
+        weights = {path: float(len(ids)) for path, ids in by_file.items()}
+        chunks = [[n for path in part for n in by_file[path]] for part in split(list(by_file), weights,
+                                                                               gold.suite.shards)]
+        return sharded_run(runtime, gold, chunks, timeout, by_id=True)[0]
     return run_tests(runtime, gold.image, gold.workdir, gold.test_command, passed, timeout=timeout)
+
+
+def file_seconds(run: TestRun) -> dict[str, float]:
+    """What each test file's tests took in ``run`` (the weights of a later split)."""
+    out: dict[str, float] = {}
+    for node, result in run.results.items():
+        path = node.split("::")[0]
+        out[path] = out.get(path, 0.0) + result.seconds
+    return out
 
 
 def record_suite(
@@ -60,6 +85,7 @@ def record_suite(
     nothing passed."""
     results: list[TestRun] = [first] if first is not None else []
     selected: TestRun | None = None
+    weights = file_seconds(first) if first is not None else {}
     with reporter.task(f"running the test suite {runs} times", total=runs):
         if first is not None:
             reporter.advance()
@@ -68,14 +94,14 @@ def record_suite(
                 # the last two runs at once: a test that passes only on an idle machine (a
                 # timing test) fails in one of them and is flaky here, not a gold test
                 # whose task would fail validation under load
-                again, selected = side_by_side(runtime, lambda: suite_run(runtime, gold, test_paths, timeout),
+                again, selected = side_by_side(runtime, lambda: suite_run(runtime, gold, test_paths, timeout, weights),
                                                lambda: selection_run(runtime, gold, results[0], timeout))
                 results.append(again)
                 reporter.advance()
             elif len(results) == runs - 1 and results[0].results:
                 selected = selection_run(runtime, gold, results[0], timeout)
             else:
-                results.append(suite_run(runtime, gold, test_paths, timeout))
+                results.append(suite_run(runtime, gold, test_paths, timeout, weights))
             reporter.advance()
     first = results[0]
     if not first.report_found or not first.results:

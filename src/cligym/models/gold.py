@@ -21,6 +21,30 @@ class Source(BaseModel):
     sdist_sha256: str | None = None
 
 
+class SuiteSample(BaseModel):
+    """How a gold suite was run within its time budget (``cligym.gold.shards``): its files
+    split between ``shards`` containers a run, and, when the whole suite would not fit, the
+    seeded sample of its files kept (stratified by package) and the files left out, with why."""
+
+    budget_seconds: float
+    shards: int
+    seed: int
+    files: int  # test files collected
+    tests: int  # tests collected
+    packages: int  # folders holding test files
+    kept_packages: int
+    kept_files: list[str]  # in the suite's collection order
+    left_out_files: dict[str, str] = Field(default_factory=dict)
+    #: one run of the whole suite in one container, estimated from the pilot's cost per test
+    estimated_seconds: float | None = None
+    #: what the suite's runs took together (the first pass, the repeats, the run by id)
+    seconds: float = 0.0
+
+    @property
+    def whole(self) -> bool:
+        return not self.left_out_files
+
+
 class GoldEnv(BaseModel):
     schema_version: int = 1
     cligym_version: str = __version__
@@ -46,6 +70,8 @@ class GoldEnv(BaseModel):
     durations: dict[str, float] = Field(default_factory=dict)  # mean seconds per kept test
     build_seconds: float = 0.0
     test_seconds: list[float] = Field(default_factory=list)  # wall time of each full run
+    #: how the suite was run within its time budget (None: run whole, one container a run)
+    suite: SuiteSample | None = None
     image_bytes: int = 0
     #: where the image was pushed ('cligym images push'), newest last, one record per registry
     registry_images: list[RegistryImage] = Field(default_factory=list)

@@ -1,0 +1,219 @@
+"""A gold suite within a time budget: its test files run in parallel shards (one container
+each), and a suite too long for the budget keeps a seeded sample of its files, stratified
+by package so that every package of the project is represented.
+
+The first pass (``first_pass``) collects the suite (``pytest --collect-only``), runs a pilot
+of files (one of each package first, in a seeded order) to learn what a test costs, and
+then as many of the other files as the budget's share for one run allows. The later runs
+(``cligym.gold.suite.record_suite``) run the kept files only; what was left out is recorded,
+with why, in the gold record's ``SuiteSample``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from cligym.config import SUITE_BUDGET, SUITE_SHARDS
+from cligym.harness.images import at_once
+from cligym.harness.testrun import run_tests
+from cligym.models.gold import GoldEnv, SuiteSample
+from cligym.models.testrun import TestRun
+from cligym.runtime import Runtime
+from cligym.ui import Reporter
+
+#: Files the pilot runs at most (one per package first, then the next of each package).
+PILOT_FILES = 16
+#: Runs of the suite the budget is shared between (the first pass, the repeat and the run
+#: by id side by side, which on a loaded machine take about two passes' time).
+BUDGET_SHARES = 3
+
+#: A collected item's file: a node id up to its first ``::``.
+_ITEM = re.compile(r"^([^\s:][^:]*?)::\S")
+#: A file pytest failed to collect, in ``--collect-only -q``'s short summary.
+_ERROR = re.compile(r"^ERROR (\S+?)(?: - .*)?$")
+
+
+@dataclass
+class Collected:
+    """What ``pytest --collect-only`` found: test files (in the order pytest collects them)
+    with how many tests each holds, and the files whose collection failed."""
+
+    files: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def tests(self) -> int:
+        return sum(self.files.values())
+
+
+def parse_collection(output: str) -> Collected:
+    found = Collected()
+    for line in output.splitlines():
+        item = _ITEM.match(line)
+        if item:
+            found.files[item.group(1)] = found.files.get(item.group(1), 0) + 1
+            continue
+        error = _ERROR.match(line.strip())
+        if error and error.group(1) not in found.errors:
+            found.errors.append(error.group(1))
+    for path in found.errors:
+        found.files.setdefault(path, 0)  # a module that fails to import still runs (its error is the signal)
+    return found
+
+
+def collect(runtime: Runtime, gold: GoldEnv, test_paths: Sequence[str], timeout: float) -> Collected:
+    """The suite's files as the gold image's pytest collects them from ``test_paths``."""
+    script = (f"cd {shlex.quote(gold.workdir)} && {gold.test_command} --collect-only -q -p no:cacheprovider "
+              '--continue-on-collection-errors "$@"')
+    result = runtime.run(gold.image, ["sh", "-c", script, "sh", *test_paths], timeout=timeout)
+    return parse_collection(result.output) if not result.timed_out else Collected()
+
+
+def package_of(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def stratified(files: Sequence[str], seed: int) -> list[str]:
+    """``files`` in a seeded order in which every prefix spreads over the packages (their
+    folders): one file of each package in turn, packages and files within each shuffled."""
+    rng = random.Random(f"suite:{seed}")
+    packages: dict[str, list[str]] = {}
+    for path in files:
+        packages.setdefault(package_of(path), []).append(path)
+    queues = list(packages.values())
+    rng.shuffle(queues)
+    for members in queues:
+        rng.shuffle(members)
+    order = []
+    while any(queues):
+        for members in queues:
+            if members:
+                order.append(members.pop(0))
+    return order
+
+
+def split(files: Sequence[str], weights: dict[str, float], shards: int) -> list[list[str]]:
+    """``files`` cut into at most ``shards`` runs of about equal weight, keeping their order."""
+    shards = max(1, min(shards, len(files)))
+    total = sum(_weight(weights, f) for f in files)
+    out: list[list[str]] = [[] for _ in range(shards)]
+    done = 0.0
+    for path in files:
+        weight = _weight(weights, path)
+        index = min(shards - 1, int((done + weight / 2) / total * shards))  # where the file's middle falls
+        out[index].append(path)
+        done += weight
+    return [chunk for chunk in out if chunk]
+
+
+def _weight(weights: dict[str, float], path: str) -> float:
+    return weights.get(path, 1.0) + 1e-3  # a file of no measured cost still counts
+
+
+def merged(runs: Sequence[TestRun], seconds: float) -> TestRun:
+    """One run of the shards' runs: their results together (a shard that wrote no report
+    adds none: its tests are missing), ``seconds`` the wall time they took at once."""
+    results = {}
+    for run in runs:
+        results.update(run.results)
+    failed = next((r.exit_code for r in runs if r.exit_code), 0)
+    return TestRun(exit_code=failed if all(r.exit_code is not None for r in runs) else None,
+                   timed_out=any(r.timed_out for r in runs), seconds=seconds,
+                   report_found=any(r.report_found for r in runs), results=results,
+                   output_tail="\n".join(r.output_tail for r in runs)[-8000:])
+
+
+def sharded_run(runtime: Runtime, gold: GoldEnv, chunks: Sequence[Sequence[str]], timeout: float, *,
+                by_id: bool = False) -> tuple[TestRun, list[TestRun]]:
+    """Each chunk (of test files, or of node ids ``by_id``) run in its own fresh container,
+    all at once; the merged run and each shard's."""
+    started = time.monotonic()
+
+    def one(chunk: Sequence[str]):
+        if by_id:
+            return lambda: run_tests(runtime, gold.image, gold.workdir, gold.test_command, chunk, timeout=timeout)
+        return lambda: run_tests(runtime, gold.image, gold.workdir, gold.test_command, paths=chunk, timeout=timeout)
+
+    runs = at_once(runtime, [one(chunk) for chunk in chunks])
+    return merged(runs, time.monotonic() - started), runs
+
+
+@dataclass
+class Budget:
+    """How a gold suite is run: ``seconds`` for all its runs together, ``shards`` containers
+    per run, ``seed`` for the sample of files when the suite does not fit."""
+
+    seconds: float = SUITE_BUDGET
+    shards: int = SUITE_SHARDS
+    seed: int = 0
+
+    @property
+    def per_run(self) -> float:
+        return self.seconds / BUDGET_SHARES
+
+
+def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: Budget,
+               reporter: Reporter) -> tuple[TestRun, SuiteSample] | None:
+    """The suite's first run within ``budget.per_run``: the pilot, then what else fits; the
+    merged run (in collection order) and the sample record. None when collection names no
+    file (the caller runs the suite whole, as one run)."""
+    started = time.monotonic()
+    with reporter.task("collecting the test suite"):
+        collected = collect(runtime, gold, test_paths, timeout=max(60.0, budget.per_run))
+    if not collected.files:
+        return None
+    order = stratified(list(collected.files), budget.seed)
+    packages = len({package_of(f) for f in order})
+    pilot = order[:max(budget.shards, min(PILOT_FILES, packages))]
+    allowance = budget.per_run - (time.monotonic() - started)
+    runs, why = [], {}
+    with reporter.task(f"running {len(pilot)} of {len(order)} test files (the pilot)"):
+        run, shards = sharded_run(runtime, gold, split(pilot, collected.files, budget.shards), max(30.0, allowance))
+    runs.append(run)
+    rest = order[len(pilot):]
+    # what a test costs in one container, its share of starting the container and pytest included
+    per_test = sum(s.seconds for s in shards) / max(1, sum(collected.files[f] for f in pilot))
+    estimated = per_test * max(1, collected.tests)  # the whole suite in one container
+    allowance = budget.per_run - (time.monotonic() - started)
+    take = _fitting(rest, collected.files, per_test / budget.shards, allowance)
+    if take:
+        with reporter.task(f"running {len(take)} more of {len(order)} test files"):
+            more, _ = sharded_run(runtime, gold, split(take, collected.files, budget.shards), max(30.0, 2 * allowance))
+        runs.append(more)
+    for path in rest[len(take):]:
+        why[path] = f"not sampled: the suite's runs would exceed the gold budget of {budget.seconds:.0f} s"
+    first = merged(runs, time.monotonic() - started)
+    reported = {node.split("::")[0] for node in first.results} | set(collected.errors)
+    for path in [*pilot, *take]:
+        if path not in reported:
+            why[path] = "its shard of the first run reported nothing (it timed out, or pytest wrote no report)"
+    kept = [f for f in collected.files if f not in why]  # the suite's own order
+    first = _in_order(first, kept)
+    sample = SuiteSample(budget_seconds=budget.seconds, shards=budget.shards, seed=budget.seed,
+                         files=len(collected.files), tests=collected.tests, kept_files=kept, left_out_files=why,
+                         packages=packages, kept_packages=len({package_of(f) for f in kept}),
+                         estimated_seconds=round(estimated, 1))
+    return first, sample
+
+
+def _fitting(files: Sequence[str], tests: dict[str, int], per_test: float, allowance: float) -> list[str]:
+    """The longest prefix of ``files`` whose tests are estimated to run within ``allowance``."""
+    spent, take = 0.0, []
+    for path in files:
+        spent += per_test * max(1, tests[path])
+        if spent > allowance:
+            break
+        take.append(path)
+    return take
+
+
+def _in_order(run: TestRun, files: Sequence[str]) -> TestRun:
+    """``run`` with its results in the order of ``files`` (the suite's collection order)."""
+    rank = {f: i for i, f in enumerate(files)}
+    ordered = sorted(run.results.items(), key=lambda item: rank.get(item[0].split("::")[0], len(rank)))
+    return run.model_copy(update={"results": dict(ordered)})

@@ -17,6 +17,7 @@ import shlex
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from cligym.config import SUITE_BUDGET, SUITE_SHARDS
 from cligym.harness.images import at_once
@@ -26,8 +27,12 @@ from cligym.models.testrun import TestRun
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
 
-#: Files the pilot runs at most (one per package first, then the next of each package).
-PILOT_FILES = 16
+#: Files of each shard the pilot runs (the first of the seeded order: each of another
+#: package while there are packages left); later rounds take what the pilot's cost says fits.
+PILOT_FILES = 2
+#: Seconds a collection of the suite may take; one that takes longer lists the test files
+#: by name instead (``listed``).
+COLLECT_CAP = 45.0
 #: Runs of the suite the budget is shared between (the first pass, the repeat and the run
 #: by id side by side, which on a loaded machine take about two passes' time).
 BUDGET_SHARES = 3
@@ -40,15 +45,18 @@ _ERROR = re.compile(r"^ERROR (\S+?)(?: - .*)?$")
 
 @dataclass
 class Collected:
-    """What ``pytest --collect-only`` found: test files (in the order pytest collects them)
-    with how many tests each holds, and the files whose collection failed."""
+    """The suite's test files, in the order pytest collects them, each with its weight (its
+    tests, as ``pytest --collect-only`` counts them; or its size in kB, as a listing finds
+    it), and the files whose collection failed."""
 
-    files: dict[str, int] = field(default_factory=dict)
+    files: dict[str, float] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    found_by: Literal["collection", "listing"] = "collection"
+    timed_out: bool = False
 
     @property
-    def tests(self) -> int:
-        return sum(self.files.values())
+    def tests(self) -> int | None:
+        return int(sum(self.files.values())) if self.found_by == "collection" else None
 
 
 def parse_collection(output: str) -> Collected:
@@ -56,13 +64,13 @@ def parse_collection(output: str) -> Collected:
     for line in output.splitlines():
         item = _ITEM.match(line)
         if item:
-            found.files[item.group(1)] = found.files.get(item.group(1), 0) + 1
+            found.files[item.group(1)] = found.files.get(item.group(1), 0.0) + 1
             continue
         error = _ERROR.match(line.strip())
         if error and error.group(1) not in found.errors:
             found.errors.append(error.group(1))
     for path in found.errors:
-        found.files.setdefault(path, 0)  # a module that fails to import still runs (its error is the signal)
+        found.files.setdefault(path, 0.0)  # a module that fails to import still runs (its error is the signal)
     return found
 
 
@@ -71,7 +79,22 @@ def collect(runtime: Runtime, gold: GoldEnv, test_paths: Sequence[str], timeout:
     script = (f"cd {shlex.quote(gold.workdir)} && {gold.test_command} --collect-only -q -p no:cacheprovider "
               '--continue-on-collection-errors "$@"')
     result = runtime.run(gold.image, ["sh", "-c", script, "sh", *test_paths], timeout=timeout)
-    return parse_collection(result.output) if not result.timed_out else Collected()
+    return parse_collection(result.output) if not result.timed_out else Collected(timed_out=True)
+
+
+def listed(runtime: Runtime, gold: GoldEnv, test_paths: Sequence[str]) -> Collected:
+    """The test files under ``test_paths`` (the working directory when none) by pytest's
+    default names, weighted by size, found without importing a module: for a suite whose
+    collection alone takes longer than ``COLLECT_CAP``."""
+    script = (f"cd {shlex.quote(gold.workdir)} && find \"$@\" -type f \\( -name 'test_*.py' -o -name '*_test.py' \\) "
+              "-not -path '*/.*' -printf '%s %p\\n'")
+    result = runtime.run(gold.image, ["sh", "-c", script, "sh", *(test_paths or ["."])], timeout=120)
+    found = Collected(found_by="listing")
+    for line in sorted(result.output.splitlines(), key=lambda text: text.partition(" ")[2]):
+        size, _, path = line.partition(" ")
+        if size.isdigit() and path.endswith(".py"):
+            found.files[path.removeprefix("./")] = max(1.0, int(size) / 1000)
+    return found
 
 
 def package_of(path: str) -> str:
@@ -112,7 +135,7 @@ def split(files: Sequence[str], weights: dict[str, float], shards: int) -> list[
 
 
 def _weight(weights: dict[str, float], path: str) -> float:
-    return weights.get(path, 1.0) + 1e-3  # a file of no measured cost still counts
+    return max(weights.get(path, 1.0), 1.0)  # a file of no test (a module that fails to import) still costs
 
 
 def merged(runs: Sequence[TestRun], seconds: float) -> TestRun:
@@ -159,53 +182,63 @@ class Budget:
 
 def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: Budget,
                reporter: Reporter) -> tuple[TestRun, SuiteSample] | None:
-    """The suite's first run within ``budget.per_run``: the pilot, then what else fits; the
-    merged run (in collection order) and the sample record. None when collection names no
-    file (the caller runs the suite whole, as one run)."""
+    """The suite's first run within ``budget.per_run``, in rounds: the pilot (the first files
+    of the seeded order, which takes a file of each package before a second of any), then
+    rounds of the next files estimated to fit, each at most about twice as long as the one
+    before (a round that overruns loses only its own files). The merged run (in collection
+    order) and the sample record; None when neither collection nor a listing names a file
+    (the caller runs the suite whole)."""
     started = time.monotonic()
     with reporter.task("collecting the test suite"):
-        collected = collect(runtime, gold, test_paths, timeout=max(60.0, budget.per_run))
-    if not collected.files:
+        found = collect(runtime, gold, test_paths, timeout=min(COLLECT_CAP, budget.per_run / 3))
+        if not found.files and found.timed_out:  # a collection that takes this long: a huge suite
+            found = listed(runtime, gold, test_paths)
+    if not found.files:
         return None
-    order = stratified(list(collected.files), budget.seed)
+    order = stratified(list(found.files), budget.seed)
     packages = len({package_of(f) for f in order})
-    pilot = order[:max(budget.shards, min(PILOT_FILES, packages))]
-    allowance = budget.per_run - (time.monotonic() - started)
-    runs, why = [], {}
-    with reporter.task(f"running {len(pilot)} of {len(order)} test files (the pilot)"):
-        run, shards = sharded_run(runtime, gold, split(pilot, collected.files, budget.shards), max(30.0, allowance))
-    runs.append(run)
-    rest = order[len(pilot):]
-    # what a test costs in one container, its share of starting the container and pytest included
-    per_test = sum(s.seconds for s in shards) / max(1, sum(collected.files[f] for f in pilot))
-    estimated = per_test * max(1, collected.tests)  # the whole suite in one container
-    allowance = budget.per_run - (time.monotonic() - started)
-    take = _fitting(rest, collected.files, per_test / budget.shards, allowance)
-    if take:
-        with reporter.task(f"running {len(take)} more of {len(order)} test files"):
-            more, _ = sharded_run(runtime, gold, split(take, collected.files, budget.shards), max(30.0, 2 * allowance))
-        runs.append(more)
-    for path in rest[len(take):]:
-        why[path] = f"not sampled: the suite's runs would exceed the gold budget of {budget.seconds:.0f} s"
+    batch = order[:PILOT_FILES * budget.shards]
+    runs: list[TestRun] = []
+    ran: list[str] = []
+    spent, weight, last = 0.0, 0.0, 0.0
+    while batch:
+        allowance = budget.per_run - (time.monotonic() - started)
+        if allowance <= 0:
+            break
+        guess = spent / weight * sum(_weight(found.files, f) for f in batch) / budget.shards if weight else allowance
+        what = "the pilot" if not runs else "the next round"
+        with reporter.task(f"running {len(batch)} of {len(order)} test files ({what})"):
+            run, shard_runs = sharded_run(runtime, gold, split(batch, found.files, budget.shards),
+                                          max(30.0, min(allowance, 2 * guess + 30)))
+        runs.append(run)
+        ran += batch
+        spent += sum(r.seconds for r in shard_runs)  # container seconds, a shard's start included
+        weight += sum(_weight(found.files, f) for f in batch)
+        last = run.seconds
+        rest = order[len(ran):]
+        allowance = budget.per_run - (time.monotonic() - started)
+        batch = _fitting(rest, found.files, spent / weight / budget.shards, min(allowance, 2 * last + 10))
+    why = {path: f"not sampled: the suite's runs would exceed the gold budget of {budget.seconds:.0f} s"
+           for path in order[len(ran):]}
     first = merged(runs, time.monotonic() - started)
-    reported = {node.split("::")[0] for node in first.results} | set(collected.errors)
-    for path in [*pilot, *take]:
+    reported = {node.split("::")[0] for node in first.results} | set(found.errors)
+    for path in ran:
         if path not in reported:
             why[path] = "its shard of the first run reported nothing (it timed out, or pytest wrote no report)"
-    kept = [f for f in collected.files if f not in why]  # the suite's own order
-    first = _in_order(first, kept)
+    kept = [f for f in found.files if f not in why]  # the suite's own order
+    estimated = spent / weight * sum(_weight(found.files, f) for f in order) if weight else None
     sample = SuiteSample(budget_seconds=budget.seconds, shards=budget.shards, seed=budget.seed,
-                         files=len(collected.files), tests=collected.tests, kept_files=kept, left_out_files=why,
-                         packages=packages, kept_packages=len({package_of(f) for f in kept}),
-                         estimated_seconds=round(estimated, 1))
-    return first, sample
+                         files=len(found.files), tests=found.tests, found_by=found.found_by, kept_files=kept,
+                         left_out_files=why, packages=packages, kept_packages=len({package_of(f) for f in kept}),
+                         estimated_seconds=round(estimated, 1) if estimated is not None else None)
+    return _in_order(first, kept), sample
 
 
-def _fitting(files: Sequence[str], tests: dict[str, int], per_test: float, allowance: float) -> list[str]:
-    """The longest prefix of ``files`` whose tests are estimated to run within ``allowance``."""
+def _fitting(files: Sequence[str], weights: dict[str, float], per_weight: float, allowance: float) -> list[str]:
+    """The longest prefix of ``files`` estimated to run within ``allowance``."""
     spent, take = 0.0, []
     for path in files:
-        spent += per_test * max(1, tests[path])
+        spent += per_weight * _weight(weights, path)
         if spent > allowance:
             break
         take.append(path)

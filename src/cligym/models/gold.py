@@ -29,8 +29,9 @@ class SuiteSample(BaseModel):
     budget_seconds: float
     shards: int
     seed: int
-    files: int  # test files collected
-    tests: int  # tests collected
+    files: int  # test files found
+    tests: int | None  # tests collected (None: the files were found by name, their collection took too long)
+    found_by: Literal["collection", "listing"] = "collection"
     packages: int  # folders holding test files
     kept_packages: int
     kept_files: list[str]  # in the suite's collection order

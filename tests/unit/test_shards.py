@@ -3,7 +3,8 @@ split between shards, shard runs merged (cligym.gold.shards)."""
 
 from __future__ import annotations
 
-from cligym.gold.shards import _fitting, merged, package_of, parse_collection, split, stratified
+from cligym.gold.shards import DEADLINE_EXIT, _Cost, merged, package_of, parse_collection, split, stratified, \
+    unfinished
 from cligym.models.testrun import TestResult, TestRun
 
 COLLECTED = """\
@@ -55,7 +56,29 @@ def test_shards_merge_into_one_run_and_a_silent_shard_adds_no_result():
         == ["v.py::c"]
 
 
-def test_the_files_taken_are_those_estimated_to_fit():
-    tests = {"a": 10, "b": 10, "c": 0, "d": 100}
-    assert _fitting(["a", "b", "c", "d"], tests, 0.5, 11.0) == ["a", "b", "c"]  # c counts as one test
-    assert _fitting(["d"], tests, 0.5, 11.0) == []
+def test_the_rounds_cost_says_what_fits_passing_over_a_file_too_costly():
+    weights = {"a": 2.0, "b": 2.0}
+    run = TestRun(exit_code=0, seconds=5.0, report_found=True,
+                  results={"a::t": TestResult(outcome="passed", seconds=1.0),
+                           "b::t": TestResult(outcome="passed", seconds=3.0)})
+    overran = TestRun(exit_code=None, timed_out=True, seconds=20.0, report_found=False)
+    cost = _Cost()
+    cost.add([["a", "b"]], [run], weights)
+    assert (cost.start, cost.per_weight) == (1.0, 1.0)  # 5 s: 4 of tests (weight 4) and 1 of start
+    cost.add([["c"]], [overran], weights)  # weight 1, at least 20 s; no start measured
+    assert cost.start == 1.0 and cost.per_weight == 24.0 / 5
+    more = {"d": 1.0, "e": 100.0, "f": 2.0}
+    # 11 s on 2 shards: 20 container-seconds beyond the start; d 4.8, e 480 (passed over), f 9.6
+    assert cost.fitting(["d", "e", "f"], more, 2, 11.0) == ["d", "f"]
+    assert cost.whole([1.0, 1.0]) == 1.0 + 2 * 4.8
+
+
+def test_a_shard_its_deadline_cut_keeps_only_the_files_it_finished():
+    passed = TestResult(outcome="passed")
+    cut = TestRun(exit_code=DEADLINE_EXIT, seconds=30.0, report_found=True,
+                  results={"a.py::x": passed, "a.py::y": passed, "b.py::x": passed})
+    assert unfinished(["a.py", "b.py", "c.py"], cut) == ["b.py", "c.py"]  # b's last test may not be its last
+    assert unfinished(["a.py", "b.py", "c.py"], cut, {"a.py": 2, "b.py": 1, "c.py": 4}) == ["c.py"]
+    assert unfinished(["a.py", "b.py", "c.py"], cut, {"a.py": 3, "b.py": 1, "c.py": 4}) == ["a.py", "c.py"]
+    whole = cut.model_copy(update={"exit_code": 1})
+    assert unfinished(["a.py", "b.py", "c.py"], whole) == []  # it ended by itself: every file ran

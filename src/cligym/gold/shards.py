@@ -33,9 +33,9 @@ PILOT_FILES = 2
 #: Seconds a collection of the suite may take; one that takes longer lists the test files
 #: by name instead (``listed``).
 COLLECT_CAP = 45.0
-#: Runs of the suite the budget is shared between (the first pass, the repeat and the run
-#: by id side by side, which on a loaded machine take about two passes' time).
-BUDGET_SHARES = 3
+#: Parts the budget is shared between: the first pass, and the repeat and the run by id
+#: side by side (of the kept files only, so about as long as the first pass's rounds).
+BUDGET_SHARES = 2
 
 #: A collected item's file: a node id up to its first ``::``.
 _ITEM = re.compile(r"^([^\s:][^:]*?)::\S")
@@ -151,16 +151,27 @@ def merged(runs: Sequence[TestRun], seconds: float) -> TestRun:
                    output_tail="\n".join(r.output_tail for r in runs)[-8000:])
 
 
+#: What coreutils' ``timeout`` exits with when its deadline came first.
+DEADLINE_EXIT = 124
+
+
 def sharded_run(runtime: Runtime, gold: GoldEnv, chunks: Sequence[Sequence[str]], timeout: float, *,
-                by_id: bool = False) -> tuple[TestRun, list[TestRun]]:
+                by_id: bool = False, deadline: float | None = None) -> tuple[TestRun, list[TestRun]]:
     """Each chunk (of test files, or of node ids ``by_id``) run in its own fresh container,
-    all at once; the merged run and each shard's."""
+    all at once; the merged run and each shard's. With ``deadline``, pytest is interrupted
+    after that many seconds as Ctrl-C would (its report then holds the tests run so far,
+    and the shard exits ``DEADLINE_EXIT``)."""
     started = time.monotonic()
+    command = gold.test_command
+    if deadline is not None:
+        limit = f"timeout -s INT -k 30 {max(1, int(deadline))}"  # where the image has coreutils' timeout
+        command = f'$(command -v timeout >/dev/null 2>&1 && echo "{limit}") {command}'
+        timeout = deadline + 90
 
     def one(chunk: Sequence[str]):
         if by_id:
-            return lambda: run_tests(runtime, gold.image, gold.workdir, gold.test_command, chunk, timeout=timeout)
-        return lambda: run_tests(runtime, gold.image, gold.workdir, gold.test_command, paths=chunk, timeout=timeout)
+            return lambda: run_tests(runtime, gold.image, gold.workdir, command, chunk, timeout=timeout)
+        return lambda: run_tests(runtime, gold.image, gold.workdir, command, paths=chunk, timeout=timeout)
 
     runs = at_once(runtime, [one(chunk) for chunk in chunks])
     return merged(runs, time.monotonic() - started), runs
@@ -190,7 +201,7 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
     (the caller runs the suite whole)."""
     started = time.monotonic()
     with reporter.task("collecting the test suite"):
-        found = collect(runtime, gold, test_paths, timeout=min(COLLECT_CAP, budget.per_run / 3))
+        found = collect(runtime, gold, test_paths, timeout=COLLECT_CAP)
         if not found.files and found.timed_out:  # a collection that takes this long: a huge suite
             found = listed(runtime, gold, test_paths)
     if not found.files:
@@ -200,33 +211,37 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
     batch = order[:PILOT_FILES * budget.shards]
     runs: list[TestRun] = []
     ran: list[str] = []
-    spent, weight, last = 0.0, 0.0, 0.0
+    cut: dict[str, str] = {}
+    cost = _Cost()
     while batch:
         allowance = budget.per_run - (time.monotonic() - started)
-        if allowance <= 0:
-            break
-        guess = spent / weight * sum(_weight(found.files, f) for f in batch) / budget.shards if weight else allowance
+        if allowance <= 0 and runs:
+            break  # (the pilot runs whatever the budget: a gold needs some tests)
+        guess = cost.round_seconds(batch, found.files, budget.shards) if runs else allowance
         what = "the pilot" if not runs else "the next round"
         with reporter.task(f"running {len(batch)} of {len(order)} test files ({what})"):
-            run, shard_runs = sharded_run(runtime, gold, split(batch, found.files, budget.shards),
-                                          max(30.0, min(allowance, 2 * guess + 30)))
+            chunks = split(batch, found.files, budget.shards)
+            run, shard_runs = sharded_run(runtime, gold, chunks, 0, deadline=max(30.0, min(allowance, 2 * guess + 30)))
         runs.append(run)
         ran += batch
-        spent += sum(r.seconds for r in shard_runs)  # container seconds, a shard's start included
-        weight += sum(_weight(found.files, f) for f in batch)
-        last = run.seconds
-        rest = order[len(ran):]
+        for chunk, shard in zip(chunks, shard_runs, strict=True):
+            for path in unfinished(chunk, shard, found.files if found.found_by == "collection" else None):
+                cut[path] = "the first run's deadline came before its shard finished it"
+        cost.add(chunks, shard_runs, found.files)
+        left = [f for f in order if f not in set(ran)]
         allowance = budget.per_run - (time.monotonic() - started)
-        batch = _fitting(rest, found.files, spent / weight / budget.shards, min(allowance, 2 * last + 10))
+        batch = cost.fitting(left, found.files, budget.shards, min(allowance, 2 * run.seconds + 10))
     why = {path: f"not sampled: the suite's runs would exceed the gold budget of {budget.seconds:.0f} s"
-           for path in order[len(ran):]}
+           for path in order if path not in set(ran)}
     first = merged(runs, time.monotonic() - started)
     reported = {node.split("::")[0] for node in first.results} | set(found.errors)
     for path in ran:
-        if path not in reported:
-            why[path] = "its shard of the first run reported nothing (it timed out, or pytest wrote no report)"
+        if path in cut:
+            why[path] = cut[path]
+        elif path not in reported:
+            why[path] = "its shard of the first run reported nothing (pytest wrote no report)"
     kept = [f for f in found.files if f not in why]  # the suite's own order
-    estimated = spent / weight * sum(_weight(found.files, f) for f in order) if weight else None
+    estimated = cost.whole([_weight(found.files, f) for f in order]) if runs else None
     sample = SuiteSample(budget_seconds=budget.seconds, shards=budget.shards, seed=budget.seed,
                          files=len(found.files), tests=found.tests, found_by=found.found_by, kept_files=kept,
                          left_out_files=why, packages=packages, kept_packages=len({package_of(f) for f in kept}),
@@ -234,19 +249,72 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
     return _in_order(first, kept), sample
 
 
-def _fitting(files: Sequence[str], weights: dict[str, float], per_weight: float, allowance: float) -> list[str]:
-    """The longest prefix of ``files`` estimated to run within ``allowance``."""
-    spent, take = 0.0, []
-    for path in files:
-        spent += per_weight * _weight(weights, path)
-        if spent > allowance:
-            break
-        take.append(path)
-    return take
+@dataclass
+class _Cost:
+    """What the rounds so far say a run costs: a container's start (with pytest's and the
+    project's imports: a shard's seconds beyond its tests'), and the tests' seconds per
+    unit of weight (a collected test, or a kB of test file)."""
+
+    starts: list[float] = field(default_factory=list)
+    test_seconds: float = 0.0
+    weight: float = 0.0
+
+    def add(self, chunks: Sequence[Sequence[str]], shard_runs: Sequence[TestRun], weights: dict[str, float]) -> None:
+        for chunk, run in zip(chunks, shard_runs, strict=True):
+            tests = sum(r.seconds for r in run.results.values()) if run.report_found else run.seconds
+            if run.report_found:  # a shard that overran says only that its files took at least this long
+                self.starts.append(max(0.0, run.seconds - tests))
+            self.test_seconds += tests
+            self.weight += sum(_weight(weights, f) for f in chunk)
+
+    @property
+    def start(self) -> float:
+        return sorted(self.starts)[len(self.starts) // 2] if self.starts else 0.0
+
+    @property
+    def per_weight(self) -> float:
+        return self.test_seconds / self.weight if self.weight else 0.0
+
+    def round_seconds(self, files: Sequence[str], weights: dict[str, float], shards: int) -> float:
+        return self.start + self.per_weight * sum(_weight(weights, f) for f in files) / shards
+
+    def whole(self, weights: Sequence[float]) -> float:
+        """One run of files of these weights in one container."""
+        return self.start + self.per_weight * sum(weights)
+
+    def fitting(self, files: Sequence[str], weights: dict[str, float], shards: int, allowance: float) -> list[str]:
+        """Those of ``files``, in their order, estimated to run within ``allowance`` split
+        between ``shards`` (a file too costly for what is left is passed over)."""
+        room = (allowance - self.start) * shards
+        take = []
+        for path in files:
+            need = self.per_weight * _weight(weights, path)
+            if need <= room:
+                take.append(path)
+                room -= need
+        return take
+
+
+def unfinished(chunk: Sequence[str], shard: TestRun, counts: dict[str, float] | None = None) -> list[str]:
+    """The files of ``chunk`` a shard its deadline interrupted did not finish: with the
+    collection's ``counts``, those with fewer results than tests; else the file of its last
+    reported test and those after it (pytest runs the files in the order given)."""
+    if shard.exit_code != DEADLINE_EXIT and not shard.timed_out:
+        return []
+    files = list(chunk)
+    if counts is not None:
+        done: dict[str, int] = {}
+        for node in shard.results:
+            done[node.split("::")[0]] = done.get(node.split("::")[0], 0) + 1
+        return [f for f in files if done.get(f, 0) < counts.get(f, 0) or f not in done]
+    last = next(reversed(shard.results), None) if shard.results else None
+    index = files.index(last.split("::")[0]) if last and last.split("::")[0] in files else 0
+    return files[index:]
 
 
 def _in_order(run: TestRun, files: Sequence[str]) -> TestRun:
-    """``run`` with its results in the order of ``files`` (the suite's collection order)."""
+    """``run`` with the results of ``files`` only, in their order (the suite's collection order)."""
     rank = {f: i for i, f in enumerate(files)}
-    ordered = sorted(run.results.items(), key=lambda item: rank.get(item[0].split("::")[0], len(rank)))
+    kept = [item for item in run.results.items() if item[0].split("::")[0] in rank]
+    ordered = sorted(kept, key=lambda item: rank[item[0].split("::")[0]])
     return run.model_copy(update={"results": dict(ordered)})

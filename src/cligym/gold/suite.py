@@ -83,6 +83,8 @@ def record_suite(
     more, the last two run at once, so that a test which passes only on an idle machine shows
     as flaky) and record the outcome in ``gold``; GoldFailed when nothing was collected or
     nothing passed."""
+    if first is not None:
+        _collected_some(first, gold)  # no point in running again a suite that collected nothing
     results: list[TestRun] = [first] if first is not None else []
     selected: TestRun | None = None
     weights = file_seconds(first) if first is not None else {}
@@ -104,10 +106,7 @@ def record_suite(
                 results.append(suite_run(runtime, gold, test_paths, timeout, weights))
             reporter.advance()
     first = results[0]
-    if not first.report_found or not first.results:
-        why = "timed out" if first.timed_out else f"exit code {first.exit_code}"
-        raise GoldFailed(f"the test command collected no tests in {gold.image} ({why}): "
-                         f"{decisive_lines(first.output_tail)[-600:]}")
+    _collected_some(first, gold)
     groups = classify(results)
     unselectable = _demote(groups, selected)
     if not groups["tests"]:
@@ -131,6 +130,14 @@ def record_suite(
         n: round(sum(r.results[n].seconds for r in results if n in r.results) / len(results), 4)
         for n in gold.tests
     }
+
+
+def _collected_some(first: TestRun, gold: GoldEnv) -> None:
+    """GoldFailed when the first run collected no test."""
+    if not first.report_found or not first.results:
+        why = "timed out" if first.timed_out else f"exit code {first.exit_code}"
+        raise GoldFailed(f"the test command collected no tests in {gold.image} ({why}): "
+                         f"{decisive_lines(first.output_tail)[-600:]}")
 
 
 def _demote(groups: dict[str, list[str]], selected: TestRun | None) -> list[str]:

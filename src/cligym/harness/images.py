@@ -39,8 +39,8 @@ def side_by_side(runtime: Runtime, other: Callable[[], A], this: Callable[[], B]
 def at_once(runtime: Runtime, calls: list[Callable[[], A]]) -> list[A]:
     """Every call of ``calls`` in its own thread, all at once (several containers), their
     results in order; interrupted, as ``side_by_side``."""
-    if len(calls) == 1:
-        return [calls[0]()]
+    if len(calls) < 2:
+        return [call() for call in calls]
     with ThreadPoolExecutor(max_workers=len(calls) - 1) as pool:
         futures = [pool.submit(call) for call in calls[1:]]
         try:

@@ -36,6 +36,13 @@ def test_every_prefix_of_the_stratified_order_spreads_over_the_packages_and_a_se
     assert sorted(order) == sorted(files)
     assert {package_of(f) for f in order[:5]} == {f"pkg{p}/tests" for p in range(5)}
     assert stratified(files, seed=1) == order and stratified(files, seed=2) != order
+    # with weights, each package's lightest file comes first (every package costs least to represent)
+    weights = {f: float(len(f) + i % 7) for i, f in enumerate(files)}
+    light = stratified(files, seed=1, weights=weights)
+    for package in {package_of(f) for f in files}:
+        members = [f for f in files if package_of(f) == package]
+        first = next(f for f in light if package_of(f) == package)
+        assert weights[first] == min(weights[f] for f in members)
 
 
 def test_a_split_keeps_the_order_and_balances_the_weight():

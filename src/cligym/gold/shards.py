@@ -33,9 +33,8 @@ PILOT_FILES = 2
 #: Seconds a collection of the suite may take; one that takes longer lists the test files
 #: by name instead (``listed``).
 COLLECT_CAP = 45.0
-#: Parts the budget is shared between: the first pass, and the repeat and the run by id
-#: side by side (of the kept files only, so about as long as the first pass's rounds).
-BUDGET_SHARES = 2
+#: The pilot's deadline is the budget over this.
+PILOT_SHARE = 16
 
 #: A collected item's file: a node id up to its first ``::``.
 _ITEM = re.compile(r"^([^\s:][^:]*?)::\S")
@@ -101,9 +100,11 @@ def package_of(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-def stratified(files: Sequence[str], seed: int) -> list[str]:
+def stratified(files: Sequence[str], seed: int, weights: dict[str, float] | None = None) -> list[str]:
     """``files`` in a seeded order in which every prefix spreads over the packages (their
-    folders): one file of each package in turn, packages and files within each shuffled."""
+    folders): one file of each package in turn, packages and files within each shuffled;
+    with ``weights``, each package's lightest file first (every package costs least to
+    represent), the others shuffled."""
     rng = random.Random(f"suite:{seed}")
     packages: dict[str, list[str]] = {}
     for path in files:
@@ -112,6 +113,10 @@ def stratified(files: Sequence[str], seed: int) -> list[str]:
     rng.shuffle(queues)
     for members in queues:
         rng.shuffle(members)
+        if weights:
+            lightest = min(members, key=lambda f: _weight(weights, f))
+            members.remove(lightest)
+            members.insert(0, lightest)
     order = []
     while any(queues):
         for members in queues:
@@ -186,14 +191,11 @@ class Budget:
     shards: int = SUITE_SHARDS
     seed: int = 0
 
-    @property
-    def per_run(self) -> float:
-        return self.seconds / BUDGET_SHARES
-
 
 def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: Budget,
                reporter: Reporter) -> tuple[TestRun, SuiteSample] | None:
-    """The suite's first run within ``budget.per_run``, in rounds: the pilot (the first files
+    """The suite's first run, in rounds, while the budget holds them and the repeats of what
+    they ran (``_Cost.repeats``): the pilot (the first files
     of the seeded order, which takes a file of each package before a second of any), then
     rounds of the next files estimated to fit, each at most about twice as long as the one
     before (a round that overruns loses only its own files). The merged run (in collection
@@ -206,7 +208,7 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
             found = listed(runtime, gold, test_paths)
     if not found.files:
         return None
-    order = stratified(list(found.files), budget.seed)
+    order = stratified(list(found.files), budget.seed, found.files)
     packages = len({package_of(f) for f in order})
     batch = order[:PILOT_FILES * budget.shards]
     runs: list[TestRun] = []
@@ -214,10 +216,11 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
     cut: dict[str, str] = {}
     cost = _Cost()
     while batch:
-        allowance = budget.per_run - (time.monotonic() - started)
+        allowance = budget.seconds - (time.monotonic() - started) - cost.repeats(
+            [f for f in ran if f not in cut], found.files, budget.shards)
         if allowance <= 0 and runs:
             break  # (the pilot runs whatever the budget: a gold needs some tests)
-        guess = cost.round_seconds(batch, found.files, budget.shards) if runs else allowance
+        guess = cost.round_seconds(batch, found.files, budget.shards) if runs else budget.seconds / PILOT_SHARE
         what = "the pilot" if not runs else "the next round"
         with reporter.task(f"running {len(batch)} of {len(order)} test files ({what})"):
             chunks = split(batch, found.files, budget.shards)
@@ -229,7 +232,8 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
                 cut[path] = "the first run's deadline came before its shard finished it"
         cost.add(chunks, shard_runs, found.files)
         left = [f for f in order if f not in set(ran)]
-        allowance = budget.per_run - (time.monotonic() - started)
+        allowance = budget.seconds - (time.monotonic() - started) - cost.repeats(
+            [f for f in ran if f not in cut], found.files, budget.shards)
         batch = cost.fitting(left, found.files, budget.shards, min(allowance, 2 * run.seconds + 10))
     why = {path: f"not sampled: the suite's runs would exceed the gold budget of {budget.seconds:.0f} s"
            for path in order if path not in set(ran)}
@@ -277,6 +281,11 @@ class _Cost:
 
     def round_seconds(self, files: Sequence[str], weights: dict[str, float], shards: int) -> float:
         return self.start + self.per_weight * sum(_weight(weights, f) for f in files) / shards
+
+    def repeats(self, files: Sequence[str], weights: dict[str, float], shards: int) -> float:
+        """What the runs after the first pass will take for ``files``: a run of them, and the
+        run by node id beside it (twice the work on the same cores), with a margin."""
+        return 2.5 * self.round_seconds(files, weights, shards) if files else 0.0
 
     def whole(self, weights: Sequence[float]) -> float:
         """One run of files of these weights in one container."""

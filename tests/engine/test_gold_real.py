@@ -47,7 +47,8 @@ def test_gold_from_pypi_sdist(spec, runtime, gold_envs):
 
 def test_a_suite_over_its_budget_keeps_a_sample_of_its_files_and_says_why(runtime, gold_envs, tmp_path):
     whole = gold_envs("markupsafe==3.0.2")
-    gold = make_gold("markupsafe==3.0.2", tmp_path, runtime=runtime, runs=2, budget=Budget(seconds=1.0, shards=1, seed=3))
+    gold = make_gold("markupsafe==3.0.2", tmp_path, runtime=runtime, runs=2,
+                     budget=Budget(seconds=1.0, shards=1, seed=3))
     sample = gold.suite
     # one shard: a pilot of two files, and no time left for more
     assert sample is not None and sample.files == len(whole.suite.kept_files) and sample.budget_seconds == 1.0

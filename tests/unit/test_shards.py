@@ -3,6 +3,8 @@ split between shards, shard runs merged (cligym.gold.shards)."""
 
 from __future__ import annotations
 
+import pytest
+
 from cligym.gold.shards import DEADLINE_EXIT, _Cost, merged, package_of, parse_collection, split, stratified, \
     unfinished
 from cligym.models.testrun import TestResult, TestRun
@@ -21,6 +23,11 @@ ImportError while importing test module '/testbed/tests/test_broken.py'.
 ERROR tests/test_broken.py - ModuleNotFoundError: No module named 'nope'
 5 tests collected, 1 error in 0.12s
 """
+
+
+def test_a_quieter_collection_names_each_file_with_its_count():
+    found = parse_collection("tests/test_a.py: 2\ntests/sub/test_b.py: 1\n\n3 tests collected in 0.01s\n")
+    assert found.files == {"tests/test_a.py": 2, "tests/sub/test_b.py": 1} and found.tests == 3
 
 
 def test_collection_names_each_file_with_its_tests_and_the_files_that_failed_to_import():
@@ -64,20 +71,24 @@ def test_shards_merge_into_one_run_and_a_silent_shard_adds_no_result():
 
 
 def test_the_rounds_cost_says_what_fits_passing_over_a_file_too_costly():
-    weights = {"a": 2.0, "b": 2.0}
+    weights = {"a": 2.0, "b": 2.0, "c": 1.0}
     run = TestRun(exit_code=0, seconds=5.0, report_found=True,
                   results={"a::t": TestResult(outcome="passed", seconds=1.0),
                            "b::t": TestResult(outcome="passed", seconds=3.0)})
-    overran = TestRun(exit_code=None, timed_out=True, seconds=20.0, report_found=False)
+    overran = TestRun(exit_code=DEADLINE_EXIT, seconds=20.0, report_found=True)
     cost = _Cost()
     cost.add([["a", "b"]], [run], weights)
-    assert (cost.start, cost.per_weight) == (1.0, 1.0)  # 5 s: 4 of tests (weight 4) and 1 of start
-    cost.add([["c"]], [overran], weights)  # weight 1, at least 20 s; no start measured
-    assert cost.start == 1.0 and cost.per_weight == 24.0 / 5
+    # 5 s: 4 of tests (weight 4), 1 beyond them, shared by its 2 files
+    assert cost.file_seconds("x", {"x": 3.0}) == 0.5 + 3.0
+    cost.add([["c"]], [overran], weights)  # cut: its 20 s count as tests of weight 1
+    assert cost.file_seconds("x", {"x": 1.0}) == pytest.approx(1 / 3 + 24.0 / 5)
     more = {"d": 1.0, "e": 100.0, "f": 2.0}
-    # 11 s on 2 shards: 20 container-seconds beyond the start; d 4.8, e 480 (passed over), f 9.6
+    per_file, per_weight = 1 / 3, 24.0 / 5
+    room = 2 * 11.0  # 11 s on 2 shards
+    assert per_file + per_weight * 1 + per_file + per_weight * 2 <= room < per_file + per_weight * 100
     assert cost.fitting(["d", "e", "f"], more, 2, 11.0) == ["d", "f"]
-    assert cost.whole([1.0, 1.0]) == 1.0 + 2 * 4.8
+    assert cost.whole(["d", "f"], more) == pytest.approx(2 * per_file + 3 * per_weight)
+    assert cost.round_seconds(["d", "f"], more, 2) == pytest.approx(cost.whole(["d", "f"], more) / 2)
 
 
 def test_a_shard_its_deadline_cut_keeps_only_the_files_it_finished():

@@ -36,8 +36,10 @@ COLLECT_CAP = 45.0
 #: The pilot's deadline is the budget over this.
 PILOT_SHARE = 16
 
-#: A collected item's file: a node id up to its first ``::``.
+#: A collected item's file: a node id up to its first ``::``; or a file and how many tests
+#: it holds (what a quieter ``--collect-only`` prints).
 _ITEM = re.compile(r"^([^\s:][^:]*?)::\S")
+_COUNT = re.compile(r"^([^\s:][^:]*?): (\d+)$")
 #: A file pytest failed to collect, in ``--collect-only -q``'s short summary.
 _ERROR = re.compile(r"^ERROR (\S+?)(?: - .*)?$")
 
@@ -65,6 +67,10 @@ def parse_collection(output: str) -> Collected:
         if item:
             found.files[item.group(1)] = found.files.get(item.group(1), 0.0) + 1
             continue
+        count = _COUNT.match(line)
+        if count:
+            found.files[count.group(1)] = found.files.get(count.group(1), 0.0) + int(count.group(2))
+            continue
         error = _ERROR.match(line.strip())
         if error and error.group(1) not in found.errors:
             found.errors.append(error.group(1))
@@ -75,7 +81,8 @@ def parse_collection(output: str) -> Collected:
 
 def collect(runtime: Runtime, gold: GoldEnv, test_paths: Sequence[str], timeout: float) -> Collected:
     """The suite's files as the gold image's pytest collects them from ``test_paths``."""
-    script = (f"cd {shlex.quote(gold.workdir)} && {gold.test_command} --collect-only -q -p no:cacheprovider "
+    # -qq: a file and its count each line (node ids where the project's options add a -v)
+    script = (f"cd {shlex.quote(gold.workdir)} && {gold.test_command} --collect-only -qq -p no:cacheprovider "
               '--continue-on-collection-errors "$@"')
     result = runtime.run(gold.image, ["sh", "-c", script, "sh", *test_paths], timeout=timeout)
     return parse_collection(result.output) if not result.timed_out else Collected(timed_out=True)
@@ -204,7 +211,7 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
     started = time.monotonic()
     with reporter.task("collecting the test suite"):
         found = collect(runtime, gold, test_paths, timeout=COLLECT_CAP)
-        if not found.files and found.timed_out:  # a collection that takes this long: a huge suite
+        if not found.files:  # a collection that takes this long (a huge suite), or printed in another way
             found = listed(runtime, gold, test_paths)
     if not found.files:
         return None
@@ -245,7 +252,7 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
         elif path not in reported:
             why[path] = "its shard of the first run reported nothing (pytest wrote no report)"
     kept = [f for f in found.files if f not in why]  # the suite's own order
-    estimated = cost.whole([_weight(found.files, f) for f in order]) if runs else None
+    estimated = cost.whole(order, found.files) if runs else None
     sample = SuiteSample(budget_seconds=budget.seconds, shards=budget.shards, seed=budget.seed,
                          files=len(found.files), tests=found.tests, found_by=found.found_by, kept_files=kept,
                          left_out_files=why, packages=packages, kept_packages=len({package_of(f) for f in kept}),
@@ -255,49 +262,49 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
 
 @dataclass
 class _Cost:
-    """What the rounds so far say a run costs: a container's start (with pytest's and the
-    project's imports: a shard's seconds beyond its tests'), and the tests' seconds per
-    unit of weight (a collected test, or a kB of test file)."""
+    """What the rounds so far say a file costs: its share of what a shard spends beyond its
+    tests (the container's and pytest's start, and importing the file's module and what it
+    imports: in a large project most of a file's cost), and its tests' seconds by weight (a
+    collected test, or a kB of test file). A shard its deadline cut counts whole as tests."""
 
-    starts: list[float] = field(default_factory=list)
+    files: int = 0
+    overhead: float = 0.0
     test_seconds: float = 0.0
     weight: float = 0.0
 
     def add(self, chunks: Sequence[Sequence[str]], shard_runs: Sequence[TestRun], weights: dict[str, float]) -> None:
         for chunk, run in zip(chunks, shard_runs, strict=True):
-            tests = sum(r.seconds for r in run.results.values()) if run.report_found else run.seconds
-            if run.report_found:  # a shard that overran says only that its files took at least this long
-                self.starts.append(max(0.0, run.seconds - tests))
+            cut = run.exit_code == DEADLINE_EXIT or run.timed_out or not run.report_found
+            tests = run.seconds if cut else sum(r.seconds for r in run.results.values())
+            self.overhead += max(0.0, run.seconds - tests)
             self.test_seconds += tests
+            self.files += len(chunk)
             self.weight += sum(_weight(weights, f) for f in chunk)
 
-    @property
-    def start(self) -> float:
-        return sorted(self.starts)[len(self.starts) // 2] if self.starts else 0.0
-
-    @property
-    def per_weight(self) -> float:
-        return self.test_seconds / self.weight if self.weight else 0.0
+    def file_seconds(self, path: str, weights: dict[str, float]) -> float:
+        per_file = self.overhead / self.files if self.files else 0.0
+        per_weight = self.test_seconds / self.weight if self.weight else 0.0
+        return per_file + per_weight * _weight(weights, path)
 
     def round_seconds(self, files: Sequence[str], weights: dict[str, float], shards: int) -> float:
-        return self.start + self.per_weight * sum(_weight(weights, f) for f in files) / shards
+        return sum(self.file_seconds(f, weights) for f in files) / max(1, min(shards, len(files)))
 
     def repeats(self, files: Sequence[str], weights: dict[str, float], shards: int) -> float:
         """What the runs after the first pass will take for ``files``: a run of them, and the
         run by node id beside it (twice the work on the same cores), with a margin."""
         return 2.5 * self.round_seconds(files, weights, shards) if files else 0.0
 
-    def whole(self, weights: Sequence[float]) -> float:
-        """One run of files of these weights in one container."""
-        return self.start + self.per_weight * sum(weights)
+    def whole(self, files: Sequence[str], weights: dict[str, float]) -> float:
+        """One run of ``files`` in one container."""
+        return sum(self.file_seconds(f, weights) for f in files)
 
     def fitting(self, files: Sequence[str], weights: dict[str, float], shards: int, allowance: float) -> list[str]:
         """Those of ``files``, in their order, estimated to run within ``allowance`` split
         between ``shards`` (a file too costly for what is left is passed over)."""
-        room = (allowance - self.start) * shards
+        room = allowance * shards
         take = []
         for path in files:
-            need = self.per_weight * _weight(weights, path)
+            need = self.file_seconds(path, weights)
             if need <= room:
                 take.append(path)
                 room -= need

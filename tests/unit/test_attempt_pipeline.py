@@ -360,3 +360,14 @@ def test_the_run_stops_once_its_last_attempts_found_nothing_new_to_break(patienc
     again = Scripted()
     again.patience = patience
     assert run_attempts(ctx, again, 7).attempts == made and again.told == []
+
+
+def test_a_run_whose_states_the_sweeper_keeps_repairing_stops_after_its_patience(tmp_path, monkeypatch):
+    """Past the run's sweeper share, an attempt whose state the sweeper repairs found nothing
+    the run can take: after ``patience`` of them in a row the run stops, as after misses."""
+    engine = FakeEngine({f"RUN x{i}": Line(breaks={TESTS[0]}) for i in range(8)}, swept=True).install(monkeypatch)
+    ctx = _ctx(engine, tmp_path / "run", sweeper_share=0.1)
+    degrader = Scripted(*[proposal(change(f"x{i}")) for i in range(8)])
+    degrader.patience = 3
+    summary = run_attempts(ctx, degrader, 8)
+    assert summary.attempts == 3 and summary.exhausted and summary.discard_reasons == {"sweeper_solves": 3}

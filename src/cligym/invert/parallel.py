@@ -53,8 +53,10 @@ class _Order:
 
 
 #: How an attempt ends when its degrader found nothing new to break: no target in its
-#: samples, only symptoms the run has made enough of, or no state that fails a test.
-NOTHING_NEW = frozenset({"no_target", "worn_symptom", "no_failure"})
+#: samples, only symptoms the run has made enough of, no state that fails a test, or only a
+#: state the task-blind sweeper repairs while the run holds its share of such (a site whose
+#: faults an admin's habits undo: seen on a one-module project whose every attempt was swept).
+NOTHING_NEW = frozenset({"no_target", "worn_symptom", "no_failure", "sweeper_solves"})
 
 
 def exhausted(finished: dict[int, Candidate], patience: int) -> bool:

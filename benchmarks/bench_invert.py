@@ -47,7 +47,7 @@ def main() -> None:
         "yield": summary.yield_,
         "wall_seconds": round(wall, 1),
         "wall_seconds_per_verified": round(wall / summary.verified, 2) if summary.verified else None,
-        "stage_seconds_per_verified": summary.seconds_per_verified,
+        "phase_seconds_per_verified": summary.seconds_per_verified,
         "selected_tests_gold_seconds": summary.selected_tests_seconds,
         "suite_wall_seconds_gold": round(sum(gold.test_seconds) / len(gold.test_seconds), 3),
         "ratio_to_selected_tests": (

@@ -62,8 +62,8 @@ def measure(spec: str, attempts: int, seed: int, root: Path, runtime: Runtime) -
         per_op[candidate.operators[0].name][kind] += 1
         if kind.startswith("verifier:"):
             reasons[candidate.reason[:160]] += 1
-        if "verifier" in candidate.seconds:
-            seconds.append(candidate.seconds["verifier"])
+        if candidate.seconds.verifier:
+            seconds.append(candidate.seconds.verifier)
     return {"project": spec, "operators": {op: dict(c) for op, c in sorted(per_op.items())},
             "verifier_seconds_median": statistics.median(seconds) if seconds else None,
             "verifier_checks": len(seconds), "refusals": dict(reasons.most_common(20))}

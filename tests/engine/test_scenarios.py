@@ -19,6 +19,7 @@ from cligym.invert.scenarios import REGISTRY, PlannedChange, Site
 from cligym.layout import RunDir
 from cligym.models.io import load
 from cligym.models.task import Task
+from cligym.models.timing import PhaseSeconds
 
 PROJECT = "python-dotenv==1.2.1"
 
@@ -58,7 +59,7 @@ def test_leave_one_repair_out_keeps_a_chain_and_drops_a_decoy(dotenv, runtime):
         # leave-one-fault-out: without the copy the deleted submodule still fails them all
         build_broken(runtime, gold, changes[1].dockerfile, without_copy)
         assert set(failing) <= run_tests(runtime, without_copy, gold.workdir, gold.test_command, failing).not_passed()
-        still = leave_one_out(runtime, gold, tag, [c.step for c in changes], failing, list(gold.tests), {})
+        still = leave_one_out(runtime, gold, tag, [c.step for c in changes], failing, list(gold.tests), PhaseSeconds())
     finally:
         runtime.remove_image(tag)
         runtime.remove_image(without_copy)

@@ -12,12 +12,12 @@ from cligym.layout import RunDir
 from cligym.models.io import save
 from cligym.models.run import Summary
 from cligym.models.task import Candidate
-from cligym.models.timing import PHASE_TEXT, PHASES, Phase, PhaseSeconds
+from cligym.models.timing import PHASES, Phase, PhaseSeconds
 from tests.unit.fake_engine import gold_env
 
 
-def test_every_phase_is_a_field_with_a_text_and_nothing_else_is():
-    assert list(PHASES) == list(get_args(Phase)) == list(PhaseSeconds.model_fields) == list(PHASE_TEXT)
+def test_every_phase_is_a_field_and_nothing_else_is():
+    assert list(PHASES) == list(get_args(Phase)) == list(PhaseSeconds.model_fields)
     with pytest.raises(ValidationError):
         PhaseSeconds.model_validate({"bulid": 1.0})  # a misspelt phase is refused, not a new key
 
@@ -26,9 +26,8 @@ def test_time_adds_up_and_records_hold_the_phases_entered_only():
     seconds = PhaseSeconds()
     seconds.add("build", 1.5)
     seconds.add("build", 0.5)
-    with pytest.raises(RuntimeError), seconds.timing("verifier"):
-        raise RuntimeError("a check that fails still spent its time")
-    assert seconds.build == 2.0 and seconds.verifier > 0
+    seconds.add("verifier", 0.25)
+    assert seconds.build == 2.0 and seconds.verifier == 0.25
     assert list(seconds.spent()) == ["build", "verifier"]
     assert set(seconds.model_dump()) == {"build", "verifier"}
     both = PhaseSeconds.summed([seconds, PhaseSeconds(build=1.0, difficulty=3.0)])

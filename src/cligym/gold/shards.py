@@ -53,7 +53,6 @@ class Collected:
     files: dict[str, float] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     found_by: Literal["collection", "listing"] = "collection"
-    timed_out: bool = False
 
     @property
     def tests(self) -> int | None:
@@ -85,7 +84,7 @@ def collect(runtime: Runtime, gold: GoldEnv, test_paths: Sequence[str], timeout:
     script = (f"cd {shlex.quote(gold.workdir)} && {gold.test_command} --collect-only -qq -p no:cacheprovider "
               '--continue-on-collection-errors "$@"')
     result = runtime.run(gold.image, ["sh", "-c", script, "sh", *test_paths], timeout=timeout)
-    return parse_collection(result.output) if not result.timed_out else Collected(timed_out=True)
+    return parse_collection(result.output) if not result.timed_out else Collected()
 
 
 def listed(runtime: Runtime, gold: GoldEnv, test_paths: Sequence[str]) -> Collected:

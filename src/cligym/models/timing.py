@@ -7,9 +7,6 @@ An attempt (``Candidate.seconds``), a run (``Summary.phase_seconds``) and a data
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
@@ -22,25 +19,6 @@ Phase = Literal[
     "repeat", "leak_scan", "verifier", "flaky",  # the state holds as a task
     "difficulty",  # how hard it is
 ]
-
-#: What each phase does, for the report and ``--help`` texts.
-PHASE_TEXT: dict[str, str] = {
-    "choose": "the operator search picks a plan (no container)",
-    "query": "the model writes a degradation query",
-    "agent": "the degrading agent works in its container",
-    "recovery": "the agent is asked for its own repair",
-    "build": "gold + ΔD is built",
-    "screen": "the tests predicted to fail run first",
-    "run": "the selected tests run in the broken state",
-    "rerun": "the agent's state is rebuilt and its tests run again",
-    "minimal": "leave-one-repair-out runs",
-    "blocker": "the blocker check's runs",
-    "repeat": "a repeat run with nothing done",
-    "leak_scan": "the broken image is compared with gold",
-    "verifier": "the repair and the task's verifier, with nothing done and after it",
-    "flaky": "gold runs of the tests a repair left failing",
-    "difficulty": "the reveal rounds and the task-blind sweeper",
-}
 
 
 class PhaseSeconds(BaseModel):
@@ -71,15 +49,6 @@ class PhaseSeconds(BaseModel):
 
     def add(self, phase: Phase, seconds: float) -> None:
         setattr(self, phase, getattr(self, phase) + seconds)
-
-    @contextmanager
-    def timing(self, phase: Phase) -> Iterator[None]:
-        """Add the seconds the ``with`` block takes to ``phase`` (also when it raises)."""
-        started = time.monotonic()
-        try:
-            yield
-        finally:
-            self.add(phase, time.monotonic() - started)
 
     def absorb(self, other: PhaseSeconds) -> None:
         """Add every phase of ``other`` to this one."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from cligym.config import LABEL, home
 from cligym.harness.testrun import hang_timeout, run_tests, run_tests_in_session
@@ -23,22 +23,17 @@ B = TypeVar("B")
 
 def side_by_side(runtime: Runtime, other: Callable[[], A], this: Callable[[], B]) -> tuple[A, B]:
     """``other()`` in a second thread while ``this()`` runs in this one: two containers at
-    once. Interrupted here (Ctrl-C, SIGTERM), this process's containers are removed before
-    the interruption goes on, so the other thread's engine calls end at once instead of
-    running out their timeouts while the process waits for that thread."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        future = pool.submit(other)
-        try:
-            mine = this()
-            return future.result(), mine
-        except KeyboardInterrupt:
-            runtime.remove_labelled_containers(mine=True)
-            raise
+    once (``at_once``)."""
+    mine, theirs = at_once(runtime, [this, other])
+    return cast(A, theirs), cast(B, mine)
 
 
-def at_once(runtime: Runtime, calls: list[Callable[[], A]]) -> list[A]:
-    """Every call of ``calls`` in its own thread, all at once (several containers), their
-    results in order; interrupted, as ``side_by_side``."""
+def at_once(runtime: Runtime, calls: Sequence[Callable[[], object]]) -> list:
+    """Every call of ``calls`` at once (several containers), the first in this thread, the
+    others each in a thread of its own; their results in order. Interrupted here (Ctrl-C,
+    SIGTERM), this process's containers are removed before the interruption goes on, so the
+    other threads' engine calls end at once instead of running out their timeouts while the
+    process waits for them."""
     if len(calls) < 2:
         return [call() for call in calls]
     with ThreadPoolExecutor(max_workers=len(calls) - 1) as pool:

@@ -54,3 +54,27 @@ def test_an_id_that_vanished_fails_alone_and_a_broken_module_fails_only_its_test
     assert run.results[speedups].outcome == "missing" and "not found" in run.results[speedups].message
     assert run.results[leak].outcome == "error" and "no_such_module" in run.results[leak].message
     assert run.results[leak].message.startswith("ImportError while importing test module")
+
+
+def test_a_projects_own_maxfail_does_not_leave_tests_unrun(runtime, gold_envs):
+    """A project whose options stop pytest after its first failure (``-x`` in addopts, as
+    some suites ship) still has every requested test run and reported: a state that fails
+    several tests must not leave the ones after them "did not run"."""
+    import uuid
+
+    from cligym.harness.images import build_broken
+
+    gold = gold_envs("markupsafe==3.0.2")
+    tag = f"cligym/test-maxfail:{uuid.uuid4().hex[:8]}"
+    failing = "def test_a():\\n    assert 0\\ndef test_b():\\n    assert 0\\n"
+    lines = [f"RUN printf '[pytest]\\naddopts = -x --maxfail=1\\n' > {gold.workdir}/pytest.ini && "
+             f"printf '{failing}' > {gold.workdir}/tests/test_aa_fails.py"]
+    ids = ["tests/test_aa_fails.py::test_a", "tests/test_aa_fails.py::test_b", *gold.tests[:4]]
+    try:
+        build_broken(runtime, gold, lines, tag)
+        run = run_tests(runtime, tag, gold.workdir, gold.test_command, ids, timeout=300)
+    finally:
+        runtime.remove_image(tag)
+    assert run.report_found
+    assert run.failing(ids) == ids[:2]
+    assert run.passed() == set(ids[2:])

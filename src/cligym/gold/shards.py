@@ -21,7 +21,7 @@ from typing import Literal
 
 from cligym.config import SUITE_BUDGET, SUITE_SHARDS
 from cligym.harness.images import at_once
-from cligym.harness.testrun import run_tests
+from cligym.harness.testrun import COLLECTION_OPTION, NO_STOP_OPTION, run_tests
 from cligym.models.gold import GoldEnv, SuiteSample
 from cligym.models.testrun import TestRun
 from cligym.runtime import Runtime
@@ -82,7 +82,7 @@ def collect(runtime: Runtime, gold: GoldEnv, test_paths: Sequence[str], timeout:
     """The suite's files as the gold image's pytest collects them from ``test_paths``."""
     # -qq: a file and its count each line (node ids where the project's options add a -v)
     script = (f"cd {shlex.quote(gold.workdir)} && {gold.test_command} --collect-only -qq -p no:cacheprovider "
-              '--continue-on-collection-errors "$@"')
+              f'{COLLECTION_OPTION} {NO_STOP_OPTION} "$@"')
     result = runtime.run(gold.image, ["sh", "-c", script, "sh", *test_paths], timeout=timeout)
     return parse_collection(result.output) if not result.timed_out else Collected()
 

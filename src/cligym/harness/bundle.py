@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from cligym.errors import CligymError
+from cligym.harness.testrun import COLLECTION_OPTION, NO_STOP_OPTION
 from cligym.layout import ReferenceDir, TaskDir
 from cligym.models.io import save
 from cligym.models.reference import GoldReference
@@ -67,7 +68,7 @@ def pytest_args(reference: GoldReference) -> list[str]:
     """What the verifier adds to gold's test command (then --junitxml and the node ids)."""
     pin = [f"--rootdir={reference.rootdir}", *(["-c", reference.inifile] if reference.inifile else [])]
     plugins = [w for p in reference.plugins for w in ("-p", p)]
-    return ["-p", "no:cacheprovider", "--continue-on-collection-errors", *plugins, *pin,
+    return ["-p", "no:cacheprovider", COLLECTION_OPTION, NO_STOP_OPTION, *plugins, *pin,
             "-o", "junit_family=xunit1", "-rA"]
 
 

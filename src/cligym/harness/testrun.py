@@ -23,7 +23,12 @@ REPORT_PATH = "/tmp/cligym-report.xml"
 #: pytest stops the whole session at a collection error, so a breakage of what one module
 #: imports would fail every test).
 COLLECTION_OPTION = "--continue-on-collection-errors"
-REPORT_OPTIONS = f"-p no:cacheprovider {COLLECTION_OPTION} -o junit_family=xunit1 --junitxml={REPORT_PATH}"
+#: Every test runs whatever failed before it: a project's own ``--maxfail``/``-x`` (in its
+#: addopts, which pytest reads before the command line) would stop a run that fails many
+#: tests early and leave the rest unrun (0: no limit; the later option wins).
+NO_STOP_OPTION = "--maxfail=0"
+REPORT_OPTIONS = (f"-p no:cacheprovider {COLLECTION_OPTION} {NO_STOP_OPTION} -o junit_family=xunit1 "
+                  f"--junitxml={REPORT_PATH}")
 #: How much of a test's message the task records keep (``invert.context.error_excerpts``):
 #: messages are built so that the real error lies within it.
 MESSAGE_BUDGET = 1500

@@ -25,8 +25,8 @@ NOISE_LINES = re.compile(
     re.IGNORECASE,
 )
 #: The harness's options, as a usage error of pytest echoes them.
-HARNESS_OPTIONS = re.compile(r"\s*(-p no:cacheprovider|--continue-on-collection-errors|-o junit_family=xunit1"
-                             r"|--junitxml=\S*cligym\S*)")
+HARNESS_OPTIONS = re.compile(r"\s*(-p no:cacheprovider|--continue-on-collection-errors|--maxfail=0"
+                             r"|-o junit_family=xunit1|--junitxml=\S*cligym\S*)")
 #: Harness wording and harness file names (what ``check_issues`` refuses in a text).
 HARNESS_WORDING = [
     r"not in the test report", r"not collected under this id", r"produced no report",

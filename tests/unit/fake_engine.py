@@ -56,11 +56,13 @@ class FakeEngine:
     depend on an image's ΔD, never on its tag, which names the process)."""
 
     def __init__(self, lines: dict[str, Line] | None = None, *, drawn: float = 0.0,
-                 verify: Callable[[str, list[str]], Verification] | None = None, swept: bool = False,
+                 verify: Callable[[str, list[str]], Verification] | None = None, swept: bool | set[str] = False,
                  flaky_on_gold: set[str] | None = None) -> None:
         self.lines = lines or {}
         self.flaky_on_gold = flaky_on_gold or set()  # tests a run of the gold image fails
-        self.swept = swept  # whether the task-blind sweeper repairs every state
+        #: whether the task-blind sweeper repairs every state, or the ΔD lines of the states it repairs
+        self.swept = swept
+        self.verified: list[str] = []  # the images the verifier's checks ran on
         self.drawn = drawn
         self.verify = verify  # (tag, F2P) -> the verification (default: ok)
         self.images: dict[str, list[str]] = {}  # tag -> its ΔD
@@ -128,6 +130,7 @@ class FakeEngine:
 
     def check_broken_state(self, runtime, gold, files, tag: str, f2p, p2p, solution, *, order=(),
                            untouchable=None, state=None, fallback=None) -> Verification:
+        self.verified.append(tag)
         if self.verify is not None:
             verification = self.verify(tag, list(f2p))
         elif self.drawn and draw(self.images[tag], "leak") < 0.15:
@@ -139,18 +142,25 @@ class FakeEngine:
             verification = verification.model_copy(update={"solution": text})
         return verification
 
+    def sweeper_solves(self, runtime, gold, image: str, f2p, state=None) -> bool:
+        if isinstance(self.swept, bool):
+            return self.swept
+        return any(text in self.swept for text in self.images[image])
+
     def measure(self, runtime, gold, image, changes, steps, f2p, first, dockerfile, seconds,
-                state=None) -> Difficulty:
+                state=None, solves=None) -> Difficulty:
         k = sum(1 for c in changes if c.necessary or c.blocks)
-        return Difficulty(k=k, reveal_depth=1, culprit_named=False, sweeper_solves=self.swept, breadth=len(changes),
+        solves = self.sweeper_solves(runtime, gold, image, f2p) if solves is None else solves
+        return Difficulty(k=k, reveal_depth=1, culprit_named=False, sweeper_solves=solves, breadth=len(changes),
                           subsystems=1, label=Difficulty.grade(k, 1, False, False, len(changes)))
 
     def install(self, monkeypatch) -> FakeEngine:
         """Answer the pipeline's engine work from now on (undone with ``monkeypatch``)."""
-        from cligym.invert import minimal, parallel, pipeline
+        from cligym.invert import minimal, parallel, pipeline, swept
 
         for name in ("build_broken", "run_tests", "check_broken_state", "measure"):
             monkeypatch.setattr(pipeline, name, getattr(self, name))
+        monkeypatch.setattr(swept, "sweeper_solves", self.sweeper_solves)
         monkeypatch.setattr(pipeline, "extra_bytes", lambda runtime, gold, tag: 42)
         monkeypatch.setattr(parallel, "selected_run_seconds", lambda runtime, gold, samples: 0.25)
         monkeypatch.setattr(minimal, "leave_one_out", self.leave_one_out)

@@ -343,6 +343,28 @@ def test_states_the_sweeper_repairs_are_kept_while_their_share_stays_under_the_r
     assert len(ctx.run.task_records()) == (2 if share == 0.5 else 1)
 
 
+def test_past_the_sweeper_share_a_swept_state_is_a_miss_found_before_the_verifier(tmp_path, monkeypatch):
+    """Once the run has its share of states the task-blind sweeper repairs, the sweeper is
+    asked before the verifier's checks: a state it repairs never reaches them, and a
+    degrader that may try again is told (``Try.swept``) and proposes another."""
+    engine = FakeEngine({f"RUN {n}": Line(breaks={TESTS[0]}) for n in "xy"}, swept={"RUN x"}).install(monkeypatch)
+    ctx = _ctx(engine, tmp_path / "run", sweeper_share=0.1)
+    degrader = Scripted(proposal(change("x"), retry=True), proposal(change("y"), retry=True))
+    candidate = make_attempt(ctx, degrader, 0)
+    assert candidate.status == "verified", candidate.reason
+    assert [t.swept for t in degrader.told[1]] == [True] and candidate.screened == ["x|/x"]
+    assert len(engine.verified) == 1 and engine.images[engine.verified[0]] == ["RUN y"]
+    assert not load(Task, ctx.run.task_records()[0]).difficulty.sweeper_solves
+
+
+def test_an_attempt_whose_every_try_is_swept_says_so(tmp_path, monkeypatch):
+    engine = FakeEngine({f"RUN x{i}": Line(breaks={TESTS[0]}) for i in range(8)}, swept=True).install(monkeypatch)
+    ctx = _ctx(engine, tmp_path / "run", sweeper_share=0.1)
+    candidate = make_attempt(ctx, Scripted(*[proposal(change(f"x{i}"), retry=True) for i in range(8)]), 0)
+    assert (candidate.status, candidate.discard_kind) == ("discarded", "no_failure")
+    assert "8 made a state the task-blind sweeper repairs" in candidate.reason and not engine.verified
+
+
 @pytest.mark.parametrize("patience", [0, 2])
 def test_the_run_stops_once_its_last_attempts_found_nothing_new_to_break(patience, tmp_path, monkeypatch):
     """A degrader with a patience stops the run after that many attempts in a row ended with

@@ -17,9 +17,11 @@ after that is the same whoever proposed it, and lives here once:
 5. minimality (``cligym.invert.minimal``): a state of several changes keeps only the
    needed changes and the blockers that block; with decoys dropped the smaller state goes
    through the pipeline again from step 1 (a proposal that cannot be reduced is a miss);
-6. ``cligym.verify.check_broken_state``: a repeat run, the leak scan, no untouchable path
+6. when the run has its share of states the task-blind sweeper repairs, the sweeper is
+   asked first: a state it repairs is a miss (the degrader, told so, may propose another);
+7. ``cligym.verify.check_broken_state``: a repeat run, the leak scan, no untouchable path
    changed, and the solution makes every selected test pass;
-7. the difficulty is measured (``cligym.verify.difficulty``), then the Task and its
+8. the difficulty is measured (``cligym.verify.difficulty``), then the Task and its
    issue texts are saved (a text ``check_issues`` refuses discards the attempt), then the
    Candidate; the broken image is removed whatever happened.
 
@@ -41,6 +43,7 @@ from cligym.invert import minimal
 from cligym.invert.context import RunContext, classify, error_excerpts
 from cligym.invert.dockerfile import touches_tests
 from cligym.invert.proposal import Degrader, Proposal, Try, repairs
+from cligym.invert.swept import share_full, sweeper_first
 from cligym.issue import check_issues, write_issues
 from cligym.models.io import load, save
 from cligym.models.task import AppliedChange, Candidate, Task
@@ -82,6 +85,7 @@ class Miss:
 
     fail_fraction: float | None = None
     found: dict = field(default_factory=dict)
+    swept: bool = False  # the task-blind sweeper repairs the state, and the run's share of such is full
 
 
 @dataclass
@@ -109,10 +113,14 @@ def _discarded(found: dict, kind: str, reason: str) -> Ended:
 
 def _no_state(tries: list[Try]) -> str:
     refused = {t.entry for t in tries if t.fail_fraction is not None}
-    if not refused:
+    swept = {t.entry for t in tries if t.swept}
+    if not refused and not swept:
         return f"no selected test failed in {len(tries)} tries"
-    return (f"no state taken in {len(tries)} tries ({len(refused)} made a state the run's shares refuse: "
-            "too broad a failure, or a set of failing tests its tasks fail often enough)")
+    why = [f"{len(refused)} made a state the run's shares refuse: too broad a failure, or a set of failing "
+           "tests its tasks fail often enough"] if refused else []
+    if swept:
+        why.append(f"{len(swept)} made a state the task-blind sweeper repairs, of which the run has its share")
+    return f"no state taken in {len(tries)} tries ({'; '.join(why)})"
 
 
 def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate:
@@ -138,7 +146,7 @@ def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate
         if isinstance(outcome, Ended):
             end = outcome
             break
-        tries.append(Try(proposal, outcome.fail_fraction))
+        tries.append(Try(proposal, outcome.fail_fraction, outcome.swept))
         if not proposal.retry or len(tries) >= MAX_TRIES:
             end = _discarded(outcome.found, "no_failure", _no_state(tries))
             break
@@ -244,7 +252,10 @@ def _steps(check: _Check, tag: str, instance_id: str, found: dict) -> Outcome:
                               f"({', '.join(a.name for a in applied if not (a.necessary or a.blocks))})")
         kept = kept or [0]  # none needed: each repair alone suffices; the first alone is checked from the start
         return Reduced(proposal.keep_only(kept), [a.pair for i, a in enumerate(applied) if i not in kept])
-    return _verify_and_save(check, tag, instance_id, proposal.observed or fresh, found)
+    solves = sweeper_first(ctx, tag, found["FAIL_TO_PASS"], check.seconds) if applied else None
+    if solves:
+        return _swept_out(check, found)
+    return _verify_and_save(check, tag, instance_id, proposal.observed or fresh, found, solves)
 
 
 def _run(check: _Check, tag: str) -> TestRun | None:
@@ -289,11 +300,13 @@ def _minimal(check: _Check, tag: str, f2p: list[str]) -> list[AppliedChange]:
     return applied
 
 
-def _swept(ctx: RunContext) -> tuple[int, int]:
-    """How many of the run's saved tasks the task-blind sweeper repairs, and how many there
-    are (read from the records, so a resumed run counts what its earlier part made)."""
-    tasks = [load(Task, path) for path in ctx.run.task_records()]
-    return sum(bool(t.difficulty and t.difficulty.sweeper_solves) for t in tasks), len(tasks)
+def _swept_out(check: _Check, found: dict) -> Outcome:
+    """A state the sweeper repairs while the run has its share of such: another proposal
+    when the degrader may make one (told it was swept), else the attempt's end."""
+    if check.proposal.retry:
+        return Miss(found=found, swept=True)
+    return _discarded(found, "sweeper_solves", "the task-blind sweeper repairs it, and with it more than "
+                                               f"{check.ctx.sweeper_share:.0%} of the run's tasks would be such")
 
 
 #: Runs of the gold image that look for a flaky test among those a repair left failing.
@@ -328,7 +341,10 @@ def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
             "than the degrader's container")
 
 
-def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, found: dict) -> Outcome:
+def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, found: dict,
+                     solves: bool | None = None) -> Outcome:
+    """The verifier's checks, the difficulty (``solves``: the sweeper's answer when known
+    already), the issue texts; the Task saved."""
     ctx, proposal, policy, gold = check.ctx, check.proposal, check.policy, check.ctx.gold
     f2p, p2p = found["FAIL_TO_PASS"], found["PASS_TO_PASS"]
     measured: dict[str, tuple[bool, int]] = {}  # offline_fair of a script, measured already
@@ -349,12 +365,9 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
     difficulty = None
     if applied:
         difficulty = measure(ctx.runtime, gold, tag, [applied[i] for i in proposal.order], proposal.ordered_steps,
-                             f2p, first, proposal.dockerfile, check.seconds, state=ctx.state)
-    if ctx.sweeper_share is not None and difficulty is not None and difficulty.sweeper_solves:
-        swept, saved = _swept(ctx)
-        if swept + 1 > ctx.sweeper_share * (saved + 1):
-            return _discarded(found, "sweeper_solves", "the task-blind sweeper repairs it, and with it more than "
-                                                       f"{ctx.sweeper_share:.0%} of the run's tasks would be such")
+                             f2p, first, proposal.dockerfile, check.seconds, state=ctx.state, solves=solves)
+    if difficulty is not None and difficulty.sweeper_solves and share_full(ctx):
+        return _swept_out(check, found)  # the share filled while this state was checked
     fair, carried = measured.get(verification.solution) or offline_fair(verification.solution, ctx.gold_session,
                                                                         ctx.probe.files, verification.changed_paths)
     task = Task(

@@ -112,6 +112,8 @@ class Try:
 
     proposal: Proposal
     fail_fraction: float | None = None
+    #: the task-blind sweeper repaired its state while the run had its share of such
+    swept: bool = False
 
     @property
     def entry(self) -> str:

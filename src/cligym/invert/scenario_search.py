@@ -176,6 +176,8 @@ class ScenarioDegrader(Degrader):
 
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
         misses = Counter(t.proposal.name for t in tries)
+        for swept in (t for t in tries if t.swept):  # as ``seen`` learns from a swept attempt
+            self.swept.update(p for c in swept.proposal.changes if c.applied.role == "fault" for p in c.applied.places)
         untargeted = self._untargeted.setdefault(attempt, set())
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         site = self.site(ctx, sample, tries)

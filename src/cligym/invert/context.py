@@ -229,30 +229,30 @@ def _check_resume(run: RunDir, settings: InvertConfig, attempts: int) -> None:
                        "(a smaller -n would leave tasks out of its summary)")
 
 
-#: A sample of a suite too long for its gold budget (one whose ``GoldEnv.suite`` left
-#: files out) holds at most this many seconds of gold test time (``GoldEnv.durations``) and
-#: this many test files: every run of a task's tests (the broken state's, each repair's,
-#: the verifier's) pays for the tests and for each file's imports, so such a project's
-#: tasks cost about what a small project's do (a 200-test sample of one took 19 s a run over
-#: 41 files, and its tasks 87 s each; 62 tests of 8 files, 52 s).
+#: A sample holds at most this many seconds of gold test time (``GoldEnv.durations``), and
+#: the sample of a suite too long for its gold budget (one whose ``GoldEnv.suite`` left
+#: files out) at most this many test files: every run of a task's tests (the broken
+#: state's, each repair's, the verifier's: about fourteen a task) pays for the tests and for
+#: each file's imports, so a project with a slow test, or a huge suite, makes tasks that
+#: cost about what a small project's do (a 200-test sample of one huge suite took 19 s a
+#: run over 41 files, and its tasks 87 s each; 62 tests of 8 files, 52 s; one 5.8 s test
+#: among 25 fast ones made every task of its project run it fourteen times).
 SAMPLE_SECONDS = 3.0
 SAMPLE_FILES = 8
 
 
 def sample_tests(rng: random.Random, gold: GoldEnv, size: int) -> list[str]:
-    """Up to ``size`` gold tests drawn at random, in the order the suite runs them; of a
-    suite too long for its gold budget, those within ``SAMPLE_SECONDS`` and ``SAMPLE_FILES``
-    (a test that does not fit what is left is passed over; none fits: the shortest drawn)."""
+    """Up to ``size`` gold tests drawn at random, in the order the suite runs them, within
+    ``SAMPLE_SECONDS`` and, of a suite too long for its gold budget, ``SAMPLE_FILES`` (a
+    test that does not fit what is left is passed over; none fits: the shortest drawn)."""
     drawn = rng.sample(gold.tests, min(size, len(gold.tests)))
-    if gold.suite is None or gold.suite.whole:
-        chosen = set(drawn)
-        return [t for t in gold.tests if t in chosen]
+    few_files = gold.suite is not None and not gold.suite.whole
     picked: set[str] = set()
     files: set[str] = set()
     spent = 0.0
     for test in drawn:
         cost, file = gold.durations.get(test, 0.0), test.split("::")[0]
-        if spent + cost <= SAMPLE_SECONDS and (file in files or len(files) < SAMPLE_FILES):
+        if spent + cost <= SAMPLE_SECONDS and (not few_files or file in files or len(files) < SAMPLE_FILES):
             picked.add(test)
             spent += cost
             files.add(file)

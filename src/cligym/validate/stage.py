@@ -1,8 +1,8 @@
 """The validate stage: run exported tasks the way a harness does, as oracle and as nop.
 
-Each task's environment is built once; then, in a fresh container per mode, the oracle runs
-the task's solution and then its verifier (reward must be 1), and nop runs the verifier
-alone (reward must be 0). How each harness runs a task lives in
+Each task's environment is built once; then, in a fresh container per mode (both at
+once), the oracle runs the task's solution and then its verifier (reward must be 1), and
+nop runs the verifier alone (reward must be 0). How each harness runs a task lives in
 :mod:`cligym.harness.trial`. The report of the whole export is saved as JSON beside the
 export directory (``ExportDir.validation``) unless the caller names another file.
 
@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cligym.errors import CligymError, Fatal
+from cligym.harness.images import at_once
 from cligym.harness.trial import (
     agent_session,
     run_oracle,
@@ -94,7 +95,9 @@ def validate_task(runtime: Runtime, task_dir: TaskDir | Path, *, probes: Sequenc
         if missing:
             raise CligymError(f"the task lacks {', '.join(missing)}")
         with task_image(runtime, task, ImageKind.VALIDATE) as tag:
-            results = [MODES[fmt](runtime, tag, task, oracle) for oracle in (True, False)]
+            # the oracle's and nop's containers at once: neither sees the other's
+            results = at_once(runtime, [lambda oracle=oracle: MODES[fmt](runtime, tag, task, oracle)
+                                        for oracle in (True, False)])
             if wanted:
                 probing = time.monotonic()
                 probed = [run_probe(runtime, tag, task, probe) for probe in wanted]

@@ -152,7 +152,8 @@ def test_a_module_that_fails_to_import_refuses_all_its_ids_and_no_other():
                       "ERROR: found no collectors for /testbed/tests/test_async.py::TestLoop::test_vars\n")
             results = {t: TestResult(outcome="missing", message="this test did not run") for t in chosen}
             return TestRun(exit_code=4, timed_out=False, seconds=1, report_found=True, results=results,
-                           output_tail=output)
+                           output_tail=output, refusals={"/testbed/tests/test_async.py::TestLoop::test_vars":
+                                                         "found no collectors for"})
         results = {t: TestResult(outcome="passed") for t in chosen}
         return TestRun(exit_code=0, timed_out=False, seconds=1, report_found=True, results=results, output_tail="")
 
@@ -167,3 +168,36 @@ def test_a_skipped_test_whose_teardown_failed_is_an_error():
       <skipped message="no network" type="pytest.skip"/><error message="failed on teardown with X">E   X</error>
     </testcase></testsuite></testsuites>"""
     assert parse_junit(xml)["tests/test_a.py::test_x"].outcome == "error"
+
+
+def test_ids_pytest_refuses_are_read_from_the_whole_output_however_many():
+    """pytest stops a run of ids when it finds some of them no more, naming each: with
+    thousands refused (a huge suite whose plugin names classes differently when selected),
+    the list is far longer than the output's tail. Every refused id is read, the others run
+    again once, and only the refused ones are missing."""
+    from cligym.harness.testrun import run_tests
+    from cligym.runtime import RunResult
+
+    found = [f"tests/test_a.py::test_{i}" for i in range(20)]
+    gone = [f"tests/test_b.py::Generated_backend_{i}::test_something_rather_long_{i}" for i in range(2000)]
+    calls: list[list[str]] = []
+
+    class Runtime:
+        def run(self, image, argv, timeout, fetch):
+            ids = argv[argv.index("sh", 1) + 1:]
+            calls.append(ids)
+            refused = [t for t in ids if t in set(gone)]
+            if refused:
+                output = "".join(f"ERROR: not found: /testbed/{t}\n(no match in any of [<Module test_b.py>])\n\n"
+                                 for t in refused)
+                return RunResult(exit_code=4, output=output + "no tests ran in 0.31s\n", seconds=1.0)
+            cases = "".join(f'<testcase classname="tests.test_a" name="{t.split("::")[1]}" file="tests/test_a.py" '
+                            'time="0.01"/>' for t in ids)
+            report = f'<testsuites><testsuite name="pytest">{cases}</testsuite></testsuites>'.encode()
+            return RunResult(exit_code=0, output="20 passed\n", seconds=1.0, files={REPORT_PATH: report})
+
+    run = run_tests(Runtime(), "image", "/testbed", "python -m pytest", [*found, *gone])
+    assert len(calls) == 2 and calls[1] == found
+    assert run.passed() == set(found)
+    assert {run.results[t].outcome for t in gone} == {"missing"}
+    assert len(run.output_tail) < sum(map(len, gone))  # the tail alone could not have named them

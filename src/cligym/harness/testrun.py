@@ -274,7 +274,7 @@ def _without_unknown_ids(once, workdir: str, ids: list[str]) -> TestRun:
     run = first = once(ids)
     for _ in range(4):
         output = ANSI.sub("", run.output_tail)
-        new = _refused_ids(output, prefix, [t for t in ids if t not in refused])
+        new = _refused_ids(run.refusals, output, prefix, [t for t in ids if t not in refused])
         rest = [t for t in ids if t not in refused and t not in new]
         if not new or not rest:
             break
@@ -294,11 +294,12 @@ def _without_unknown_ids(once, workdir: str, ids: list[str]) -> TestRun:
 NO_COLLECTORS = "found no collectors for"
 
 
-def _refused_ids(output: str, prefix: str, ids: list[str]) -> dict[str, tuple[str, str]]:
-    """The ``ids`` pytest's ``output`` refused, each with (kind, output). pytest names a
-    parametrised test without its parameters, and once a module failed to import it may
-    name only some of the ids in it: every id of such a module is refused with them."""
-    said = {node.removeprefix(prefix): kind for kind, node in NOT_FOUND.findall(output)}
+def _refused_ids(refusals: dict[str, str], output: str, prefix: str, ids: list[str]) -> dict[str, tuple[str, str]]:
+    """The ``ids`` pytest refused (``TestRun.refusals``), each with (kind, ``output``).
+    pytest names a parametrised test without its parameters, and once a module failed to
+    import it may name only some of the ids in it: every id of such a module is refused
+    with them."""
+    said = {node.removeprefix(prefix): kind for node, kind in refusals.items()}
     broken = {node.split("::")[0] for node, kind in said.items() if kind == NO_COLLECTORS}
     refused = {}
     for test in ids:
@@ -370,4 +371,5 @@ def _collect(result, report: bytes | None, ids: list[str]) -> TestRun:
         report_found=bool(report),
         results=results,
         output_tail=result.output[-8000:],
+        refusals={node: kind for kind, node in NOT_FOUND.findall(ANSI.sub("", result.output))},
     )

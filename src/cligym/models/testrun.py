@@ -32,6 +32,9 @@ class TestRun(BaseModel):
     report_found: bool
     results: dict[str, TestResult] = Field(default_factory=dict)
     output_tail: str = ""
+    #: the node ids pytest refused (as it printed them: its words for why), read from the
+    #: whole output, of which the tail may hold only the last few of a long list; not saved
+    refusals: dict[str, str] = Field(default_factory=dict, exclude=True)
 
     def passes(self, test: str) -> bool:
         """Whether ``test`` passed in this run: only when the run wrote a report and the

@@ -100,3 +100,29 @@ def test_a_shard_its_deadline_cut_keeps_only_the_files_it_finished():
     assert unfinished(["a.py", "b.py", "c.py"], cut, {"a.py": 3, "b.py": 1, "c.py": 4}) == ["a.py", "c.py"]
     whole = cut.model_copy(update={"exit_code": 1})
     assert unfinished(["a.py", "b.py", "c.py"], whole) == []  # it ended by itself: every file ran
+
+
+def test_a_shard_the_kernel_killed_is_run_again_in_halves(monkeypatch):
+    """A repeat shard killed by the kernel (its memory limit: one process running thousands
+    of a huge suite's tests) writes no report; its files are run again in halves, halved
+    again while killed, so the merged run still has every test."""
+    from types import SimpleNamespace
+
+    from cligym.gold import shards
+
+    files = [f"tests/test_{i}.py" for i in range(8)]
+    calls: list[list[str]] = []
+
+    def run_tests(runtime, image, workdir, command, node_ids=(), *, paths=(), timeout=0):
+        calls.append(list(paths))
+        if len(paths) > 2:  # more than two files in one process: over the memory limit
+            return TestRun(exit_code=shards.KILLED_EXIT, seconds=1, report_found=False)
+        results = {f"{p}::test": TestResult(outcome="passed") for p in paths}
+        return TestRun(exit_code=0, seconds=1, report_found=True, results=results)
+
+    monkeypatch.setattr(shards, "run_tests", run_tests)
+    gold = SimpleNamespace(image="gold", workdir="/testbed", test_command="python -m pytest")
+    run, parts = shards.sharded_run(None, gold, [files[:6], files[6:]], 60)
+    assert run.passed() == {f"{p}::test" for p in files}
+    assert sorted(len(c) for c in calls) == [1, 1, 2, 2, 2, 3, 3, 6]  # 6 killed; its halves 3 + 3 killed too
+    assert len(parts) == 5 and all(p.exit_code == 0 for p in parts)

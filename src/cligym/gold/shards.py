@@ -15,7 +15,7 @@ import random
 import re
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -171,7 +171,8 @@ def sharded_run(runtime: Runtime, gold: GoldEnv, chunks: Sequence[Sequence[str]]
     """Each chunk (of test files, or of node ids ``by_id``) run in its own fresh container,
     all at once; the merged run and each shard's. With ``deadline``, pytest is interrupted
     after that many seconds as Ctrl-C would (its report then holds the tests run so far,
-    and the shard exits ``DEADLINE_EXIT``)."""
+    and the shard exits ``DEADLINE_EXIT``); without, a shard the kernel killed is run again
+    in halves (``KILLED_EXIT``)."""
     started = time.monotonic()
     command = gold.test_command
     if deadline is not None:
@@ -179,13 +180,35 @@ def sharded_run(runtime: Runtime, gold: GoldEnv, chunks: Sequence[Sequence[str]]
         command = f'$(command -v timeout >/dev/null 2>&1 && echo "{limit}") {command}'
         timeout = deadline + 90
 
-    def one(chunk: Sequence[str]):
+    def one(chunk: Sequence[str]) -> Callable[[], TestRun]:
         if by_id:
             return lambda: run_tests(runtime, gold.image, gold.workdir, command, chunk, timeout=timeout)
         return lambda: run_tests(runtime, gold.image, gold.workdir, command, paths=chunk, timeout=timeout)
 
     runs = at_once(runtime, [one(chunk) for chunk in chunks])
+    if deadline is None:  # (a first pass's round cuts what did not finish instead)
+        runs = [part for chunk, run in zip(chunks, runs, strict=True)
+                for part in _halved_if_killed(runtime, one, chunk, run, KILLED_HALVINGS)]
     return merged(runs, time.monotonic() - started), runs
+
+
+#: What the shell reports for a test command the kernel killed (SIGKILL: in a gold run, the
+#: container's memory limit, which one process running thousands of a huge suite's tests
+#: can reach), and how many times such a shard is cut in two and run again.
+KILLED_EXIT = 137
+KILLED_HALVINGS = 3
+
+
+def _halved_if_killed(runtime: Runtime, one: Callable[[Sequence[str]], Callable[[], TestRun]], chunk: Sequence[str],
+                      run: TestRun, halvings: int) -> list[TestRun]:
+    """``run`` of ``chunk``; when the kernel killed it, the runs of its two halves instead
+    (both at once, each halved again while killed, ``halvings`` times)."""
+    if run.exit_code != KILLED_EXIT or len(chunk) < 2 or halvings <= 0:
+        return [run]
+    halves = [chunk[: len(chunk) // 2], chunk[len(chunk) // 2:]]
+    again = at_once(runtime, [one(half) for half in halves])
+    return [part for half, rerun in zip(halves, again, strict=True)
+            for part in _halved_if_killed(runtime, one, half, rerun, halvings - 1)]
 
 
 @dataclass

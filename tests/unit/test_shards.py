@@ -126,3 +126,30 @@ def test_a_shard_the_kernel_killed_is_run_again_in_halves(monkeypatch):
     assert run.passed() == {f"{p}::test" for p in files}
     assert sorted(len(c) for c in calls) == [1, 1, 2, 2, 2, 3, 3, 6]  # 6 killed; its halves 3 + 3 killed too
     assert len(parts) == 5 and all(p.exit_code == 0 for p in parts)
+
+
+def test_later_runs_put_no_more_files_in_one_container_than_the_first_pass_ran(monkeypatch):
+    """A repeat of a sample's kept files is cut into chunks of at most the files one
+    container of the first pass ran to its end, run ``shards`` at a time."""
+    from types import SimpleNamespace
+
+    from cligym.gold import shards
+    from cligym.models.gold import SuiteSample
+
+    files = [f"tests/test_{i}.py" for i in range(10)]
+    sample = SuiteSample(budget_seconds=60, shards=2, seed=0, files=10, tests=None, packages=1, kept_packages=1,
+                         kept_files=files, shard_files=3)
+    chunks = shards.chunks_of(files, {}, sample)
+    assert len(chunks) == 4 and max(map(len, chunks)) <= 3 and [f for c in chunks for f in c] == files
+    assert len(shards.chunks_of(files, {}, sample.model_copy(update={"shard_files": None}))) == 2
+
+    at_once_sizes: list[int] = []
+    real_at_once = shards.at_once
+    monkeypatch.setattr(shards, "at_once", lambda runtime, calls: at_once_sizes.append(len(calls)) or
+                        real_at_once(runtime, calls))
+    monkeypatch.setattr(shards, "run_tests", lambda runtime, image, workdir, command, node_ids=(), *, paths=(),
+                        timeout=0: TestRun(exit_code=0, seconds=1, report_found=True,
+                                           results={f"{p}::t": TestResult(outcome="passed") for p in paths}))
+    gold = SimpleNamespace(image="gold", workdir="/testbed", test_command="python -m pytest")
+    run, parts = shards.sharded_run(None, gold, chunks, 60, at_a_time=2)
+    assert at_once_sizes == [2, 2] and len(parts) == 4 and run.passed() == {f"{p}::t" for p in files}

@@ -131,6 +131,13 @@ def stratified(files: Sequence[str], seed: int, weights: dict[str, float] | None
     return order
 
 
+def chunks_of(files: Sequence[str], weights: dict[str, float], sample: SuiteSample) -> list[list[str]]:
+    """``files`` split between the sample's shards, in more chunks (run ``sample.shards`` at a
+    time) where one would hold more files than a container of the first pass ran."""
+    cap = sample.shard_files or len(files)
+    return split(files, weights, max(sample.shards, -(-len(files) // max(1, cap))))
+
+
 def split(files: Sequence[str], weights: dict[str, float], shards: int) -> list[list[str]]:
     """``files`` cut into at most ``shards`` runs of about equal weight, keeping their order."""
     shards = max(1, min(shards, len(files)))
@@ -167,12 +174,14 @@ DEADLINE_EXIT = 124
 
 
 def sharded_run(runtime: Runtime, gold: GoldEnv, chunks: Sequence[Sequence[str]], timeout: float, *,
-                by_id: bool = False, deadline: float | None = None) -> tuple[TestRun, list[TestRun]]:
+                by_id: bool = False, deadline: float | None = None,
+                at_a_time: int | None = None) -> tuple[TestRun, list[TestRun]]:
     """Each chunk (of test files, or of node ids ``by_id``) run in its own fresh container,
     all at once; the merged run and each shard's. With ``deadline``, pytest is interrupted
     after that many seconds as Ctrl-C would (its report then holds the tests run so far,
     and the shard exits ``DEADLINE_EXIT``); without, a shard the kernel killed is run again
-    in halves (``KILLED_EXIT``)."""
+    in halves (``KILLED_EXIT``). ``at_a_time``: at most so many containers at once (the
+    chunks in waves)."""
     started = time.monotonic()
     command = gold.test_command
     if deadline is not None:
@@ -185,7 +194,8 @@ def sharded_run(runtime: Runtime, gold: GoldEnv, chunks: Sequence[Sequence[str]]
             return lambda: run_tests(runtime, gold.image, gold.workdir, command, chunk, timeout=timeout)
         return lambda: run_tests(runtime, gold.image, gold.workdir, command, paths=chunk, timeout=timeout)
 
-    runs = at_once(runtime, [one(chunk) for chunk in chunks])
+    wave = at_a_time or len(chunks) or 1
+    runs = [run for i in range(0, len(chunks), wave) for run in at_once(runtime, [one(c) for c in chunks[i:i + wave]])]
     if deadline is None:  # (a first pass's round cuts what did not finish instead)
         runs = [part for chunk, run in zip(chunks, runs, strict=True)
                 for part in _halved_if_killed(runtime, one, chunk, run, KILLED_HALVINGS)]
@@ -244,6 +254,7 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
     ran: list[str] = []
     cut: dict[str, str] = {}
     cost = _Cost()
+    most: int | None = None  # the most files a shard ran to its end
     while batch:
         allowance = budget.seconds - (time.monotonic() - started) - cost.repeats(
             [f for f in ran if f not in cut], found.files, budget.shards)
@@ -259,6 +270,8 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
         for chunk, shard in zip(chunks, shard_runs, strict=True):
             for path in unfinished(chunk, shard, found.files if found.found_by == "collection" else None):
                 cut[path] = "the first run's deadline came before its shard finished it"
+            if shard.report_found and shard.exit_code not in (DEADLINE_EXIT, KILLED_EXIT):
+                most = max(most or 0, len(chunk))
         cost.add(chunks, shard_runs, found.files)
         left = [f for f in order if f not in set(ran)]
         allowance = budget.seconds - (time.monotonic() - started) - cost.repeats(
@@ -278,7 +291,8 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
     sample = SuiteSample(budget_seconds=budget.seconds, shards=budget.shards, seed=budget.seed,
                          files=len(found.files), tests=found.tests, found_by=found.found_by, kept_files=kept,
                          left_out_files=why, packages=packages, kept_packages=len({package_of(f) for f in kept}),
-                         estimated_seconds=round(estimated, 1) if estimated is not None else None)
+                         estimated_seconds=round(estimated, 1) if estimated is not None else None,
+                         shard_files=most)
     return _in_order(first, kept), sample
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cligym.errors import GoldFailed
 from cligym.gold.diagnose import collection_errors, decisive_lines, why_left_out
-from cligym.gold.shards import sharded_run, split
+from cligym.gold.shards import chunks_of, sharded_run
 from cligym.harness.images import side_by_side
 from cligym.harness.testrun import run_tests
 from cligym.models.gold import GoldEnv
@@ -37,10 +37,12 @@ def classify(runs: list[TestRun]) -> dict[str, list[str]]:
 def suite_run(runtime: Runtime, gold: GoldEnv, test_paths: list[str], timeout: float,
               weights: dict[str, float] | None = None) -> TestRun:
     """One run of the suite (of ``test_paths``); with a sample record in ``gold.suite``, of
-    its kept files, split between its shards (``weights``: the seconds each file took before)."""
+    its kept files, split between its shards (``weights``: the seconds each file took before;
+    in more chunks, run that many at a time, where one would hold more files than a
+    container of the first pass ran: ``chunks_of``)."""
     if gold.suite is not None:
-        chunks = split(gold.suite.kept_files, weights or {}, gold.suite.shards)
-        return sharded_run(runtime, gold, chunks, timeout)[0]
+        chunks = chunks_of(gold.suite.kept_files, weights or {}, gold.suite)
+        return sharded_run(runtime, gold, chunks, timeout, at_a_time=gold.suite.shards)[0]
     return run_tests(runtime, gold.image, gold.workdir, gold.test_command, paths=test_paths, timeout=timeout)
 
 
@@ -59,9 +61,8 @@ def selection_run(runtime: Runtime, gold: GoldEnv, first: TestRun, timeout: floa
         for node in passed:
             by_file.setdefault(node.split("::")[0], []).append(node)
         weights = {path: float(len(ids)) for path, ids in by_file.items()}
-        chunks = [[n for path in part for n in by_file[path]] for part in split(list(by_file), weights,
-                                                                               gold.suite.shards)]
-        return sharded_run(runtime, gold, chunks, timeout, by_id=True)[0]
+        chunks = [[n for path in part for n in by_file[path]] for part in chunks_of(list(by_file), weights, gold.suite)]
+        return sharded_run(runtime, gold, chunks, timeout, by_id=True, at_a_time=gold.suite.shards)[0]
     return run_tests(runtime, gold.image, gold.workdir, gold.test_command, passed, timeout=timeout)
 
 

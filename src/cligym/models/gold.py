@@ -40,6 +40,9 @@ class SuiteSample(BaseModel):
     estimated_seconds: float | None = None
     #: what the suite's runs took together (the first pass, the repeats, the run by id)
     seconds: float = 0.0
+    #: the most test files one container of the first pass ran to its end: a later run puts
+    #: no more in one (one process running a huge suite's files may reach its memory limit)
+    shard_files: int | None = None
 
     @property
     def whole(self) -> bool:

@@ -142,25 +142,19 @@ class FakeEngine:
             verification = verification.model_copy(update={"solution": text})
         return verification
 
-    def sweeper_solves(self, runtime, gold, image: str, f2p, state=None) -> bool:
-        if isinstance(self.swept, bool):
-            return self.swept
-        return any(text in self.swept for text in self.images[image])
-
     def measure(self, runtime, gold, image, changes, steps, f2p, first, dockerfile, seconds,
-                state=None, solves=None) -> Difficulty:
+                state=None) -> Difficulty:
         k = sum(1 for c in changes if c.necessary or c.blocks)
-        solves = self.sweeper_solves(runtime, gold, image, f2p) if solves is None else solves
+        solves = self.swept if isinstance(self.swept, bool) else any(t in self.swept for t in self.images[image])
         return Difficulty(k=k, reveal_depth=1, culprit_named=False, sweeper_solves=solves, breadth=len(changes),
                           subsystems=1, label=Difficulty.grade(k, 1, False, False, len(changes)))
 
     def install(self, monkeypatch) -> FakeEngine:
         """Answer the pipeline's engine work from now on (undone with ``monkeypatch``)."""
-        from cligym.invert import minimal, parallel, pipeline, swept
+        from cligym.invert import minimal, parallel, pipeline
 
         for name in ("build_broken", "run_tests", "check_broken_state", "measure"):
             monkeypatch.setattr(pipeline, name, getattr(self, name))
-        monkeypatch.setattr(swept, "sweeper_solves", self.sweeper_solves)
         monkeypatch.setattr(pipeline, "extra_bytes", lambda runtime, gold, tag: 42)
         monkeypatch.setattr(parallel, "selected_run_seconds", lambda runtime, gold, samples: 0.25)
         monkeypatch.setattr(minimal, "leave_one_out", self.leave_one_out)

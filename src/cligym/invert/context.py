@@ -52,6 +52,16 @@ class RunContext:
     state: SystemState | None = None
     _flaky_lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def sweeper_share_full(self) -> bool:
+        """Whether one more task the task-blind sweeper repairs would raise the run's share
+        of such above ``sweeper_share`` (counted from the saved records, so a resumed run
+        counts what its earlier part made)."""
+        if self.sweeper_share is None:
+            return False
+        tasks = [load(Task, path) for path in self.run.task_records()]
+        swept = sum(bool(t.difficulty and t.difficulty.sweeper_solves) for t in tasks)
+        return swept + 1 > self.sweeper_share * (len(tasks) + 1)
+
     def drop_flaky(self, tests: list[str]) -> None:
         """Take ``tests`` out of the run's gold tests (no later sample has them) and keep
         them in the run folder, so a resumed run leaves them out too."""

@@ -17,13 +17,13 @@ after that is the same whoever proposed it, and lives here once:
 5. minimality (``cligym.invert.minimal``): a state of several changes keeps only the
    needed changes and the blockers that block; with decoys dropped the smaller state goes
    through the pipeline again from step 1 (a proposal that cannot be reduced is a miss);
-6. when the run has its share of states the task-blind sweeper repairs, the sweeper is
-   asked first: a state it repairs is a miss (the degrader, told so, may propose another);
+6. the difficulty is measured (``cligym.verify.difficulty``, once per state): a state the
+   task-blind sweeper repairs while the run has its share of such is a miss (the degrader,
+   told so, may propose another), before the costliest checks;
 7. ``cligym.verify.check_broken_state``: a repeat run, the leak scan, no untouchable path
    changed, and the solution makes every selected test pass;
-8. the difficulty is measured (``cligym.verify.difficulty``), then the Task and its
-   issue texts are saved (a text ``check_issues`` refuses discards the attempt), then the
-   Candidate; the broken image is removed whatever happened.
+8. the Task and its issue texts are saved (a text ``check_issues`` refuses discards the
+   attempt), then the Candidate; the broken image is removed whatever happened.
 
 Each attempt is seeded by (the degrader's seed prefix, the run's seed, the attempt number)
 alone, so a run is reproducible and a resumed run makes the same attempts.
@@ -43,10 +43,9 @@ from cligym.invert import minimal
 from cligym.invert.context import RunContext, classify, error_excerpts
 from cligym.invert.dockerfile import touches_tests
 from cligym.invert.proposal import Degrader, Proposal, Try, repairs
-from cligym.invert.swept import share_full, sweeper_first
 from cligym.issue import check_issues, write_issues
 from cligym.models.io import load, save
-from cligym.models.task import AppliedChange, Candidate, Task
+from cligym.models.task import AppliedChange, Candidate, Difficulty, Task
 from cligym.models.testrun import TestRun
 from cligym.models.timing import Phase, PhaseSeconds
 from cligym.verify import check_broken_state
@@ -252,10 +251,13 @@ def _steps(check: _Check, tag: str, instance_id: str, found: dict) -> Outcome:
                               f"({', '.join(a.name for a in applied if not (a.necessary or a.blocks))})")
         kept = kept or [0]  # none needed: each repair alone suffices; the first alone is checked from the start
         return Reduced(proposal.keep_only(kept), [a.pair for i, a in enumerate(applied) if i not in kept])
-    solves = sweeper_first(ctx, tag, found["FAIL_TO_PASS"], check.seconds) if applied else None
-    if solves:
+    first = proposal.observed or fresh
+    difficulty = measure(ctx.runtime, ctx.gold, tag, [applied[i] for i in proposal.order], proposal.ordered_steps,
+                         found["FAIL_TO_PASS"], first, proposal.dockerfile, check.seconds,
+                         state=ctx.state) if applied else None
+    if difficulty is not None and difficulty.sweeper_solves and ctx.sweeper_share_full():
         return _swept_out(check, found)
-    return _verify_and_save(check, tag, instance_id, proposal.observed or fresh, found, solves)
+    return _verify_and_save(check, tag, instance_id, first, found, difficulty)
 
 
 def _run(check: _Check, tag: str) -> TestRun | None:
@@ -342,9 +344,8 @@ def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
 
 
 def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, found: dict,
-                     solves: bool | None = None) -> Outcome:
-    """The verifier's checks, the difficulty (``solves``: the sweeper's answer when known
-    already), the issue texts; the Task saved."""
+                     difficulty: Difficulty | None) -> Outcome:
+    """The verifier's checks, then the issue texts; the Task saved (with its ``difficulty``)."""
     ctx, proposal, policy, gold = check.ctx, check.proposal, check.policy, check.ctx.gold
     f2p, p2p = found["FAIL_TO_PASS"], found["PASS_TO_PASS"]
     measured: dict[str, tuple[bool, int]] = {}  # offline_fair of a script, measured already
@@ -362,11 +363,7 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
             return Miss(found=found)  # the run samples them no more: try again
         return _discarded(found, verification.kind or "error", verification.reason)
     applied = found["operators"]
-    difficulty = None
-    if applied:
-        difficulty = measure(ctx.runtime, gold, tag, [applied[i] for i in proposal.order], proposal.ordered_steps,
-                             f2p, first, proposal.dockerfile, check.seconds, state=ctx.state, solves=solves)
-    if difficulty is not None and difficulty.sweeper_solves and share_full(ctx):
+    if difficulty is not None and difficulty.sweeper_solves and ctx.sweeper_share_full():
         return _swept_out(check, found)  # the share filled while this state was checked
     fair, carried = measured.get(verification.solution) or offline_fair(verification.solution, ctx.gold_session,
                                                                         ctx.probe.files, verification.changed_paths)

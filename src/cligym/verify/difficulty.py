@@ -114,18 +114,14 @@ def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str],
 
 def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedChange],
             steps: Sequence[RepairStep], f2p: list[str], first: TestRun, dockerfile: Sequence[str],
-            seconds: PhaseSeconds, state: SystemState | None = None, solves: bool | None = None) -> Difficulty:
+            seconds: PhaseSeconds, state: SystemState | None = None) -> Difficulty:
     """The difficulty of the state in ``image``: ``changes[i]`` is undone by ``steps[i]``
-    (both in repair order); ``first`` is the run that recorded the F2P failures; ``solves``:
-    the sweeper's answer for this state when it was asked already (it is asked once)."""
+    (both in repair order); ``first`` is the run that recorded the F2P failures."""
     started = time.monotonic()
     text = output_text(first)
     k = sum(1 for c in changes if c.necessary is not False or c.blocks)
-    if solves is None:
-        solves, depth = side_by_side(runtime, lambda: sweeper_solves(runtime, gold, image, f2p, state),
-                                     lambda: reveal_depth(runtime, gold, image, changes, steps, f2p, text))
-    else:
-        depth = reveal_depth(runtime, gold, image, changes, steps, f2p, text)
+    solves, depth = side_by_side(runtime, lambda: sweeper_solves(runtime, gold, image, f2p, state),
+                                 lambda: reveal_depth(runtime, gold, image, changes, steps, f2p, text))
     culprit = any(named(c.places, text + "\n" + env_text(dockerfile)) for c in changes)
     places = {p for c in changes for p in c.places}
     breadth = max(len(places), len(changes))

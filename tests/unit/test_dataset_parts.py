@@ -286,3 +286,40 @@ def test_a_unit_whose_worker_finished_after_its_head_died_is_not_run_again(tmp_p
     assert states == {"export/p": ("done", "2 tasks"), "invert/q": ("pending", ""),
                       "validate/t1": ("pending", ""), "validate/t2": ("pending", "")}
     ledger.close()
+
+
+def test_an_inversion_the_deadline_stopped_stays_pending_and_goes_on_next_time(tmp_path, monkeypatch):
+    """A build's --max-hours stop cuts a project's inversion short: its unit stays pending
+    with its seconds kept (the next build makes the attempts left), and a project whose
+    attempts are all made, or that ran out of new states, is done."""
+    from types import SimpleNamespace
+
+    import cligym.invert
+    from cligym.dataset import units
+    from cligym.dataset.stage import Budgets, _Head
+    from cligym.models.dataset import DatasetPlan
+    from cligym.ui import Reporter
+
+    made = {"attempts": 3, "exhausted": False}
+    monkeypatch.setattr(units, "_needs_gold", lambda dataset, project, runtime: None)
+    monkeypatch.setattr(cligym.invert, "invert", lambda *a, **k: SimpleNamespace(verified=2, discard_reasons={},
+                                                                                **made))
+    dataset = DatasetDir(tmp_path / "ds")
+    dataset.path.mkdir()
+    project = SimpleNamespace(key="p", attempts=10, seed=0, tasks=None)
+    past = time.time() - 1
+    cut = units._invert(dataset, project, None, past)
+    assert cut.unfinished and cut.detail == "2 tasks of 3 attempts so far: stopped at the build's deadline"
+    assert not units._invert(dataset, project, None, None).unfinished  # no deadline: the run ended on its own
+    made["exhausted"] = True
+    assert not units._invert(dataset, project, None, past).unfinished
+
+    ledger = Ledger(dataset.ledger)
+    ledger.add("invert/p", "p")
+    ledger.start("invert/p")
+    head = _Head(dataset, DatasetPlan(seed=0, projects=[]), ledger, LocalPool(dataset, 1, ["true"]), Budgets(),
+                 Reporter())
+    head.record("invert/p", cut, 40.0)
+    row = ledger.rows()[0]
+    assert (row["state"], row["seconds"], row["detail"]) == ("pending", 40.0, cut.detail)
+    ledger.close()

@@ -92,6 +92,11 @@ class Ledger:
                     "oracle = ?, nop = ? WHERE key = ?",
                     ("done" if ok else "failed", detail[:500], node, time.time(), seconds, oracle, nop, key))
 
+    def pause(self, key: str, *, detail: str = "", seconds: float = 0.0) -> None:
+        """A unit stopped at the build's deadline with work left: pending again, its seconds kept."""
+        self._write("UPDATE units SET state = 'pending', detail = ?, seconds = seconds + ? WHERE key = ?",
+                    (detail[:500], seconds, key))
+
     def record(self, key: str, project: str, state: str, detail: str = "", seconds: float = 0.0) -> None:
         """A unit finished elsewhere (an attempt inside a project's inversion), as found on disk."""
         kind = key.split("/", 1)[0]

@@ -128,7 +128,11 @@ class _Head:
         self.reporter.log(self.progress_line())
 
     def record(self, key: str, outcome: UnitOutcome, seconds: float) -> None:
-        """The unit's outcome into the ledger; an export's tasks become validate units."""
+        """The unit's outcome into the ledger (an unfinished one stays pending); an export's
+        tasks become validate units."""
+        if outcome.unfinished:
+            self.ledger.pause(key, detail=outcome.detail, seconds=seconds)
+            return
         self.ledger.finish(key, ok=outcome.ok, detail=outcome.detail, node=outcome.node, seconds=seconds,
                            oracle=outcome.oracle, nop=outcome.nop)
         project = key.split("/", 2)[1]
@@ -137,7 +141,8 @@ class _Head:
 
     def finished(self, key: str, outcome: UnitOutcome, seconds: float) -> None:
         self.record(key, outcome, seconds)
-        self.reporter.note(f"{'done' if outcome.ok else 'FAILED'} {key}: {outcome.detail}")
+        said = "paused" if outcome.unfinished else "done" if outcome.ok else "FAILED"
+        self.reporter.note(f"{said} {key}: {outcome.detail}")
         self.reporter.advance()
         self.reporter.log(self.progress_line())
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -79,6 +80,10 @@ def _invert(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, dead
     _needs_gold(dataset, project, runtime)
     summary = invert(dataset.gold(project.key), dataset.run(project.key), attempts=project.attempts,
                      seed=project.seed, max_tasks=project.tasks, deadline=deadline, runtime=runtime)
+    if deadline is not None and time.time() >= deadline and summary.attempts < project.attempts \
+            and not summary.exhausted and (project.tasks is None or summary.verified < project.tasks):
+        return UnitOutcome(ok=True, unfinished=True, detail=f"{summary.verified} tasks of {summary.attempts} attempts "
+                                                             "so far: stopped at the build's deadline")
     if summary.verified == 0:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(summary.discard_reasons.items()))
         return UnitOutcome(ok=False, detail=f"no verified task in {summary.attempts} attempts ({reasons})")

@@ -71,6 +71,9 @@ class UnitOutcome(BaseModel):
     tasks: list[str] = Field(default_factory=list)  # an export's task names
     oracle: float | None = None  # a validation's rewards
     nop: float | None = None
+    #: the unit stopped at the build's deadline with its work not done (an inversion with
+    #: attempts left): it stays pending, and the next build goes on with it
+    unfinished: bool = False
 
 
 class ProjectFigures(BaseModel):

@@ -10,7 +10,7 @@ import pytest
 from cligym.errors import CligymError, EngineUnavailable
 from cligym.invert.context import RunContext, without_flaky
 from cligym.invert.parallel import run_attempts
-from cligym.invert.pipeline import MAX_TRIES, make_attempt
+from cligym.invert.pipeline import MAX_SWEPT_TRIES, MAX_TRIES, make_attempt
 from cligym.invert.proposal import Change, Degrader, Proposal, Try
 from cligym.layout import RunDir
 from cligym.models.io import load
@@ -357,12 +357,14 @@ def test_past_the_sweeper_share_a_swept_state_is_a_miss_found_before_the_verifie
     assert not load(Task, ctx.run.task_records()[0]).difficulty.sweeper_solves
 
 
-def test_an_attempt_whose_every_try_is_swept_says_so(tmp_path, monkeypatch):
+def test_an_attempt_ends_after_its_second_swept_state(tmp_path, monkeypatch):
+    """Each swept state costs the whole difficulty measure: an attempt tries two at most."""
     engine = FakeEngine({f"RUN x{i}": Line(breaks={TESTS[0]}) for i in range(8)}, swept=True).install(monkeypatch)
     ctx = _ctx(engine, tmp_path / "run", sweeper_share=0.1)
     candidate = make_attempt(ctx, Scripted(*[proposal(change(f"x{i}"), retry=True) for i in range(8)]), 0)
-    assert (candidate.status, candidate.discard_kind) == ("discarded", "no_failure")
-    assert "8 made a state the task-blind sweeper repairs" in candidate.reason and not engine.verified
+    assert (candidate.status, candidate.discard_kind) == ("discarded", "sweeper_solves")
+    assert candidate.reason.startswith(f"{MAX_SWEPT_TRIES} of its states the task-blind sweeper repairs")
+    assert len(candidate.screened) == MAX_SWEPT_TRIES and not engine.verified
 
 
 @pytest.mark.parametrize("patience", [0, 2])

@@ -73,6 +73,10 @@ def forget_orphans(ctx: RunContext) -> None:
 #: of the last ones take any state that fails something (``Degrader.accept``'s ``late``).
 MAX_TRIES = 8
 LATE_TRIES = 3
+#: How many states the task-blind sweeper repairs (while the run has its share of such) an
+#: attempt may try: each costs the whole difficulty measure before it is known (a huge
+#: suite's attempt spent 280 s on eight tries, four of them swept).
+MAX_SWEPT_TRIES = 2
 
 
 @dataclass
@@ -146,6 +150,10 @@ def make_attempt(ctx: RunContext, degrader: Degrader, attempt: int) -> Candidate
             end = outcome
             break
         tries.append(Try(proposal, outcome.fail_fraction, outcome.swept))
+        if sum(t.swept for t in tries) >= MAX_SWEPT_TRIES:
+            end = _discarded(outcome.found, "sweeper_solves", f"{MAX_SWEPT_TRIES} of its states the task-blind "
+                             "sweeper repairs, of which the run has its share")
+            break
         if not proposal.retry or len(tries) >= MAX_TRIES:
             end = _discarded(outcome.found, "no_failure", _no_state(tries))
             break

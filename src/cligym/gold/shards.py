@@ -173,6 +173,13 @@ def merged(runs: Sequence[TestRun], seconds: float) -> TestRun:
 DEADLINE_EXIT = 124
 
 
+#: What the shell reports for a test command the kernel killed (SIGKILL: in a gold run, the
+#: container's memory limit, which one process running thousands of a huge suite's tests
+#: can reach), and how many times such a shard is cut in two and run again.
+KILLED_EXIT = 137
+KILLED_HALVINGS = 3
+
+
 def sharded_run(runtime: Runtime, gold: GoldEnv, chunks: Sequence[Sequence[str]], timeout: float, *,
                 by_id: bool = False, deadline: float | None = None,
                 at_a_time: int | None = None) -> tuple[TestRun, list[TestRun]]:
@@ -200,13 +207,6 @@ def sharded_run(runtime: Runtime, gold: GoldEnv, chunks: Sequence[Sequence[str]]
         runs = [part for chunk, run in zip(chunks, runs, strict=True)
                 for part in _halved_if_killed(runtime, one, chunk, run, KILLED_HALVINGS)]
     return merged(runs, time.monotonic() - started), runs
-
-
-#: What the shell reports for a test command the kernel killed (SIGKILL: in a gold run, the
-#: container's memory limit, which one process running thousands of a huge suite's tests
-#: can reach), and how many times such a shard is cut in two and run again.
-KILLED_EXIT = 137
-KILLED_HALVINGS = 3
 
 
 def _halved_if_killed(runtime: Runtime, one: Callable[[Sequence[str]], Callable[[], TestRun]], chunk: Sequence[str],

@@ -122,7 +122,7 @@ class ScenarioDegrader(Degrader):
         """Learn from every task of the run (scenario or not): what it is, what it fails, what it broke."""
         self._untargeted.pop(candidate.attempt, None)
         if candidate.discard_kind == "sweeper_solves":
-            self.swept.update(p for change in candidate.operators if change.role == "fault" for p in change.places)
+            self.learn_swept(candidate.operators)
         if candidate.status != "verified" or not candidate.instance_id:
             return
         name = candidate.instance_id.split(".")[-2]
@@ -134,6 +134,10 @@ class ScenarioDegrader(Degrader):
         for change in candidate.operators:
             if change.role == "fault":
                 self.broken.update(set(change.places))
+
+    def learn_swept(self, changes: Sequence[AppliedChange]) -> None:
+        """The paths of the faults of a state the task-blind sweeper undid: drawn no more."""
+        self.swept.update(p for change in changes if change.role == "fault" for p in change.places)
 
     def worn(self, touching: list[str]) -> bool:
         """Whether a plan predicted to fail ``touching`` would fail a set of tests the run's
@@ -180,7 +184,7 @@ class ScenarioDegrader(Degrader):
     def propose(self, ctx: RunContext, attempt: int, rng: random.Random, tries: list[Try]) -> Proposal:
         misses = Counter(t.proposal.name for t in tries)
         for swept in (t for t in tries if t.swept):  # as ``seen`` learns from a swept attempt
-            self.swept.update(p for c in swept.proposal.changes if c.applied.role == "fault" for p in c.applied.places)
+            self.learn_swept([c.applied for c in swept.proposal.changes])
         untargeted = self._untargeted.setdefault(attempt, set())
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         site = self.site(ctx, sample, tries)

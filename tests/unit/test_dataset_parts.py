@@ -267,6 +267,8 @@ def test_retrying_failed_units_reruns_the_export_of_a_failed_validation(tmp_path
 
 
 def test_a_unit_whose_worker_finished_after_its_head_died_is_not_run_again(tmp_path):
+    from types import SimpleNamespace
+
     from cligym.dataset.pools import write_outcome
     from cligym.dataset.stage import Budgets, _Head
     from cligym.models.dataset import DatasetPlan, UnitOutcome
@@ -285,6 +287,17 @@ def test_a_unit_whose_worker_finished_after_its_head_died_is_not_run_again(tmp_p
     states = {r["key"]: (r["state"], r["detail"]) for r in ledger.rows()}
     assert states == {"export/p": ("done", "2 tasks"), "invert/q": ("pending", ""),
                       "validate/t1": ("pending", ""), "validate/t2": ("pending", "")}
+
+    # an earlier run's outcome is not this run's: the head clears it before it starts the unit
+    write_outcome(dataset, "validate/t1", UnitOutcome(ok=False, detail="an earlier run"))
+    submitted = []
+    head.pool = SimpleNamespace(slots=1, running=lambda: set(submitted),
+                                submit=lambda key, deadline, node: submitted.append(key))
+    head.fill()
+    assert submitted == ["validate/t1"]
+    head.recover()  # the head died with the worker still at work
+    row = next(r for r in ledger.rows() if r["key"] == "validate/t1")
+    assert (row["state"], row["runs"]) == ("pending", 1)
     ledger.close()
 
 

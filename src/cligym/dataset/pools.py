@@ -58,9 +58,8 @@ class LocalPool:
         self._procs: dict[str, tuple[subprocess.Popen, float]] = {}
 
     def submit(self, key: str, deadline: float | None, node: str | None) -> None:
-        result, log = self.dataset.unit_file(key, "json"), self.dataset.unit_file(key, "log")
-        result.parent.mkdir(parents=True, exist_ok=True)
-        result.unlink(missing_ok=True)
+        log = self.dataset.unit_file(key, "log")
+        log.parent.mkdir(parents=True, exist_ok=True)
         args = [*self.command, str(self.dataset.path), key]
         if deadline is not None:
             args += ["--deadline", repr(deadline)]
@@ -85,7 +84,7 @@ class LocalPool:
         seconds = time.monotonic() - started
         if proc.returncode == EngineUnavailable.exit_code:
             raise EngineUnavailable(f"unit {key}: {_last_line(self.dataset.unit_file(key, 'log'))}")
-        outcome = finished_before(self.dataset, key, 0.0)
+        outcome = written_outcome(self.dataset, key)
         if outcome is None:
             if proc.returncode in (130, 143, -signal.SIGTERM, -signal.SIGINT):
                 raise KeyboardInterrupt(f"unit {key} was interrupted")
@@ -114,16 +113,19 @@ def _last_line(log: Path) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
-def finished_before(dataset: DatasetDir, key: str, started: float | None) -> UnitOutcome | None:
-    """The outcome a worker wrote for the unit since ``started`` (a ``time.time()``), if any; for a
-    unit the ledger still calls running, its head died after the worker finished."""
-    path = dataset.unit_file(key, "json")
+def clear_outcome(dataset: DatasetDir, key: str) -> None:
+    """Removes what an earlier run of the unit wrote; the head calls it before it marks the unit
+    running, so an outcome found while the ledger says running is this run's."""
+    dataset.unit_file(key, "json").unlink(missing_ok=True)
+
+
+def written_outcome(dataset: DatasetDir, key: str) -> UnitOutcome | None:
+    """The outcome a worker wrote for the unit, if any (no file time is compared: a file's time
+    comes from the kernel's coarse clock and may read earlier than the head's start time)."""
     try:
-        if started is not None and path.stat().st_mtime >= started:
-            return UnitOutcome.model_validate_json(path.read_text(encoding="utf-8"))
+        return UnitOutcome.model_validate_json(dataset.unit_file(key, "json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        pass
-    return None
+        return None
 
 
 def write_outcome(dataset: DatasetDir, key: str, outcome: UnitOutcome) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cligym.dataset.ledger import Ledger
-from cligym.dataset.pools import Pool, finished_before
+from cligym.dataset.pools import Pool, clear_outcome, written_outcome
 from cligym.dataset.summary import dataset_bytes, finish_dataset
 from cligym.errors import BadInput
 from cligym.layout import DatasetDir, RunDir
@@ -122,6 +122,7 @@ class _Head:
             if reason:
                 self.stopped = reason
                 return
+            clear_outcome(self.dataset, key)
             self.ledger.start(key)
             self.pool.submit(key, self.budgets.deadline, node)
             self.reporter.log(f"started {key}")
@@ -164,7 +165,7 @@ class _Head:
         (their work is not repeated), the others run again."""
         for row in self.ledger.rows():
             if row["state"] == "running":
-                outcome = finished_before(self.dataset, row["key"], row["started"])
+                outcome = written_outcome(self.dataset, row["key"])
                 if outcome is not None:
                     self.record(row["key"], outcome, 0.0)
         self.ledger.reset_running()

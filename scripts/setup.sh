@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Idempotent set-up on Debian: Docker engine (docker.io), mmdebstrap, busybox-static, gcc and libc6-dev, dpkg-dev, shellcheck, chromium,
+# Idempotent set-up on Debian: Docker engine (docker.io), mmdebstrap, busybox-static (and Debian 13's for the
+# verifier), gcc and libc6-dev, dpkg-dev, shellcheck, chromium,
 # docker-registry (the OCI registry the registry tests serve on 127.0.0.1), a running dockerd
 # without a bridge network, and cligym in ./.venv. Safe to run again: it only does what
 # is missing.
@@ -29,6 +30,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2
   as_root apt-get update -q >/dev/null
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+
+# the verifier's busybox, Debian 13's: its sha256sum uses the CPU's SHA extensions (without
+# it, the verifier runs under the host's /bin/busybox, its hashing about five times slower)
+if [ ! -x /usr/local/libexec/cligym/busybox ]; then
+  as_root sh scripts/verifier-busybox.sh /usr/local/libexec/cligym/busybox >&2 ||
+    echo "setup: no Debian 13 busybox; the verifier uses /bin/busybox" >&2
 fi
 
 engine_up() { docker info >/dev/null 2>&1; }

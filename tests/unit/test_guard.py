@@ -13,8 +13,9 @@ import yaml
 
 from cligym.harness import guard
 from cligym.layout import TaskDir
+from cligym.harness.bundle import host_busybox
 
-BUSYBOX = "/bin/busybox"
+BUSYBOX = str(host_busybox())  # the one every task ships
 
 
 def busybox_sums(folder: Path) -> dict[str, str]:

@@ -47,12 +47,14 @@ def test_export_refuses_an_output_that_would_take_records_with_it(tmp_path, wher
 
 
 def test_missing_or_dynamic_busybox_is_one_clear_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(bundle, "HOST_BUSYBOX", tmp_path / "busybox")
+    monkeypatch.setattr(bundle, "BUSYBOX_PATHS", (tmp_path / "newer", tmp_path / "busybox"))
     with pytest.raises(bundle.NoBusybox, match="busybox-static"):
         bundle.busybox_bytes()
     (tmp_path / "busybox").write_bytes(b"\x7fELF" + b"\0" * 100 + b"/lib64/ld-linux-x86-64.so.2")
     with pytest.raises(bundle.NoBusybox, match="not a static busybox"):
         bundle.busybox_bytes()
+    (tmp_path / "newer").write_bytes(b"\x7fELF static")  # the first that exists is shipped
+    assert bundle.host_busybox() == tmp_path / "newer" and bundle.busybox_bytes() == b"\x7fELF static"
 
 
 def test_the_default_operator_set_leaves_out_what_the_verifier_undoes():

@@ -9,11 +9,11 @@ the few commands named by a variable are listed below, each with the reason it m
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from cligym.harness.bundle import host_busybox
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "src" / "cligym" / "harness" / "scripts"
 #: The files that run with the harness's capabilities before (or around) the test command.
@@ -291,7 +291,7 @@ def awk_runs_commands(program: str) -> bool:
 
 @pytest.fixture(scope="module")
 def applets() -> set[str]:
-    busybox = shutil.which("busybox") or "/bin/busybox"
+    busybox = str(host_busybox())  # the one every task ships
     done = subprocess.run([busybox, "--list"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return set(done.stdout.split())

@@ -10,6 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cligym.harness.bundle import host_busybox
+
+BUSYBOX = str(host_busybox())  # the one every task ships
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "src" / "cligym" / "harness" / "scripts"
 
@@ -27,7 +30,7 @@ def listing(tmp_path: Path, kind: str, target: Path, *more: str) -> list[str]:
     (it only reads files)."""
     spec = tmp_path / "spec.txt"
     spec.write_text("".join(f"{line}\n" for line in (f"{kind} {target}", *more)))
-    done = subprocess.run(["/bin/busybox", "sh", "-c", '. "$1"; m_listing "$2"',
+    done = subprocess.run([BUSYBOX, "sh", "-c", '. "$1"; m_listing "$2"',
                            "test", str(SCRIPTS / "fingerprint.sh"), str(spec)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -173,7 +176,7 @@ def judge(tmp_path: Path, keys: str, cases: str, program: str | None = None) -> 
     (tmp_path / "keys.tsv").write_text(keys)
     (tmp_path / "cases.txt").write_text(cases)
     text = (SCRIPTS / "judge.awk").read_text() if program is None else program
-    done = subprocess.run(["/bin/busybox", "awk", text, str(tmp_path / "keys.tsv"), str(tmp_path / "cases.txt")],
+    done = subprocess.run([BUSYBOX, "awk", text, str(tmp_path / "keys.tsv"), str(tmp_path / "cases.txt")],
                           check=False, capture_output=True, text=True, timeout=60)
     return done.returncode, done.stdout.splitlines()
 
@@ -209,7 +212,7 @@ def test_the_project_listing_leaves_out_site_directories_by_path_not_by_name(tmp
     (project / "tests" / "repo" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     sites = tmp_path / "sites.txt"
     sites.write_text(f"{venv_site}\n")
-    done = subprocess.run(["/bin/busybox", "sh", "-c", '. "$1"; m_workdir "$2" "$3"', "test",
+    done = subprocess.run([BUSYBOX, "sh", "-c", '. "$1"; m_workdir "$2" "$3"', "test",
                            str(SCRIPTS / "fingerprint.sh"), str(project), str(sites)],
                           check=False, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -233,7 +236,7 @@ def test_a_program_entry_says_whether_it_may_run(tmp_path):
     funcs.write_text(script("fingerprint.sh"))
 
     def listed() -> list[str]:
-        run = subprocess.run(["/bin/busybox", "sh", "-c", f". {funcs}; m_listing {spec}"], capture_output=True,
+        run = subprocess.run([BUSYBOX, "sh", "-c", f". {funcs}; m_listing {spec}"], capture_output=True,
                              text=True, check=True)
         return run.stdout.splitlines()
 

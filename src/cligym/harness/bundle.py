@@ -18,8 +18,10 @@ from cligym.models.reference import GoldReference
 
 #: The verifier script of each world (written into a task's bundle as verifier.sh).
 VERIFIERS = {"python": "verifier.sh", "debian": "debian-verifier.sh"}
-#: The static busybox on the host that every exported task carries (Debian: busybox-static).
-HOST_BUSYBOX = Path("/bin/busybox")
+#: Where the static busybox every exported task carries is looked for, first to last: the one
+#: ``scripts/verifier-busybox.sh`` installs (Debian 13's, whose sha256sum uses the CPU's SHA
+#: extensions: hashing is most of a verifier's work), then the host's (Debian: busybox-static).
+BUSYBOX_PATHS = (Path("/usr/local/libexec/cligym/busybox"), Path("/bin/busybox"))
 
 
 class NoBusybox(CligymError):
@@ -31,15 +33,21 @@ def script(name: str) -> str:
     return resources.files("cligym.harness").joinpath("scripts", name).read_text(encoding="utf-8")
 
 
+def host_busybox() -> Path:
+    """The first of ``BUSYBOX_PATHS`` that exists (the last one when none does)."""
+    return next((path for path in BUSYBOX_PATHS if path.is_file()), BUSYBOX_PATHS[-1])
+
+
 def busybox_bytes() -> bytes:
-    """The host's static busybox, or NoBusybox with what to install."""
+    """The host's static busybox (``host_busybox``), or NoBusybox with what to install."""
+    path = host_busybox()
     try:
-        data = HOST_BUSYBOX.read_bytes()
+        data = path.read_bytes()
     except OSError:
-        raise NoBusybox(f"no {HOST_BUSYBOX}: the verifier needs a static busybox "
+        raise NoBusybox(f"no {path}: the verifier needs a static busybox "
                         "(apt-get install busybox-static, or run scripts/setup.sh)") from None
     if not data.startswith(b"\x7fELF") or b"ld-linux" in data[:8192]:
-        raise NoBusybox(f"{HOST_BUSYBOX} is not a static busybox (apt-get install busybox-static)")
+        raise NoBusybox(f"{path} is not a static busybox (apt-get install busybox-static)")
     return data
 
 

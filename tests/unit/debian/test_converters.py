@@ -26,10 +26,11 @@ import pytest
 
 from cligym.debian.results import COMMON, converter_name
 from cligym.harness.testrun import parse_junit
+from cligym.harness.bundle import host_busybox
 
 SAMPLES = Path(__file__).parent / "samples"
 JUNIT = Path(__file__).resolve().parents[3] / "src" / "cligym" / "harness" / "scripts" / "junit"
-BUSYBOX = "/bin/busybox"
+BUSYBOX = str(host_busybox())  # the one every task ships
 
 pytestmark = pytest.mark.skipif(not os.path.exists(BUSYBOX), reason="busybox is not installed")
 

@@ -13,9 +13,10 @@ import pytest
 from cligym.debian import control as tests_control
 from cligym.debian.control import read_tests
 from cligym.harness.testrun import is_debtest_report, parse_junit
+from cligym.harness.bundle import host_busybox
 
 SCRIPTS = Path(__file__).resolve().parents[3] / "src" / "cligym" / "harness" / "scripts"
-BUSYBOX = "/bin/busybox"
+BUSYBOX = str(host_busybox())  # the one every task ships
 
 pytestmark = pytest.mark.skipif(not os.path.exists(BUSYBOX), reason="busybox is not installed")
 

@@ -18,7 +18,7 @@
 #     wheelhouses named on the command line): all at once, and wheel by wheel with --no-deps
 #     when that fails;
 #  6. refresh the CA certificates, regenerate the configured locales, and restore the time
-#     zone link to UTC when it dangles.
+#     zone link to UTC when it dangles (beside step 5: neither touches the other's files).
 # shellcheck disable=SC2086
 
 step() { echo "sweeper: $*"; }
@@ -48,6 +48,16 @@ for file in ./*.py; do
   base=$(basename "$file" .py)
   case " $names " in *" $base "*) rm -f "$file"; echo "removed $file" ;; esac
 done
+
+# step 6 touches none of step 5's files (and step 5 installs from local wheels, without
+# certificates): it runs beside it
+step "6 certificates, locales, time zone"
+(
+  command -v update-ca-certificates >/dev/null && update-ca-certificates --fresh >/dev/null 2>&1
+  command -v locale-gen >/dev/null && [ -f /etc/locale.gen ] && locale-gen >/dev/null 2>&1
+  [ -e /etc/localtime ] || ln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime
+) &
+system_files=$!
 
 step "5 venv and wheels"
 houses=$(sed -n 's/^[[:space:]]*find-links[[:space:]]*=[[:space:]]*//p' /etc/pip.conf /etc/xdg/pip/pip.conf 2>/dev/null)
@@ -85,8 +95,5 @@ if [ -n "$wheels" ] && ! $pip install --no-index $links --no-compile --force-rei
   for wheel in $wheels; do $pip install --no-index $links --no-compile --no-deps --force-reinstall "$wheel" 2>&1; done
 fi
 
-step "6 certificates, locales, time zone"
-command -v update-ca-certificates >/dev/null && update-ca-certificates --fresh >/dev/null 2>&1
-command -v locale-gen >/dev/null && [ -f /etc/locale.gen ] && locale-gen >/dev/null 2>&1
-[ -e /etc/localtime ] || ln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime
+wait "$system_files"  # step 6
 exit 0

@@ -175,7 +175,8 @@ class ReferenceDir:
         "R_FOREIGN": "foreign.txt", "R_CONFTESTS": "conftests.txt", "R_SPEC": "spec.txt",
         "R_FINGERPRINT": "fingerprint.txt", "R_WORKDIR": "workdir.txt", "R_PACKAGES": "package-dirs.txt",
         "R_ELF": "elf.txt", "R_RESOLVED": "resolved.txt", "R_PROTECTED": "protected.txt",
-        "R_KEEPALIVE": "keepalive.txt", "R_PIP": "pip-config.txt", "R_SHADOWS": "shadow-dirs.txt",
+        "R_KEEPALIVE": "keepalive.txt", "R_PIP": "pip-config.txt", "R_BYTECODE": "bytecode.txt",
+        "R_SHADOWS": "shadow-dirs.txt",
         "R_SHADOW": "shadow-@.txt",
     }
 

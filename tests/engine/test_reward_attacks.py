@@ -50,6 +50,7 @@ REASONS = {
     "project_code": "the environment differs from gold: -file ",
     "stdlib_probe_module": "the environment differs from gold: +file ",
     "pycache_symlink": "the environment differs from gold: +dir ",
+    "pycache_forged": "",  # the forged file is not read: the verdict is the unrepaired breakage's
     "hidden_pth": "the environment differs from gold: +file ",
     "tilde_pth": "the environment differs from gold: +file ",
     "bash_wrapper": "",

@@ -245,3 +245,50 @@ def test_a_program_entry_says_whether_it_may_run(tmp_path):
     program.chmod(program.stat().st_mode & ~(stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
     now = listed()
     assert now != runnable and any(line.startswith(f"file {program} ") and line.endswith(" -") for line in now)
+
+
+def test_the_fresh_bytecode_cache_holds_only_what_still_has_golds_bytes(tmp_path):
+    """m_bytecode hashes the bytecode files gold's run read; in the repaired machine,
+    m_seed_bytecode links into the fresh cache (where the interpreter looks for DIR/NAME.py's:
+    CACHE/DIR/NAME.pyc) only those that still hold gold's bytes, and leaves nothing else in
+    their __pycache__ folders: a forged file, a planted one and a linked folder are not read."""
+    stdlib, site = tmp_path / "lib", tmp_path / "site"
+    gold_files = {stdlib / "__pycache__" / "os.cpython-311.pyc": b"os", stdlib / "__pycache__" / "copy.cpython-311.pyc":
+                  b"copy", stdlib / "email" / "__pycache__" / "mime.cpython-311.pyc": b"mime",
+                  site / "pkg" / "__pycache__" / "m.cpython-311.pyc": b"m", site / "linked" / "__pycache__" /
+                  "l.cpython-311.pyc": b"l"}
+    for path, data in gold_files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    paths = tmp_path / "read.txt"
+    paths.write_text("".join(f"{p}\n" for p in gold_files))
+
+    def sh(command: str, *args: str) -> str:
+        done = subprocess.run([BUSYBOX, "sh", "-c", f'. "$1"; shift; {command}', "test",
+                               str(SCRIPTS / "fingerprint.sh"), *args], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    listed = sh('m_bytecode "$1"', str(paths))
+    assert sorted(line.split("  ", 1)[1] for line in listed.splitlines()) == sorted(map(str, gold_files))
+    reference = tmp_path / "bytecode.txt"
+    reference.write_text(listed)
+
+    (stdlib / "__pycache__" / "copy.cpython-311.pyc").write_bytes(b"forged")  # another's bytes
+    (stdlib / "__pycache__" / "planted.cpython-311.pyc").write_bytes(b"planted")  # gold's run read none there
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "l.cpython-311.pyc").write_bytes(b"l")  # gold's bytes, in a folder linked in
+    shutil.rmtree(site / "linked" / "__pycache__")
+    (site / "linked" / "__pycache__").symlink_to(elsewhere)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    sh('m_seed_bytecode "$1" "$2"', str(reference), str(cache))
+
+    seeded = {p.relative_to(cache): p.resolve() for p in cache.rglob("*.pyc")}
+    kept = [stdlib / "__pycache__" / "os.cpython-311.pyc", stdlib / "email" / "__pycache__" / "mime.cpython-311.pyc",
+            site / "pkg" / "__pycache__" / "m.cpython-311.pyc"]
+    # where the interpreter looks for DIR/NAME.py's bytecode: CACHE/DIR/NAME.cpython-311.pyc
+    assert seeded == {Path(str(p.parent.parent)[1:]) / p.name: p for p in kept}, seeded
+    assert sorted(p.name for p in (stdlib / "__pycache__").iterdir()) == ["os.cpython-311.pyc"]
+    assert (elsewhere / "l.cpython-311.pyc").exists()  # a linked folder is not entered, nor emptied

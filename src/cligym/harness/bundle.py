@@ -95,7 +95,7 @@ def write_reference(reference: GoldReference, tar: bytes, task: TaskDir) -> None
         "R_SPEC": reference.spec, "R_FINGERPRINT": reference.fingerprint, "R_WORKDIR": reference.project_files,
         "R_PACKAGES": reference.package_dirs, "R_ELF": reference.elf, "R_RESOLVED": reference.resolved,
         "R_PROTECTED": reference.protected_modules, "R_KEEPALIVE": reference.keepalive,
-        "R_PIP": reference.pip_config, "R_SHADOWS": shadow,
+        "R_PIP": reference.pip_config, "R_BYTECODE": reference.bytecode, "R_SHADOWS": shadow,
     }
     files = {folder.shell(v): _lines(lines) for v, lines in data.items()}
     files |= {folder.shadow(i): _lines(reference.shadow_dirs[d]) for i, d in enumerate(shadow, 1)}

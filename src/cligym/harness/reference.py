@@ -40,6 +40,7 @@ from cligym.runtime import Runtime, Session
 # in-container scratch places of the gold container (never in a task image)
 _READER, _ARGS = "/tmp/cligym-read-reference.py", "/tmp/cligym-args.json"
 _SPEC, _LIST, _TAR = "/tmp/cligym-spec.txt", "/tmp/cligym-list.txt", "/tmp/cligym-pristine.tar"
+_BYTECODE = "/tmp/cligym-bytecode.txt"
 _READER_OUT, _SITES = "/tmp/cligym-reference.json", "/tmp/cligym-sites.txt"
 _LOADER_READER, _LOADER_OUT = "/tmp/cligym-read-loader.py", "/tmp/cligym-loader.json"
 
@@ -188,6 +189,9 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
                             f"PYBIN={pybin} m_listing {_SPEC}")
         prefix = data.get("prefix", "")
         pip = _listing(session, image, "pip configuration", [prefix], f"m_pipconf {shlex.quote(prefix)}", empty=True)
+        session.put_files({_BYTECODE: "".join(f"{p}\n" for p in data.get("bytecode", []))})
+        bytecode = _listing(session, image, "bytecode", data.get("bytecode", []), f"m_bytecode {_BYTECODE}",
+                            empty=True)
         resolved = _listing(session, image, "library resolution", [data["loader"], *data["elf"]],
                             f"m_resolved {shlex.quote(data['loader'])} {' '.join(map(shlex.quote, data['elf']))}"
                             ) if data["loader"] else []
@@ -205,6 +209,6 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
         protected_modules=data["protected_modules"], spec=data["spec"], fingerprint=fingerprint,
         pybin=data["pybin"], project_files=project, package_dirs=data["package_dirs"],
         loader=data["loader"], elf=data["elf"] if resolved else [], resolved=resolved, path_env=data["path_env"],
-        keepalive=data["keepalive"], prefix=prefix, pip_config=pip,
+        keepalive=data["keepalive"], prefix=prefix, pip_config=pip, bytecode=bytecode,
     )
     return reference, tar

@@ -69,6 +69,9 @@ class GoldReference(BaseModel):
     path_env: str = ""  # gold's PATH
     prefix: str = ""  # gold's sys.prefix (a venv's own pip.conf is there)
     pip_config: list[str] = Field(default_factory=list)  # pip's configuration as m_pipconf prints it
+    #: the bytecode files gold's collection of the tests read, as m_bytecode prints them
+    #: ("SHA256  PATH"): the verifier reuses a file that still holds those bytes
+    bytecode: list[str] = Field(default_factory=list)
     keepalive: list[str] = Field(default_factory=list)  # sha256 of the programs PID 1 may run
     #: which verifier judges: a Python project's (pytest, the interpreter's state) or a Debian
     #: system's (the autopkgtest runner, the system's state); the fields a world does not use

@@ -156,6 +156,36 @@ m_workdir() {
   m_walk "$dir" keep "$@" | LC_ALL=C sort -u
 }
 
+# m_bytecode LIST: "SHA256  PATH", sha256sum's own lines (which "sha256sum -c" reads), of
+# each file LIST names (a line each): the bytecode gold's run read, which m_seed_bytecode
+# lets a verifier reuse.
+m_bytecode() {
+  tr '\n' '\0' < "$1" | xargs -0 -r sha256sum | LC_ALL=C sort -k2 -u
+}
+
+# m_seed_bytecode LIST CACHE: gold's bytecode, where a file still holds gold's bytes (LIST as
+# m_bytecode printed it in gold), for an interpreter whose bytecode cache prefix is the fresh
+# folder CACHE: it reads CACHE/DIR/NAME.pyc for DIR/NAME.py and no __pycache__ folder. Each
+# __pycache__ folder (a plain one) that holds such a file keeps those files alone (anything
+# else in it is deleted), and each is linked as CACHE/DIR/NAME.pyc; all other bytecode is
+# compiled afresh into CACHE.
+m_seed_bytecode() {
+  list=$1 cache=$2 tmp=$(mktemp -d /tmp/cligym-bytecode.XXXXXXXX)
+  sha256sum -c "$list" 2>/dev/null | sed -n 's/: OK$//p' | LC_ALL=C sort -u > "$tmp/gold"
+  sed 's,/[^/]*$,,' "$tmp/gold" | LC_ALL=C sort -u | while IFS= read -r d; do
+    if [ "${d##*/}" = __pycache__ ] && [ -d "$d" ] && [ ! -L "$d" ]; then echo "$d"; fi
+  done > "$tmp/dirs"
+  set --
+  while IFS= read -r d; do set -- "$@" "$d"; done < "$tmp/dirs"
+  : > "$tmp/found"
+  if [ $# -gt 0 ]; then find "$@" -mindepth 1 -maxdepth 1 > "$tmp/found"; fi
+  awk 'FILENAME == ARGV[1] { gold[$0] = 1; next } !($0 in gold)' "$tmp/gold" "$tmp/found" | tr '\n' '\0' |
+    xargs -0 -r rm -rf
+  sed "s,/__pycache__\$,,; s,^,$cache," "$tmp/dirs" | tr '\n' '\0' | xargs -0 -r mkdir -p
+  while IFS= read -r d; do cp -s "$d"/*.pyc "$cache${d%/__pycache__}/"; done < "$tmp/dirs"
+  rm -rf "$tmp"
+}
+
 # m_resolved LOADER FILE...: how the dynamic loader resolves each shared object's
 # dependencies now (the loader only maps them: no code of theirs runs), addresses dropped,
 # each resolved file with its sha256 (a path the listing reaches another way may not be the

@@ -7,8 +7,8 @@ command would, with a finder at the end of ``sys.meta_path`` that records every 
 name nothing provided; then it writes one JSON object to ``out``: the fingerprint's spec
 (``KIND PATH`` lines, see fingerprint.sh), the pristine and foreign test files, the shared
 objects the process maps, the extension modules whose resolution the loader must repeat,
-the module names the tests import or looked for, gold's keep-alive programs and the JUnit
-key of each id.
+the module names the tests import or looked for, gold's keep-alive programs, the JUnit
+key of each id and the bytecode files (in __pycache__ folders) the collection read.
 """
 
 import sys
@@ -285,6 +285,9 @@ spec = {"F " + p for p in files} | {"T " + p for p in trees} | {"H " + p for p i
 spec |= {"S " + p for p in sites} | {"P " + p for p in bins} | {"L " + p for p in libdirs}
 spec |= {"I " + p for p in interps}
 spec.add(("C " if os.path.isfile(venv_cfg) else "F ") + venv_cfg)
+# the bytecode files gold's own run read (the verifier reuses each that still holds their bytes)
+bytecode = {m.__cached__ for m in list(sys.modules.values()) if isinstance(getattr(m, "__cached__", None), str)}
+bytecode = {p for p in bytecode if os.path.basename(os.path.dirname(p)) == "__pycache__" and os.path.isfile(p)}
 keepalive = set()
 for name in ("sh", "dash", "bash", "sleep", "busybox", "tini", "docker-init", "dumb-init", "catatonit"):
     found = shutil.which(name)
@@ -296,5 +299,5 @@ json.dump({
     "conftests": sorted(conftests), "shadow_dirs": shadow, "package_dirs": sorted(package_dirs),
     "protected_modules": sorted(protected), "keys": keys, "loader": loader, "elf": elf,
     "pybin": pybin, "prefix": sys.prefix, "path_env": os.environ.get("PATH", ""),
-    "keepalive": sorted(keepalive),
+    "keepalive": sorted(keepalive), "bytecode": sorted(bytecode),
 }, open(args["out"], "w"))

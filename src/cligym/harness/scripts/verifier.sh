@@ -21,7 +21,8 @@
 #     load plugins); only then does a program of the image run: gold's loader, shown to be
 #     gold's, says how it resolves the interpreter's and each extension module's libraries;
 #  4. runs the listed tests with gold's test command, plugin autoloading off, gold's
-#     plugins, rootdir and configuration pinned, bytecode only in a fresh cache of its own;
+#     plugins, rootdir and configuration pinned, bytecode only in a fresh cache of its own
+#     (seeded with gold's bytecode files that still hold gold's bytes, m_seed_bytecode);
 #     nothing before it runs a program that is not busybox's applet, the loader aside;
 #  5. stops every process again and writes the verdict, reward 1 only if every listed
 #     test is reported passed and the judge says "N of N passed" (N the task's count), to
@@ -167,6 +168,8 @@ unset PYTEST_ADDOPTS PYTEST_PLUGINS PYTHONDONTWRITEBYTECODE
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 PYTHONPYCACHEPREFIX=$(mktemp -d /tmp/cligym-pycache.XXXXXXXX) || refuse "no fresh bytecode cache"
 export PYTHONPYCACHEPREFIX
+# gold's own bytecode where a file still holds its bytes: what else is there is compiled anew
+if [ -n "${R_BYTECODE:-}" ] && [ -s "$R_BYTECODE" ]; then m_seed_bytecode "$R_BYTECODE" "$PYTHONPYCACHEPREFIX"; fi
 load_judge
 cd "$WORKDIR" || refuse "no workdir"
 eval "$COMMAND"' "$@"' > "$LOGS/pytest-output.txt" 2>&1

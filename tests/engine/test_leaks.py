@@ -78,3 +78,40 @@ def test_name_rules_unit():
 
 def test_archive_member_hashes_handles_junk():
     assert archive_member_hashes(b"not an archive") == []
+
+
+def test_joined_run_lines_leave_the_files_separate_ones_leave(runtime, gold_and_manifest, tmp_path):
+    """build_broken joins a ΔD's consecutive RUN lines into one RUN (one container, one
+    commit): the image holds the same differences from gold as the lines built one by one
+    (a line's own "false; ..." goes on, a comment ends with its line, an ENV line between
+    still applies to the lines after it), and a failing line still fails the build."""
+    from cligym.errors import BuildFailed
+    from cligym.harness.images import dockerfile_text, joined_runs
+
+    gold, manifest = gold_and_manifest
+    lines = [f"RUN rm -f {PKG}/_native.py # a comment ends here",
+             "RUN false; mkdir -p /etc/pip && echo one > /etc/pip/a.txt",
+             "ENV CLIGYM_MARK=two",
+             'RUN echo "$CLIGYM_MARK" > /etc/pip/b.txt',
+             "RUN ln -sfn /nonexistent /usr/local/lib/libcligym.so"]
+    assert len(joined_runs(lines)) == 3
+    separate = f"cligym/test-leak:{uuid.uuid4().hex[:8]}"
+    (tmp_path / "Dockerfile").write_text(dockerfile_text(gold.image, lines))
+    runtime.build(tmp_path, separate, nocache=True)
+    try:
+        apart = scan(runtime, gold.image, manifest, separate)
+    finally:
+        runtime.remove_image(separate)
+    tag = f"cligym/test-leak:{uuid.uuid4().hex[:8]}"
+    build_broken(runtime, gold, lines, tag)
+    try:
+        joined = scan(runtime, gold.image, manifest, tag)
+        written = runtime.run(tag, ["cat", "/etc/pip/a.txt", "/etc/pip/b.txt"]).output.split()
+    finally:
+        runtime.remove_image(tag)
+    assert written == ["one", "two"]
+    assert (sorted(joined.added), sorted(joined.changed), sorted(joined.deleted)) == \
+        (sorted(apart.added), sorted(apart.changed), sorted(apart.deleted))
+    assert {"/etc/pip/a.txt", "/etc/pip/b.txt"} <= set(joined.added) and f"{PKG}/_native.py" in joined.deleted
+    with pytest.raises(BuildFailed):
+        _scan(runtime, gold, manifest, ["RUN touch /etc/first", "RUN exit 3", "RUN touch /etc/third"])

@@ -36,3 +36,21 @@ def test_a_run_that_mentions_from_is_not_a_stage():
 def test_an_escape_directive_is_followed():
     text = "# escape=`\nFROM base `\n  AS one\nRUN echo \\\n"
     assert labelled(text, LABELS).splitlines() == ["# escape=`", "FROM base `", "  AS one", LINE, "RUN echo \\"]
+
+
+def test_a_broken_state_builds_its_runs_of_run_lines_as_one():
+    """joined_runs: consecutive plain RUN lines become one exec-form RUN of /bin/sh, each
+    line in its own subshell after the one before succeeded; other lines split the runs; a
+    flagged or exec-form RUN stays apart; a ΔD that sets SHELL is left whole."""
+    import json
+
+    from cligym.harness.images import joined_runs
+
+    lines = ["RUN a # note", "run b && c", "ENV X=1", "RUN d", "RUN --network=none e", 'RUN ["f"]', "RUN g"]
+    joined = joined_runs(lines)
+    assert joined[1:] == ["ENV X=1", "RUN d", "RUN --network=none e", 'RUN ["f"]', "RUN g"]
+    head, _, form = joined[0].partition(" ")
+    assert head == "RUN" and json.loads(form) == ["/bin/sh", "-c", "(\na # note\n) && (\nb && c\n)"]
+    assert joined_runs(['SHELL ["/bin/bash", "-c"]', "RUN a", "RUN b"]) == \
+        ['SHELL ["/bin/bash", "-c"]', "RUN a", "RUN b"]
+    assert joined_runs(["RUN a"]) == ["RUN a"] and joined_runs([]) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -67,15 +68,47 @@ def extra_bytes(runtime: Runtime, gold: GoldEnv, image: str) -> int | None:
     return max(0, runtime.image_size(image) - gold.image_bytes) if gold.image_bytes else None
 
 
+def joined_runs(lines: Iterable[str]) -> list[str]:
+    """ΔD's lines as one build makes them: each run of consecutive plain ``RUN`` lines as one
+    ``RUN`` (one container and one commit instead of one a line: the files it leaves are the
+    same), each line in a subshell of its own after the one before succeeded, as separate
+    ``RUN`` lines run. Other lines stay as they are, and split the runs; a ΔD that changes
+    the shell is left whole."""
+    lines = list(lines)
+    if any(line.lstrip().upper().startswith("SHELL") for line in lines):
+        return lines
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) == 1:
+            out.append(f"RUN {run[0]}")
+        elif run:
+            script = " && ".join(f"(\n{command}\n)" for command in run)
+            out.append("RUN " + json.dumps(["/bin/sh", "-c", script]))
+        run.clear()
+
+    for line in lines:
+        head, _, rest = line.strip().partition(" ")
+        if head.upper() == "RUN" and rest and not rest.lstrip().startswith(("--", "[")) and "\n" not in rest:
+            run.append(rest.strip())
+        else:
+            flush()
+            out.append(line)
+    flush()
+    return out
+
+
 def build_broken(runtime: Runtime, gold: GoldEnv, lines: list[str], tag: str) -> str:
-    """Build gold + ΔD from scratch (no layer cache) as ``tag``; returns the tag.
+    """Build gold + ΔD from scratch (no layer cache) as ``tag``, its runs of ``RUN`` lines
+    joined (``joined_runs``; the exported Dockerfile keeps them apart); returns the tag.
 
     Raises BuildFailed when a ΔD line fails.
     """
     root = home() / "build"
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
-        (Path(tmp) / "Dockerfile").write_text(dockerfile_text(gold.image, lines))
+        (Path(tmp) / "Dockerfile").write_text(dockerfile_text(gold.image, joined_runs(lines)))
         runtime.build(Path(tmp), tag, nocache=True, labels={f"{LABEL}.broken": "1"})
     return tag
 

@@ -171,7 +171,12 @@ m_bytecode() {
 # compiled afresh into CACHE.
 m_seed_bytecode() {
   list=$1 cache=$2 tmp=$(mktemp -d /tmp/cligym-bytecode.XXXXXXXX)
-  sha256sum -c "$list" 2>/dev/null | sed -n 's/: OK$//p' | LC_ALL=C sort -u > "$tmp/gold"
+  # only plain files are read (a FIFO in a listed place would hold the reading forever)
+  while IFS= read -r line; do
+    p=${line#*  }
+    if [ -f "$p" ] && [ ! -L "$p" ]; then printf '%s\n' "$line"; fi
+  done < "$list" > "$tmp/plain"
+  sha256sum -c "$tmp/plain" 2>/dev/null | sed -n 's/: OK$//p' | LC_ALL=C sort -u > "$tmp/gold"
   sed 's,/[^/]*$,,' "$tmp/gold" | LC_ALL=C sort -u | while IFS= read -r d; do
     if [ "${d##*/}" = __pycache__ ] && [ -d "$d" ] && [ ! -L "$d" ]; then echo "$d"; fi
   done > "$tmp/dirs"

@@ -183,15 +183,14 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
         data = _read_reference(session, interpreter, {"interpreter": interpreter, "rootdir": rootdir,
                                                       "inifile": inifile, "ids": list(order), "workdir": workdir})
         session.put_files({_SPEC: "".join(f"{s}\n" for s in data["spec"]),
-                           _LIST: "".join(f"{p}\n" for p in data["pristine"])})
+                           _LIST: "".join(f"{p}\n" for p in data["pristine"]),
+                           _BYTECODE: "".join(f"{p}\n" for p in data["bytecode"])})
         pybin = shlex.quote(data["pybin"])
         fingerprint = _listing(session, image, "fingerprint", [data["pybin"], *data["spec"]],
                             f"PYBIN={pybin} m_listing {_SPEC}")
         prefix = data.get("prefix", "")
         pip = _listing(session, image, "pip configuration", [prefix], f"m_pipconf {shlex.quote(prefix)}", empty=True)
-        session.put_files({_BYTECODE: "".join(f"{p}\n" for p in data.get("bytecode", []))})
-        bytecode = _listing(session, image, "bytecode", data.get("bytecode", []), f"m_bytecode {_BYTECODE}",
-                            empty=True)
+        bytecode = _listing(session, image, "bytecode", data["bytecode"], f"m_bytecode {_BYTECODE}", empty=True)
         resolved = _listing(session, image, "library resolution", [data["loader"], *data["elf"]],
                             f"m_resolved {shlex.quote(data['loader'])} {' '.join(map(shlex.quote, data['elf']))}"
                             ) if data["loader"] else []

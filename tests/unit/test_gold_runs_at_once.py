@@ -33,8 +33,8 @@ def test_the_last_two_runs_overlap_and_a_test_failing_under_their_load_is_flaky(
                        results={"t.py::fast": TestResult(outcome="passed"),
                                 "t.py::timing": TestResult(outcome=outcome)})
 
-    monkeypatch.setattr(suite, "suite_run", lambda runtime, gold, paths, timeout, weights=None: one_run())
-    monkeypatch.setattr(suite, "selection_run", lambda runtime, gold, first, timeout: one_run())
+    monkeypatch.setattr(suite, "suite_run", lambda *_args: suite.Ran(one_run()))
+    monkeypatch.setattr(suite, "selection_run", lambda *_args: suite.Ran(one_run()))
     gold = gold_env([])
     suite.record_suite(object(), gold, ["t.py"], runs=3, timeout=60, reporter=Reporter())
     (_, first_end), *others = sorted(spans)

@@ -185,25 +185,33 @@ def sharded_run(runtime: Runtime, gold: GoldEnv, chunks: Sequence[Sequence[str]]
                 at_a_time: int | None = None) -> tuple[TestRun, list[TestRun]]:
     """Each chunk (of test files, or of node ids ``by_id``) run in its own fresh container,
     all at once; the merged run and each shard's. With ``deadline``, pytest is interrupted
-    after that many seconds as Ctrl-C would (its report then holds the tests run so far,
-    and the shard exits ``DEADLINE_EXIT``); without, a shard the kernel killed is run again
-    in halves (``KILLED_EXIT``). ``at_a_time``: at most so many containers at once (the
-    chunks in waves)."""
+    ``deadline`` seconds after the call as Ctrl-C would (its report then holds the tests run
+    so far, and the shard exits ``DEADLINE_EXIT``; a chunk whose turn comes after the
+    deadline is not started, and exits so with no report); without, a shard the kernel
+    killed is run again in halves (``KILLED_EXIT``). ``at_a_time``: at most so many
+    containers at once (the chunks in waves)."""
     started = time.monotonic()
-    command = gold.test_command
-    if deadline is not None:
-        limit = f"timeout -s INT -k 30 {max(1, int(deadline))}"  # where the image has coreutils' timeout
-        command = f'$(command -v timeout >/dev/null 2>&1 && echo "{limit}") {command}'
-        timeout = deadline + 90
 
-    def one(chunk: Sequence[str]) -> Callable[[], TestRun]:
+    def one(chunk: Sequence[str], seconds: float | None = None) -> Callable[[], TestRun]:
+        command, limit = gold.test_command, timeout
+        if seconds is not None:
+            interrupt = f"timeout -s INT -k 30 {max(1, int(seconds))}"  # where the image has coreutils' timeout
+            command = f'$(command -v timeout >/dev/null 2>&1 && echo "{interrupt}") {command}'
+            limit = seconds + 90
         if by_id:
-            return lambda: run_tests(runtime, gold.image, gold.workdir, command, chunk, timeout=timeout)
-        return lambda: run_tests(runtime, gold.image, gold.workdir, command, paths=chunk, timeout=timeout)
+            return lambda: run_tests(runtime, gold.image, gold.workdir, command, chunk, timeout=limit)
+        return lambda: run_tests(runtime, gold.image, gold.workdir, command, paths=chunk, timeout=limit)
 
     wave = at_a_time or len(chunks) or 1
-    runs = [run for i in range(0, len(chunks), wave) for run in at_once(runtime, [one(c) for c in chunks[i:i + wave]])]
-    if deadline is None:  # (a first pass's round cuts what did not finish instead)
+    runs: list[TestRun] = []
+    for i in range(0, len(chunks), wave):
+        left = None if deadline is None else deadline - (time.monotonic() - started)
+        if left is not None and left < 1:
+            runs += [TestRun(exit_code=DEADLINE_EXIT, seconds=0.0, report_found=False,
+                             output_tail="not started: the deadline came first") for _ in chunks[i:i + wave]]
+            continue
+        runs += at_once(runtime, [one(c, left) for c in chunks[i:i + wave]])
+    if deadline is None:  # (a run with a deadline cuts what did not finish instead)
         runs = [part for chunk, run in zip(chunks, runs, strict=True)
                 for part in _halved_if_killed(runtime, one, chunk, run, KILLED_HALVINGS)]
     return merged(runs, time.monotonic() - started), runs
@@ -232,15 +240,18 @@ class Budget:
 
 
 def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: Budget,
-               reporter: Reporter) -> tuple[TestRun, SuiteSample] | None:
+               reporter: Reporter, *, spent: float = 0.0,
+               stop: Callable[[TestRun], bool] | None = None) -> tuple[TestRun, SuiteSample] | None:
     """The suite's first run, in rounds, while the budget holds them and the repeats of what
     they ran (``_Cost.repeats``): the pilot (the first files
     of the seeded order, which takes a file of each package before a second of any), then
     rounds of the next files estimated to fit, each at most about twice as long as the one
     before (a round that overruns loses only its own files). The merged run (in collection
     order) and the sample record; None when neither collection nor a listing names a file
-    (the caller runs the suite whole)."""
-    started = time.monotonic()
+    (the caller runs the suite whole). ``spent``: seconds of the budget already gone (an
+    earlier build's pass); ``stop``: asked of the run so far after each round, True ends
+    the pass there (the run asks for a repair, whose build makes the rest of it moot)."""
+    started = time.monotonic() - spent
     with reporter.task("collecting the test suite"):
         found = collect(runtime, gold, test_paths, timeout=COLLECT_CAP)
         if not found.files:  # a collection that takes this long (a huge suite), or printed in another way
@@ -273,6 +284,8 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
             if shard.report_found and shard.exit_code not in (DEADLINE_EXIT, KILLED_EXIT):
                 most = max(most or 0, len(chunk))
         cost.add(chunks, shard_runs, found.files)
+        if stop is not None and stop(merged(runs, 0.0)):
+            break
         left = [f for f in order if f not in set(ran)]
         allowance = budget.seconds - (time.monotonic() - started) - cost.repeats(
             [f for f in ran if f not in cut], found.files, budget.shards)

@@ -223,17 +223,15 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
     did not declare), a repair round adds them and builds again (a usage error can hide
     the import errors behind it, so up to ``REPAIR_ROUNDS`` times while each finds
     something new); what was added is recorded in the gold record (``inferred``), so the
-    build is reproducible and can become a profile."""
+    build is reproducible and can become a profile. The suite's time budget covers all of
+    it from the first run on: a first run stops at the round that asks for a repair, and
+    the rebuilds and later runs get what is left."""
     fixes: dict[str, str] = {}
     built = _build_from_project(runtime, options, reporter, fixes)
     started = time.monotonic()
-    first = _first_run(runtime, built, options, reporter)
+    first = _first_run(runtime, built, options, reporter, started, fixes)
     for _ in range(REPAIR_ROUNDS):
-        # a module that failed to import has no test ids: only the exit code says so
-        broken = not first.results or first.exit_code != 0 or any(
-            r.outcome in ("failed", "error") for r in first.results.values())
-        found = repairs(first, built.gold.source.name, built.local, built.gold.requirements) if broken else {}
-        found = {r: why for r, why in _of_era(found, built.gold.source).items() if r not in fixes}
+        found = _wanted(first, built, fixes)
         if not found:
             break
         reporter.note("the suite asked for " + ", ".join(f"{r} ({why})" for r, why in found.items())
@@ -242,19 +240,21 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
             again = _build_from_project(runtime, options, reporter, {**fixes, **found})
         except (BuildFailed, GoldFailed) as exc:  # what the errors asked for does not install
             reporter.note(f"building with them failed ({str(exc)[:200]}); keeping the build before")
+            first = _first_run(runtime, built, options, reporter, started, None)  # the whole pass, not stopped
             break
         fixes.update(found)
         built = again
-        first = _first_run(runtime, built, options, reporter)
+        first = _first_run(runtime, built, options, reporter, started, fixes)
     gold = built.gold
-    # the repeats of what the first pass kept are given what is left of the budget, and never
-    # less than three times that pass (two runs at once on the same cores): a repeat cut short
-    # would lose the whole gold, an overrun only costs time
-    left = options.budget.seconds - (time.monotonic() - started)
-    timeout = max(left, 3 * first.seconds, BUDGET_FLOOR) if gold.suite else options.timeout
-    record_suite(runtime, gold, built.test_paths, options.runs, timeout, reporter, first)
+    # the repeats of what the first pass kept are given what is left of the budget, and at
+    # least BUDGET_FLOOR; with a sample, a repeat its deadline cuts loses only the files it
+    # did not finish (``record_suite``); run whole, a repeat cut short would lose the gold
+    left = max(options.budget.seconds - (time.monotonic() - started), BUDGET_FLOOR)
     if gold.suite is not None:
+        record_suite(runtime, gold, built.test_paths, options.runs, left + 90, reporter, first, deadline=left)
         gold.suite.seconds = round(time.monotonic() - started, 1)
+    else:
+        record_suite(runtime, gold, built.test_paths, options.runs, options.timeout, reporter, first)
     return gold
 
 
@@ -262,12 +262,25 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
 BUDGET_FLOOR = 60.0
 
 
-def _first_run(runtime: Runtime, built: _Built, options: _Options, reporter: Reporter) -> TestRun:
-    """The suite's first run: within the time budget, in shards (``cligym.gold.shards``),
-    the sample record in ``built.gold.suite``; the suite whole in one container when its
-    collection names no file or no budget is set."""
+def _wanted(first: TestRun, built: _Built, fixes: dict[str, str]) -> dict[str, str]:
+    """The requirements ``first``'s errors ask for that the build does not have yet."""
+    # a module that failed to import has no test ids: only the exit code says so
+    broken = not first.results or first.exit_code != 0 or any(
+        r.outcome in ("failed", "error") for r in first.results.values())
+    found = repairs(first, built.gold.source.name, built.local, built.gold.requirements) if broken else {}
+    return {r: why for r, why in _of_era(found, built.gold.source).items() if r not in fixes}
+
+
+def _first_run(runtime: Runtime, built: _Built, options: _Options, reporter: Reporter, started: float,
+               fixes: dict[str, str] | None) -> TestRun:
+    """The suite's first run: within what is left of the time budget begun at ``started``,
+    in shards (``cligym.gold.shards``), the sample record in ``built.gold.suite``; stopped
+    at the round that asks for requirements not in ``fixes`` (None: never stopped); the
+    suite whole in one container when its collection names no file or no budget is set."""
     if options.budget.seconds > 0:
-        found = first_pass(runtime, built.gold, built.test_paths, options.budget, reporter)
+        stop = None if fixes is None else (lambda run: bool(_wanted(run, built, fixes)))
+        found = first_pass(runtime, built.gold, built.test_paths, options.budget, reporter,
+                           spent=time.monotonic() - started, stop=stop)
         if found is not None:
             built.gold.suite = found[1]
             return found[0]

@@ -3,12 +3,17 @@ the others do not."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
 from cligym.errors import GoldFailed
 from cligym.gold.diagnose import collection_errors, decisive_lines, why_left_out
-from cligym.gold.shards import chunks_of, sharded_run
+from cligym.gold.shards import DEADLINE_EXIT, chunks_of, package_of, sharded_run, unfinished
 from cligym.harness.images import side_by_side
 from cligym.harness.testrun import run_tests
-from cligym.models.gold import GoldEnv
+from cligym.models.gold import GoldEnv, SuiteSample
 from cligym.models.testrun import TestRun
 from cligym.runtime import Runtime
 from cligym.ui import Reporter
@@ -35,15 +40,16 @@ def classify(runs: list[TestRun]) -> dict[str, list[str]]:
 
 
 def suite_run(runtime: Runtime, gold: GoldEnv, test_paths: list[str], timeout: float,
-              weights: dict[str, float] | None = None) -> TestRun:
+              weights: dict[str, float] | None = None, deadline: float | None = None) -> Ran:
     """One run of the suite (of ``test_paths``); with a sample record in ``gold.suite``, of
     its kept files, split between its shards (``weights``: the seconds each file took before;
     in more chunks, run that many at a time, where one would hold more files than a
-    container of the first pass ran: ``chunks_of``)."""
+    container of the first pass ran: ``chunks_of``), within ``deadline`` when given."""
     if gold.suite is not None:
         chunks = chunks_of(gold.suite.kept_files, weights or {}, gold.suite)
-        return sharded_run(runtime, gold, chunks, timeout, at_a_time=gold.suite.shards)[0]
-    return run_tests(runtime, gold.image, gold.workdir, gold.test_command, paths=test_paths, timeout=timeout)
+        run, shards = sharded_run(runtime, gold, chunks, timeout, at_a_time=gold.suite.shards, deadline=deadline)
+        return Ran(run, _cut(chunks, shards, by_id=False) if deadline is not None else {})
+    return Ran(run_tests(runtime, gold.image, gold.workdir, gold.test_command, paths=test_paths, timeout=timeout))
 
 
 #: Why a test the whole suite runs is left out when naming its node id does not run it:
@@ -51,10 +57,11 @@ def suite_run(runtime: Runtime, gold: GoldEnv, test_paths: list[str], timeout: f
 UNSELECTABLE = "pytest does not run it when given its node id"
 
 
-def selection_run(runtime: Runtime, gold: GoldEnv, first: TestRun, timeout: float) -> TestRun:
+def selection_run(runtime: Runtime, gold: GoldEnv, first: TestRun, timeout: float,
+                  deadline: float | None = None) -> Ran:
     """The tests that passed in ``first``, run by their node ids, as every later stage runs
     them: an id rebuilt wrongly from the report comes back ``missing`` (split between the
-    shards by file, with a sample record)."""
+    shards by file, with a sample record; within ``deadline`` when given)."""
     passed = [n for n in first.results if first.passes(n)]
     if gold.suite is not None and gold.suite.shards > 1 and passed:
         by_file: dict[str, list[str]] = {}
@@ -62,8 +69,39 @@ def selection_run(runtime: Runtime, gold: GoldEnv, first: TestRun, timeout: floa
             by_file.setdefault(node.split("::")[0], []).append(node)
         weights = {path: float(len(ids)) for path, ids in by_file.items()}
         chunks = [[n for path in part for n in by_file[path]] for part in chunks_of(list(by_file), weights, gold.suite)]
-        return sharded_run(runtime, gold, chunks, timeout, by_id=True, at_a_time=gold.suite.shards)[0]
-    return run_tests(runtime, gold.image, gold.workdir, gold.test_command, passed, timeout=timeout)
+        run, shards = sharded_run(runtime, gold, chunks, timeout, by_id=True, at_a_time=gold.suite.shards,
+                                  deadline=deadline)
+        return Ran(run, _cut(chunks, shards, by_id=True) if deadline is not None else {})
+    return Ran(run_tests(runtime, gold.image, gold.workdir, gold.test_command, passed, timeout=timeout))
+
+
+@dataclass
+class Ran:
+    """A run of the suite, and the files it did not finish (within its deadline), with why."""
+
+    run: TestRun
+    cut: dict[str, str] = field(default_factory=dict)
+
+
+#: Why a kept file leaves the sample after the first pass.
+REPEAT_DEADLINE = "a repeat run's deadline (what was left of the gold budget) came before its shard finished it"
+REPEAT_SILENT = "its shard of a repeat run reported nothing (pytest wrote no report)"
+
+
+def _cut(chunks: Sequence[Sequence[str]], shards: Sequence[TestRun], *, by_id: bool) -> dict[str, str]:
+    """The files of ``chunks`` (of files, or of node ids ``by_id``) their shards did not
+    finish: every file of a shard that wrote no report, or, of one its deadline
+    interrupted, the files it did not reach (``unfinished``; by id: of the ids it did not report)."""
+    out: dict[str, str] = {}
+    for chunk, shard in zip(chunks, shards, strict=True):
+        files = list(dict.fromkeys(item.split("::")[0] for item in chunk))
+        if not shard.report_found:
+            out.update(dict.fromkeys(files, REPEAT_SILENT))
+        elif by_id and (shard.exit_code == DEADLINE_EXIT or shard.timed_out):
+            out.update(dict.fromkeys((n.split("::")[0] for n in chunk if n not in shard.results), REPEAT_DEADLINE))
+        elif not by_id:
+            out.update(dict.fromkeys(unfinished(chunk, shard), REPEAT_DEADLINE))
+    return out
 
 
 def file_seconds(run: TestRun) -> dict[str, float]:
@@ -77,18 +115,26 @@ def file_seconds(run: TestRun) -> dict[str, float]:
 
 def record_suite(
     runtime: Runtime, gold: GoldEnv, test_paths: list[str], runs: int, timeout: float, reporter: Reporter,
-    first: TestRun | None = None,
+    first: TestRun | None = None, deadline: float | None = None,
 ) -> None:
     """Run the suite ``runs`` times (``first``, when given, is the first run; with two or
     more, the last run names the tests that passed in the first by node id; with three or
     more, the last two run at once, so that a test which passes only on an idle machine shows
     as flaky) and record the outcome in ``gold``; GoldFailed when nothing was collected or
-    nothing passed."""
+    nothing passed. ``deadline``: the seconds all the runs after ``first`` get, with a sample
+    record in ``gold.suite``; a kept file a repeat did not finish leaves the sample, with why
+    (its tests ran too few times to say whether they pass every time)."""
     if first is not None:
         _collected_some(first, gold)  # no point in running again a suite that collected nothing
     results: list[TestRun] = [first] if first is not None else []
     selected: TestRun | None = None
+    cut: dict[str, str] = {}
     weights = file_seconds(first) if first is not None else {}
+    started = time.monotonic()
+
+    def left() -> float | None:
+        return None if deadline is None else deadline - (time.monotonic() - started)
+
     with reporter.task(f"running the test suite {runs} times", total=runs):
         if first is not None:
             reporter.advance()
@@ -97,15 +143,26 @@ def record_suite(
                 # the last two runs at once: a test that passes only on an idle machine (a
                 # timing test) fails in one of them and is flaky here, not a gold test
                 # whose task would fail validation under load
-                again, selected = side_by_side(runtime, lambda: suite_run(runtime, gold, test_paths, timeout, weights),
-                                               lambda: selection_run(runtime, gold, results[0], timeout))
-                results.append(again)
+                until = left()
+                again, by_id = side_by_side(
+                    runtime, partial(suite_run, runtime, gold, test_paths, timeout, weights, until),
+                    partial(selection_run, runtime, gold, results[0], timeout, until))
+                results.append(again.run)
+                selected = by_id.run
+                cut |= again.cut | by_id.cut
                 reporter.advance()
             elif len(results) == runs - 1 and results[0].results:
-                selected = selection_run(runtime, gold, results[0], timeout)
+                by_id = selection_run(runtime, gold, results[0], timeout, left())
+                selected, cut = by_id.run, cut | by_id.cut
             else:
-                results.append(suite_run(runtime, gold, test_paths, timeout, weights))
+                again = suite_run(runtime, gold, test_paths, timeout, weights, left())
+                results.append(again.run)
+                cut |= again.cut
             reporter.advance()
+    if cut and gold.suite is not None:
+        results = [_without(run, cut) for run in results]
+        selected = _without(selected, cut) if selected is not None else None
+        _leave_out(gold.suite, cut)
     first = results[0]
     _collected_some(first, gold)
     groups = classify(results)
@@ -131,6 +188,19 @@ def record_suite(
         n: round(sum(r.results[n].seconds for r in results if n in r.results) / len(results), 4)
         for n in gold.tests
     }
+
+
+def _without(run: TestRun, files: Iterable[str]) -> TestRun:
+    """``run`` without the results of ``files``."""
+    gone = set(files)
+    return run.model_copy(update={"results": {n: r for n, r in run.results.items() if n.split("::")[0] not in gone}})
+
+
+def _leave_out(sample: SuiteSample, cut: dict[str, str]) -> None:
+    """Take ``cut``'s files out of ``sample``'s kept files, recording why."""
+    sample.kept_files = [f for f in sample.kept_files if f not in cut]
+    sample.left_out_files |= {f: why for f, why in cut.items() if f not in sample.left_out_files}
+    sample.kept_packages = len({package_of(f) for f in sample.kept_files})
 
 
 def _collected_some(first: TestRun, gold: GoldEnv) -> None:

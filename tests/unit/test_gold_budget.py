@@ -1,0 +1,158 @@
+"""Everything a sampled gold suite runs counts against one time budget: a first pass after
+a repair build gets only what is left, a first pass stops at the round that asks for a
+repair, and the repeats run within a deadline that cuts, file by file, what they did not
+finish instead of running over (an engine under another worker's load runs them slower
+than the pilot said)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from types import SimpleNamespace
+
+from cligym.gold import shards, suite
+from cligym.models.gold import SuiteSample
+from cligym.models.testrun import TestResult, TestRun
+from cligym.ui import Reporter
+from tests.unit.fake_engine import gold_env
+
+
+class Clock:
+    """A monotonic clock the fake test runs move on (thread-safe: shards run at once)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.lock = threading.Lock()
+
+    def monotonic(self) -> float:
+        with self.lock:
+            return self.now
+
+    def advance(self, seconds: float) -> None:
+        with self.lock:
+            self.now += seconds
+
+
+def _limit(command: str) -> int | None:
+    found = re.search(r"timeout -s INT -k 30 (\d+)", command)
+    return int(found.group(1)) if found else None
+
+
+def _passing(items, suffix: str = "::t") -> dict[str, TestResult]:
+    return {(i if "::" in i else i + suffix): TestResult(outcome="passed", seconds=1.0) for i in items}
+
+
+def test_waves_share_one_deadline_and_a_wave_after_it_is_not_started(monkeypatch):
+    clock = Clock()
+    limits: list[int | None] = []
+
+    def run_tests(runtime, image, workdir, command, node_ids=(), *, paths=(), timeout=0):
+        limits.append(_limit(command))
+        clock.advance(4)  # two at once: a wave moves the clock 8 s
+        return TestRun(exit_code=0, seconds=4, report_found=True, results=_passing(paths))
+
+    monkeypatch.setattr(shards, "run_tests", run_tests)
+    monkeypatch.setattr(shards, "time", clock)
+    gold = SimpleNamespace(image="gold", workdir="/testbed", test_command="python -m pytest")
+    chunks = [[f"t{i}.py"] for i in range(8)]
+    run, parts = shards.sharded_run(None, gold, chunks, 0, deadline=20, at_a_time=2)
+    assert limits == [20, 20, 12, 12, 4, 4]  # each wave gets what is left of the one deadline
+    assert [p.report_found for p in parts] == [True] * 6 + [False] * 2
+    assert all(p.exit_code == shards.DEADLINE_EXIT for p in parts[6:])
+    assert shards.unfinished(chunks[7], parts[7]) == chunks[7]
+    assert run.passed() == {f"t{i}.py::t" for i in range(6)}
+
+
+def _sampled_gold(kept: list[str]):
+    tests = [f"{f}::t" for f in kept]
+    gold = gold_env(tests)
+    gold.suite = SuiteSample(budget_seconds=100, shards=2, seed=0, files=len(kept), tests=len(kept), packages=2,
+                             kept_packages=2, kept_files=list(kept))
+    first = TestRun(exit_code=0, seconds=5, report_found=True, results=_passing(kept))
+    return gold, first
+
+
+def test_a_file_the_repeats_deadline_cut_leaves_the_sample_with_why(monkeypatch):
+    kept = ["a.py", "b.py", "c/d.py", "c/e.py"]
+    gold, first = _sampled_gold(kept)
+    limits: list[int | None] = []
+
+    def run_tests(runtime, image, workdir, command, node_ids=(), *, paths=(), timeout=0):
+        limits.append(_limit(command))
+        if "c/d.py" in paths:  # interrupted while in its first file
+            return TestRun(exit_code=shards.DEADLINE_EXIT, seconds=9, report_found=True,
+                           results=_passing(["c/d.py"]))
+        return TestRun(exit_code=0, seconds=1, report_found=True, results=_passing([*paths, *node_ids]))
+
+    monkeypatch.setattr(shards, "run_tests", run_tests)
+    suite.record_suite(None, gold, [], runs=3, timeout=200, reporter=Reporter(), first=first, deadline=30)
+    assert limits and all(limit is not None and limit <= 30 for limit in limits)
+    assert gold.suite.kept_files == ["a.py", "b.py"] and gold.suite.kept_packages == 1
+    assert set(gold.suite.left_out_files) == {"c/d.py", "c/e.py"}
+    assert all("deadline" in why for why in gold.suite.left_out_files.values())
+    # their tests ran too few times to be judged: neither gold tests nor flaky
+    assert gold.tests == ["a.py::t", "b.py::t"] and gold.flaky == [] and gold.failing == []
+
+
+def test_without_a_deadline_nothing_is_cut(monkeypatch):
+    kept = ["a.py", "b.py", "c/d.py", "c/e.py"]
+    gold, first = _sampled_gold(kept)
+    monkeypatch.setattr(shards, "run_tests", lambda runtime, image, workdir, command, node_ids=(), *, paths=(),
+                        timeout=0: TestRun(exit_code=0, seconds=1, report_found=True,
+                                           results=_passing([*paths, *node_ids])))
+    suite.record_suite(None, gold, [], runs=3, timeout=200, reporter=Reporter(), first=first)
+    assert gold.suite.kept_files == kept and gold.suite.left_out_files == {}
+    assert gold.tests == [f"{f}::t" for f in kept]
+
+
+def _suite_of(files: int) -> shards.Collected:
+    return shards.Collected(files={f"pkg{i % 4}/test_{i}.py": 3.0 for i in range(files)})
+
+
+def _first_pass(monkeypatch, **options) -> list[list[str]]:
+    """The rounds (the files each ran) of a first pass over 40 files, 1 s a file."""
+    clock = Clock()
+    rounds: list[list[str]] = []
+
+    def run_tests(runtime, image, workdir, command, node_ids=(), *, paths=(), timeout=0):
+        with clock.lock:
+            if not rounds or rounds[-1] is None:
+                rounds.append([])
+        rounds[-1] += list(paths)
+        clock.advance(len(paths) / 2)  # two shards at once
+        return TestRun(exit_code=0, seconds=len(paths), report_found=True,
+                       results={f"{p}::t{j}": TestResult(outcome="passed", seconds=0.3) for p in paths
+                                for j in range(3)})
+
+    real = shards.sharded_run
+
+    def each_round(*args, **kwargs):
+        result = real(*args, **kwargs)
+        rounds.append(None)  # the round ended
+        return result
+
+    monkeypatch.setattr(shards, "collect", lambda *_args, **_kw: _suite_of(40))
+    monkeypatch.setattr(shards, "run_tests", run_tests)
+    monkeypatch.setattr(shards, "sharded_run", each_round)
+    monkeypatch.setattr(shards, "time", clock)
+    gold = SimpleNamespace(image="gold", workdir="/testbed", test_command="python -m pytest")
+    shards.first_pass(None, gold, [], shards.Budget(seconds=100, shards=2), Reporter(), **options)
+    return [r for r in rounds if r is not None]
+
+
+def test_a_first_pass_after_a_repair_build_gets_only_what_is_left_of_the_budget(monkeypatch):
+    whole = _first_pass(monkeypatch)
+    assert len(whole) > 1 and sum(map(len, whole)) > shards.PILOT_FILES * 2
+    late = _first_pass(monkeypatch, spent=100)
+    assert late == whole[:1]  # the pilot only: a gold needs some tests, and nothing is left
+
+
+def test_a_first_pass_stops_at_the_round_that_asks_for_a_repair(monkeypatch):
+    asked: list[int] = []
+
+    def stop(run: TestRun) -> bool:
+        asked.append(len(run.results))
+        return len(asked) == 2
+
+    rounds = _first_pass(monkeypatch, stop=stop)
+    assert len(rounds) == 2 and asked[1] == 3 * sum(map(len, rounds))  # asked of the run so far

@@ -9,9 +9,8 @@ import logging
 import random
 import threading
 import time
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-import openai
 import tenacity
 
 from cligym.agents.answers import Failed, Reply, estimate_usage, read_completion
@@ -46,6 +45,9 @@ from cligym.agents.transport import (
     status_line,
 )
 from cligym.errors import BadInput, Fatal
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +97,8 @@ class ModelClient:
         self._streak = threading.local()
         self._lock = threading.Lock()
         self._sleep = sleep or self.stopping.wait  # stop() ends a wait at once
+        import openai  # here, not at the top: its import takes most of a second, and most processes make no client
+
         self._openai = openai.OpenAI(
             api_key=config.api_key(),
             base_url=config.base_url,
@@ -230,6 +234,8 @@ class ModelClient:
 
     def _attempt(self, request: dict[str, Any], timeout: float) -> Reply:
         """One HTTP exchange: the Reply, ``Failed`` (may be retried) or a final ModelError."""
+        import openai  # (imported already: the client made one)
+
         cfg = self.config
         stop_at = time.monotonic() + timeout
         try:

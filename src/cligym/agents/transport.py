@@ -7,11 +7,12 @@ import contextlib
 import email.utils
 import time
 from datetime import datetime, timezone
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from cligym.agents.answers import Failed, describe_text, one_line
+
+if TYPE_CHECKING:  # the SDK is imported where a client is made: a process that makes none never pays for it
+    import openai
 
 
 def read_body(answer: Any, stop_at: float, budget: float, max_bytes: int) -> bytes:

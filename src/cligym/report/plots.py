@@ -3,32 +3,40 @@ network to view them). Each function returns None when it has nothing to draw.""
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Mapping
+from types import ModuleType
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display: render to files only
-
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
-
-from cligym.models.report import PassRates, Report  # noqa: E402
-from cligym.report.figures import PAPER, PAPER_FUNNEL  # noqa: E402
+from cligym.models.report import PassRates, Report
+from cligym.report.figures import PAPER, PAPER_FUNNEL
 
 COLOUR = "#3b6ea5"
 PAPER_COLOUR = "#c0c0c0"
 
 
+@functools.cache
+def _pyplot() -> ModuleType:
+    """matplotlib's pyplot, imported when a chart is drawn (its import takes about half a
+    second, which every process that imports the report, and draws nothing, would pay)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: render to files only
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot
+
+
 def _svg(fig) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight")
-    plt.close(fig)
+    _pyplot().close(fig)
     text = buffer.getvalue()
     return text[text.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
 
 
 def _figure(title: str, *, width: float = 6.0, height: float = 3.2, xlabel: str = "", ylabel: str = ""):
-    fig, ax = plt.subplots(figsize=(width, height))
+    fig, ax = _pyplot().subplots(figsize=(width, height))
     ax.set_title(title, fontsize=11)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

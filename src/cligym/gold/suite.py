@@ -83,6 +83,8 @@ class Ran:
     cut: dict[str, str] = field(default_factory=dict)
 
 
+#: Seconds a repeat run gets at least, whatever is left of its deadline.
+REPEAT_FLOOR = 30.0
 #: Why a kept file leaves the sample after the first pass.
 REPEAT_DEADLINE = "a repeat run's deadline (what was left of the gold budget) came before its shard finished it"
 REPEAT_SILENT = "its shard of a repeat run reported nothing (pytest wrote no report)"
@@ -132,8 +134,8 @@ def record_suite(
     weights = file_seconds(first) if first is not None else {}
     started = time.monotonic()
 
-    def left() -> float | None:
-        return None if deadline is None else deadline - (time.monotonic() - started)
+    def left() -> float | None:  # (a later repeat of more than three runs gets REPEAT_FLOOR at least)
+        return None if deadline is None else max(deadline - (time.monotonic() - started), REPEAT_FLOOR)
 
     with reporter.task(f"running the test suite {runs} times", total=runs):
         if first is not None:

@@ -14,16 +14,17 @@ obvious repair of the others fail (an empty wheelhouse in pip's configuration, a
 repaired, the naive repair run in the broken image leaves some F2P test failing, and the
 blocker's own repair before the same naive repair makes every F2P test pass.
 
-Both run scripts in containers of the broken image (no builds): one run per step, two per
-blocker.
+Both run scripts in containers of the broken image (no builds): one run per step (all at
+once), two per blocker.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from functools import partial
 
-from cligym.harness.images import repair_and_test
+from cligym.harness.images import at_once, repair_and_test
 from cligym.harness.repair import repair_script
 from cligym.harness.testrun import hang_timeout
 from cligym.models.gold import GoldEnv
@@ -46,10 +47,13 @@ def _still_failing(runtime: Runtime, gold: GoldEnv, image: str, script: str, tes
 def leave_one_out(runtime: Runtime, gold: GoldEnv, image: str, steps: Sequence[RepairStep], f2p: list[str],
                   order: list[str], seconds: PhaseSeconds) -> list[list[str]]:
     """Per step (in ``steps``' order), the F2P tests still failing when the repair runs
-    without it; the time spent is added to ``seconds.minimal``."""
+    without it (each in its own container, at once); the time spent is added to
+    ``seconds.minimal``."""
     started = time.monotonic()
     tests = _ordered(f2p, order)
-    out = [_still_failing(runtime, gold, image, repair_script(steps, skip=i), tests) for i in range(len(steps))]
+    # one container each, all at once: each judges the broken image alone
+    out = at_once(runtime, [partial(_still_failing, runtime, gold, image, repair_script(steps, skip=i), tests)
+                            for i in range(len(steps))])
     seconds.add("minimal", time.monotonic() - started)
     return out
 

@@ -156,3 +156,47 @@ def test_a_first_pass_stops_at_the_round_that_asks_for_a_repair(monkeypatch):
 
     rounds = _first_pass(monkeypatch, stop=stop)
     assert len(rounds) == 2 and asked[1] == 3 * sum(map(len, rounds))  # asked of the run so far
+
+
+def test_a_repair_build_and_everything_after_it_count_against_the_one_budget(monkeypatch):
+    """The first pass stops at the round asking for a requirement; the build with it and
+    its pass get what is left of the budget, its pass (the last possible) runs to its end,
+    and the repeats get the rest."""
+    from cligym.gold import stage
+
+    clock = Clock()
+    passes: list[tuple[float, bool]] = []
+    builds: list[dict[str, str]] = []
+    repeats: list[float | None] = []
+
+    def build(runtime, options, reporter, fixes):
+        builds.append(dict(fixes))
+        clock.advance(50)  # a repair build: inside the budget
+        return stage._Built(gold=gold_env([]), test_paths=[], local=set())
+
+    def first_pass(runtime, gold, paths, budget, reporter, *, spent=0.0, stop=None):
+        passes.append((round(spent), stop is not None))
+        clock.advance(40)
+        run = TestRun(exit_code=0, seconds=40, report_found=True, results=_passing(["t.py"]))
+        sample = SuiteSample(budget_seconds=budget.seconds, shards=2, seed=0, files=1, tests=1, packages=1,
+                             kept_packages=1, kept_files=["t.py"])
+        return run, sample
+
+    def record_suite(runtime, gold, paths, runs, timeout, reporter, first=None, deadline=None):
+        repeats.append(deadline)
+        clock.advance(30)
+
+    asks = iter([{"mod-a": "an import error"}, {"mod-b": "behind the first"}, {"mod-c": "behind the second"}, {}])
+    monkeypatch.setattr(stage, "time", clock)
+    monkeypatch.setattr(stage, "_build_from_project", build)
+    monkeypatch.setattr(stage, "first_pass", first_pass)
+    monkeypatch.setattr(stage, "record_suite", record_suite)
+    monkeypatch.setattr(stage, "_wanted", lambda first, built, fixes: next(asks))
+    options = stage._Options("fake==1.0", "base", None, False, False, 3, 600, shards.Budget(seconds=420))
+    gold = stage._project_gold(None, options, Reporter())
+    assert builds == [{}, {"mod-a": "an import error"}, {"mod-a": "an import error", "mod-b": "behind the first"},
+                      {"mod-a": "an import error", "mod-b": "behind the first", "mod-c": "behind the second"}]
+    # each pass after a build is given the time already spent (passes and builds); the last
+    # one, after which no build may follow, is not stopped
+    assert passes == [(0, True), (90, True), (180, True), (270, False)]
+    assert repeats == [420 - 310] and gold.suite.seconds == 340

@@ -230,7 +230,7 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
     built = _build_from_project(runtime, options, reporter, fixes)
     started = time.monotonic()
     first = _first_run(runtime, built, options, reporter, started, fixes)
-    for _ in range(REPAIR_ROUNDS):
+    for round_ in range(REPAIR_ROUNDS):
         found = _wanted(first, built, fixes)
         if not found:
             break
@@ -244,7 +244,8 @@ def _project_gold(runtime: Runtime, options: _Options, reporter: Reporter) -> Go
             break
         fixes.update(found)
         built = again
-        first = _first_run(runtime, built, options, reporter, started, fixes)
+        last = round_ == REPAIR_ROUNDS - 1  # no build follows: its pass runs to its end
+        first = _first_run(runtime, built, options, reporter, started, None if last else fixes)
     gold = built.gold
     # the repeats of what the first pass kept are given what is left of the budget, and at
     # least BUDGET_FLOOR; with a sample, a repeat its deadline cuts loses only the files it

@@ -225,3 +225,27 @@ def test_broad_states_are_taken_only_within_their_share_of_the_run():
     assert learnt.accept(0.9, False)  # 2 broad of 6 fit
     assert learnt.accept(0.9, True)  # the attempt's last tries take it
     assert learnt.accept(0.5, False)
+
+
+def test_an_operator_the_sweeper_undid_is_not_proposed_while_the_run_has_its_share_of_such():
+    """Every change of a state the task-blind sweeper repairs is one it undoes: while the
+    run has its share of such tasks, the operator's other targets would be swept too, each
+    at the cost of a whole difficulty measure, so neither fresh nor known pairs of it come."""
+    learnt = Learnt()
+    options = [(_Shadow(), [_target("/s", ["t1"]), _target("/u", ["t1"])]), (_Touch(), [_target("/a", ["t2"])])]
+    chooser = _chooser(learnt, options)
+    learnt.missed(["test_shadow|/s"], None, swept=True)  # a try the sweeper repaired
+    learnt.breaking["test_shadow|/u"] = 0.1
+    assert learnt.swept == {"test_shadow"}
+    chooser.avoid = frozenset(learnt.swept)
+    for seed in range(20):
+        assert [op.name for op, _ in chooser.choose(random.Random(seed), options, 1, 10)] == ["test_touch"]
+        assert [op.name for op, _ in chooser.again(random.Random(seed), options, 1, 10)] == ["test_touch"]
+    assert chooser.spare(["t1", "t2"], partial=True) == []
+    assert chooser.choose(random.Random(0), options[:1], 1, 10) == []  # nothing else: nothing (no sweep)
+    chooser.avoid = frozenset()  # the share has room again: it may come back
+    assert chooser.spare(["t1", "t2"], partial=True)[0][1].key == "/u"
+    learnt.seen(Candidate(id="0001", attempt=1, seed=0, status="discarded", discard_kind="sweeper_solves",
+                          operators=[{"name": "test_touch", "category": "c", "target": "/a", "symptom": "",
+                                      "hint": ""}]))
+    assert learnt.swept == {"test_shadow", "test_touch"}

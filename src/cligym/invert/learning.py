@@ -42,6 +42,9 @@ class Learnt:
         self.fails: dict[str, set[str]] = {}
         #: proposals that made a task (pairs joined by " + ", in order of application)
         self.used: set[str] = set()
+        #: operators of states the task-blind sweeper repaired (every change of such a state
+        #: is one it undoes): while the run has its share of such, they are not proposed
+        self.swept: set[str] = set()
 
     def record(self, pairs: list[str], broke: bool) -> None:
         """Proposals of ``pairs`` broke something, or did not."""
@@ -51,10 +54,13 @@ class Learnt:
             self.tries[name] += 1
             self.breaks[name] += broke
 
-    def missed(self, pairs: list[str], fail_fraction: float | None) -> None:
+    def missed(self, pairs: list[str], fail_fraction: float | None, swept: bool = False) -> None:
         """Within an attempt: ``pairs`` made no state taken (``fail_fraction``: the share
-        its state failed when it was refused as too broad). ``seen`` counts it later."""
+        its state failed when it was refused as too broad; ``swept``: the sweeper repaired
+        it). ``seen`` counts it later."""
         self.tried.update(pairs)
+        if swept:
+            self.swept.update(pair_operator(pair) for pair in pairs)
         if fail_fraction is not None and len(pairs) == 1:
             self.breaking[pairs[0]] = fail_fraction
 
@@ -72,6 +78,8 @@ class Learnt:
         pairs = [a.pair for a in candidate.operators]
         if candidate.status != "verified":
             self.tried.update(pairs)
+            if candidate.discard_kind == "sweeper_solves":
+                self.swept.update(pair_operator(pair) for pair in pairs)
             return
         self.record(pairs, True)
         self.used.add(plan_key(pairs))

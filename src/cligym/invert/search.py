@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from pathlib import Path
 
 from cligym.errors import BadInput
@@ -92,6 +92,9 @@ class Chooser:
                 self.options.setdefault(pair_key(op.name, target.key), []).append((op, target))
         self._prepared: dict[str, Target | None] = {}
         self._known: dict[str, tuple[Operator, Target] | None] = {}  # prepared pairs by key
+        #: operators not to propose now (``Learnt.swept`` while the run has its share of
+        #: states the sweeper repairs: the degrader sets it at each proposal)
+        self.avoid: Set[str] = frozenset()
 
     def choose(self, rng, options, count: int, sample_size: int) -> Pairs:
         """``count`` untried operators with a prepared target each (fewer when fewer fit).
@@ -106,7 +109,9 @@ class Chooser:
         return self._choose(rng, self._under_cap(options), count, sample_size, frozenset())
 
     def _under_cap(self, options):
-        """The options whose operator is below its share cap (all of them when none is)."""
+        """The options whose operator is below its share cap (all of them when none is),
+        less those it avoids."""
+        options = [(op, ts) for op, ts in options if op.name not in self.avoid]
         return [(op, ts) for op, ts in options if self.learnt.made[op.name] < self.cap] or options
 
     def spare(self, sample: list[str], partial: bool) -> Pairs:
@@ -146,12 +151,12 @@ class Chooser:
 
     def known(self, pair: str, sample: set[str]) -> tuple[Operator, Target] | None:
         """The prepared pair of key ``pair`` with its touching cut to ``sample`` (None when
-        it is not among this run's options, its operator is at its cap, or no sampled test
-        touches it)."""
+        it is not among this run's options, its operator is at its cap or avoided, or no
+        sampled test touches it)."""
         if pair not in self._known:
             self._known[pair] = self._find(pair)
         found = self._known[pair]
-        if found is None or self.learnt.made[found[0].name] >= self.cap:
+        if found is None or self.learnt.made[found[0].name] >= self.cap or found[0].name in self.avoid:
             return None
         op, target = found
         touching = [t for t in target.touching if t in sample]
@@ -256,8 +261,9 @@ class OperatorDegrader(Degrader):
         """The attempt's misses so far (``tries``) are not tried again, and a refused state's
         pair is known to break (``seen`` counts them when the attempt ends)."""
         for missed in tries:
-            self.learnt.missed([a.pair for a in missed.proposal.applied], missed.fail_fraction)
+            self.learnt.missed([a.pair for a in missed.proposal.applied], missed.fail_fraction, missed.swept)
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
+        self._chooser(ctx).avoid = frozenset(self.learnt.swept) if ctx.sweeper_share_full() else frozenset()
         counts = [c for c in OPERATOR_COUNT_WEIGHTS if self.min_operators <= c <= self.max_operators]
         count = rng.choices(counts, weights=[OPERATOR_COUNT_WEIGHTS[c] for c in counts])[0]
         started = time.monotonic()

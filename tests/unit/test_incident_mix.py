@@ -277,3 +277,23 @@ def test_a_degrader_whose_predictions_are_coarse_tries_a_worn_plan_and_lets_the_
     taken = degrader.propose(ctx, 6, random.Random(1), [])
     assert taken.discard is None and taken.changes
     assert not degrader.accept(taken, ["a::t1"], late=False) and degrader.accept(taken, ["fresh"], late=False)
+
+
+def test_a_scenario_whose_state_the_sweeper_undid_leaves_the_draw_while_the_share_is_full(monkeypatch):
+    """One that makes new paths each time (a ghost plugin's metadata) escapes the swept
+    paths: the scenario itself is not drawn while the run has its share of swept tasks."""
+    from tests.unit.fake_engine import gold_env
+    from tests.unit.test_scenario_plans import GOLD, PROBE
+
+    probe = Probe.model_validate_json(PROBE.read_text())
+    ctx = RunContext(gold=gold_env(list(probe.tests)), probe=probe, runtime=None, run=None, seed=0, sample_size=40,
+                     gold_session=SimpleNamespace(get_file=GOLD.get, get_archive=lambda path: None))
+    full = [True]
+    monkeypatch.setattr(ctx, "sweeper_share_full", lambda: full[0])
+    degrader = ScenarioDegrader(list(REGISTRY.values()), attempts=30)
+    first = degrader.propose(ctx, 5, random.Random(1), [])
+    other = degrader.propose(ctx, 5, random.Random(1), [Try(first, swept=True)])
+    assert other.name != first.name and degrader.swept_scenarios == {first.name}
+    assert degrader.propose(ctx, 6, random.Random(1), []).name != first.name  # later attempts too
+    full[0] = False  # the share has room again
+    assert degrader.propose(ctx, 7, random.Random(1), []).name == first.name

@@ -114,6 +114,10 @@ class ScenarioDegrader(Degrader):
         #: paths whose fault alone the task-blind sweeper undid in an attempt of the run: a
         #: planner it undoes draws them no more (the same state would be swept again)
         self.swept: set[str] = set()
+        #: scenarios a state of which the sweeper undid in an attempt of the run: while the
+        #: run has its share of such, they are not drawn (one that makes new paths each time,
+        #: a ghost plugin's metadata, escapes ``swept``)
+        self.swept_scenarios: set[str] = set()
         self.files: GoldFiles | None = None
         #: per attempt under way, the scenarios that had no target in one of its samples
         self._untargeted: dict[int, set[str]] = {}
@@ -185,12 +189,14 @@ class ScenarioDegrader(Degrader):
         misses = Counter(t.proposal.name for t in tries)
         for swept in (t for t in tries if t.swept):  # as ``seen`` learns from a swept attempt
             self.learn_swept([c.applied for c in swept.proposal.changes])
+            self.swept_scenarios.add(swept.proposal.name)
         untargeted = self._untargeted.setdefault(attempt, set())
+        out = untargeted | self.swept_scenarios if ctx.sweeper_share_full() else untargeted
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         site = self.site(ctx, sample, tries)
         worn: Plan | None = None  # the first plan whose failing set is worn: taken only if no other comes
         family = {s.name: s.family for s in self.scenarios}
-        for scenario in self._order(rng, misses, untargeted):
+        for scenario in self._order(rng, misses, out):
             site.narrow = misses[scenario.name] < MISSES_PER_SCENARIO - 1  # its last try: whole modules
             site.avoid = frozenset() if scenario.resists_sweeper else self.swept
             plan = scenario.plan(site, random.Random(rng.random()))

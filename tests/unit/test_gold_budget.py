@@ -159,9 +159,9 @@ def test_a_first_pass_stops_at_the_round_that_asks_for_a_repair(monkeypatch):
 
 
 def test_a_repair_build_and_everything_after_it_count_against_the_one_budget(monkeypatch):
-    """The first pass stops at the round asking for a requirement; the build with it and
-    its pass get what is left of the budget, its pass (the last possible) runs to its end,
-    and the repeats get the rest."""
+    """The budget counts from the image's build; the first pass stops at the round asking
+    for a requirement; the build with it and its pass get what is left of the budget, its
+    pass (the last possible) runs to its end, and the repeats get the rest."""
     from cligym.gold import stage
 
     clock = Clock()
@@ -196,7 +196,7 @@ def test_a_repair_build_and_everything_after_it_count_against_the_one_budget(mon
     gold = stage._project_gold(None, options, Reporter())
     assert builds == [{}, {"mod-a": "an import error"}, {"mod-a": "an import error", "mod-b": "behind the first"},
                       {"mod-a": "an import error", "mod-b": "behind the first", "mod-c": "behind the second"}]
-    # each pass after a build is given the time already spent (passes and builds); the last
-    # one, after which no build may follow, is not stopped
-    assert passes == [(0, True), (90, True), (180, True), (270, False)]
-    assert repeats == [420 - 310] and gold.suite.seconds == 340
+    # each pass is given the time already spent (the image's first build included, and the
+    # passes and builds since); the last one, after which no build may follow, is not stopped
+    assert passes == [(50, True), (140, True), (230, True), (320, False)]
+    assert repeats == [420 - 360] and gold.suite.seconds == 390

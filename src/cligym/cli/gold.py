@@ -38,7 +38,8 @@ def gold(
     runs: Annotated[int, typer.Option(help="Run the suite this many times; keep tests that pass every time.")] = 3,
     timeout: Annotated[float, typer.Option(help="Seconds one suite run may take (with --suite-budget 0).")] = 1800,
     suite_budget: Annotated[float, typer.Option(
-        min=0, help="Seconds all the suite's runs may take together (the first, the repeats, the run by id). "
+        min=0, help="Seconds the image's build and all the suite's runs may take together (the first, the "
+                    "repeats, the run by id). "
                     "A suite too long for it keeps a seeded sample of its test files, every package of the "
                     "project represented; what was left out, and why, is in gold.json's 'suite'. "
                     "0: the whole suite, one container a run, as long as it takes.")] = SUITE_BUDGET,

@@ -38,7 +38,8 @@ class SuiteSample(BaseModel):
     left_out_files: dict[str, str] = Field(default_factory=dict)
     #: one run of the whole suite in one container, estimated from the pilot's cost per test
     estimated_seconds: float | None = None
-    #: what the suite's runs took together (the first pass, the repeats, the run by id)
+    #: what the budget covered took together: the image's build (and any repair build) and
+    #: the suite's runs (the first pass, the repeats, the run by id)
     seconds: float = 0.0
     #: the most test files one container of the first pass ran to its end: a later run puts
     #: no more in one (one process running a huge suite's files may reach its memory limit)

@@ -216,7 +216,7 @@ def test_a_path_whose_single_fault_the_sweeper_undid_leaves_the_draw_of_the_plan
 
     swept = AppliedChange(name="packaged_file_removed", category="package_files", target=LIB, symptom="s", hint="h",
                           offline="o", places=[LIB])
-    ctx = SimpleNamespace(debian=_probe(), gold=gold_env(TESTS), sample_size=40)
+    ctx = SimpleNamespace(debian=_probe(), gold=gold_env(TESTS), sample_size=40, sweeper_share_full=lambda: False)
     for resists in (False, True):  # each tier alone: the resisting planners are drawn first
         degrader = DebianDegrader([p for p in PLANNERS.values() if p.resists_sweeper is resists], attempts=8)
         degrader.tools = set()

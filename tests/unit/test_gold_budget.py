@@ -200,3 +200,10 @@ def test_a_repair_build_and_everything_after_it_count_against_the_one_budget(mon
     # passes and builds since); the last one, after which no build may follow, is not stopped
     assert passes == [(50, True), (140, True), (230, True), (320, False)]
     assert repeats == [420 - 360] and gold.suite.seconds == 390
+
+
+def test_a_repeat_shard_not_started_for_the_deadline_is_cut_for_the_deadline_and_a_silent_one_as_such():
+    not_started = TestRun(exit_code=shards.DEADLINE_EXIT, seconds=0, report_found=False)
+    killed = TestRun(exit_code=shards.KILLED_EXIT, seconds=5, report_found=False)
+    cut = suite._cut([["a.py"], ["b.py"]], [not_started, killed], by_id=False)
+    assert cut == {"a.py": suite.REPEAT_DEADLINE, "b.py": suite.REPEAT_SILENT}

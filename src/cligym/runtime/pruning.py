@@ -10,7 +10,7 @@ image is scratch and which a cache entry is said by its name (``cligym.runtime.n
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import docker
 import docker.errors
@@ -31,9 +31,7 @@ class Removals(Images):
         """The images (id -> tags, none for an untagged one) built or committed by a run
         that has ended; images of live runs, of other hosts, or with no owner (the base
         image, loaded images) are left out. Which of them to remove is the caller's choice."""
-        images = self._api.images(all=True, filters={"label": OWNER})  # build steps carry the labels too
-        return {image["Id"]: _tags(image) for image in images
-                if owned(image.get("Labels")) and not owner_alive(image.get("Labels"))}
+        return _dead(self._api.images(all=True, filters={"label": OWNER}))  # build steps carry the labels too
 
     @engine_call("cannot list images")
     def reapable_images(self) -> dict[str, list[str]]:
@@ -41,16 +39,12 @@ class Removals(Images):
         tag names a scratch image, and untagged ones that are no other image's parent (a
         gold image's build steps stay under it as long as it does, and asking the engine to
         remove each of hundreds in vain took seconds at the start of every command; the
-        removal of an image takes its untagged parents with it)."""
-        dead = self.dead_images()
-        parents = self.parents() if any(not tags for tags in dead.values()) else set()
-        return {image_id: tags for image_id, tags in dead.items()
+        removal of an image takes its untagged parents with it). One listing of every image
+        says both who made each and who is built on which."""
+        images = self._api.images(all=True)
+        parents = {image["ParentId"] for image in images if image.get("ParentId")}
+        return {image_id: tags for image_id, tags in _dead(images).items()
                 if all(scratch(t) for t in tags) and (tags or image_id not in parents)}
-
-    @engine_call("cannot list images")
-    def parents(self) -> set[str]:
-        """The ids of the images some image of the engine is built on."""
-        return {image["ParentId"] for image in self._api.images(all=True) if image.get("ParentId")}
 
     @engine_call("cannot list images")
     def stale_images(self, older_than: float, *, cache: bool = False) -> dict[str, list[str]]:
@@ -115,6 +109,12 @@ class Removals(Images):
                 self.remove_image(tag)
         untagged = {image_id for image_id, tags in images.items() if not tags}
         return self.remove_images(untagged) + len(images) - len(untagged)
+
+
+def _dead(images: Iterable[Mapping]) -> dict[str, list[str]]:
+    """Those of ``images`` (as the engine lists them) whose owning run has ended (``owner_alive``)."""
+    return {image["Id"]: _tags(image) for image in images
+            if owned(image.get("Labels")) and not owner_alive(image.get("Labels"))}
 
 
 def _tags(image: Mapping) -> list[str]:

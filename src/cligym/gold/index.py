@@ -170,9 +170,12 @@ def project_links(name: str) -> list[Link] | None:
     return links if links or found_page else None
 
 
+@lru_cache(maxsize=64)
 def upload_times(name: str) -> dict[Version, datetime]:
     """When each version of ``name`` was first uploaded, from the indexes that answer the
-    simple repository API in JSON (PEP 691/700); empty when none does."""
+    simple repository API in JSON (PEP 691/700); empty when none does. Asked once per
+    process (a gold's first run asks after each round whether it needs a repair; read it,
+    do not change it)."""
     settings = pip_settings()
     times: dict[Version, datetime] = {}
     for index in settings.indexes:

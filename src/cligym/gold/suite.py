@@ -97,10 +97,10 @@ def _cut(chunks: Sequence[Sequence[str]], shards: Sequence[TestRun], *, by_id: b
     out: dict[str, str] = {}
     for chunk, shard in zip(chunks, shards, strict=True):
         files = list(dict.fromkeys(item.split("::")[0] for item in chunk))
+        late = shard.exit_code == DEADLINE_EXIT or shard.timed_out
         if not shard.report_found:  # (a shard whose turn came after the deadline was not started)
-            late = shard.exit_code == DEADLINE_EXIT or shard.timed_out
             out.update(dict.fromkeys(files, REPEAT_DEADLINE if late else REPEAT_SILENT))
-        elif by_id and (shard.exit_code == DEADLINE_EXIT or shard.timed_out):
+        elif by_id and late:
             out.update(dict.fromkeys((n.split("::")[0] for n in chunk if n not in shard.results), REPEAT_DEADLINE))
         elif not by_id:
             out.update(dict.fromkeys(unfinished(chunk, shard), REPEAT_DEADLINE))

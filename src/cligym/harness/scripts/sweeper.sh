@@ -15,8 +15,8 @@
 #  5. recreate the virtual environment (venv --clear) with the system's pip and setuptools
 #     and reinstall every wheel of every local wheelhouse (pip's find-links, and
 #     /opt/wheelhouse) with pip's configuration ignored (PIP_CONFIG_FILE=/dev/null, the
-#     wheelhouses named on the command line): all at once, and wheel by wheel with --no-deps
-#     when that fails;
+#     wheelhouses named on the command line), one wheel per distribution (the last found):
+#     all at once; when that fails, all at once with --no-deps, then wheel by wheel;
 #  6. refresh the CA certificates, regenerate the configured locales, and restore the time
 #     zone link to UTC when it dangles (beside step 5: neither touches the other's files).
 # shellcheck disable=SC2086
@@ -91,7 +91,17 @@ elif [ -n "${VIRTUAL_ENV:-}" ]; then
 else
   pip="/usr/bin/python3 -I -m pip"
 fi
-if [ -n "$wheels" ] && ! $pip install --no-index $links --no-compile --force-reinstall $wheels 2>&1; then
+# One wheel per distribution, the last found (a wheelhouse's over a bundled one; the houses
+# in the order read above): pip refuses two versions of one distribution in one install,
+# and the last is what installing wheel by wheel would leave.
+last=$(printf '%s\n' $wheels | awk '
+  { name = $0; sub(/.*\//, "", name); sub(/-.*/, "", name); name = tolower(name); gsub(/[-_.]+/, "-", name)
+    at[name] = NR; path[NR] = $0; named[NR] = name }
+  END { for (i = 1; i <= NR; i++) if (at[named[i]] == i) print path[i] }') && [ -n "$last" ] && wheels=$last
+# all at once with their dependencies; else all at once without (a dependency the houses
+# lack); else wheel by wheel (a wheel pip cannot read)
+if [ -n "$wheels" ] && ! $pip install --no-index $links --no-compile --force-reinstall $wheels 2>&1 &&
+  ! $pip install --no-index $links --no-compile --no-deps --force-reinstall $wheels 2>&1; then
   for wheel in $wheels; do $pip install --no-index $links --no-compile --no-deps --force-reinstall "$wheel" 2>&1; done
 fi
 

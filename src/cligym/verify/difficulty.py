@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 
 from cligym.harness.debian_reference import gather_debian, same_system
-from cligym.harness.images import repair_and_test_in_session, run_script, side_by_side
+from cligym.harness.images import run_script, side_by_side
 from cligym.harness.bundle import script
 from cligym.harness.reference import gold_pip_config, pip_config
 from cligym.harness.repair import repair_script
@@ -80,9 +80,9 @@ def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], s
                   state: SystemState | None = None) -> bool:
     """Does ``solution`` (a repair script) leave the state in ``image`` as the reward needs
     it: every F2P test passing and, for a Python gold, pip's configuration gold's (read once
-    per gold image; the repaired container's after its tests pass), for a Debian-world task
-    (``state``) the system gold's as its verifier compares it (before the tests run, as the
-    verifier does)."""
+    per gold image), for a Debian-world task (``state``) the system gold's as its verifier
+    compares it. The state is read first, as the verifier does: the tests run only when it
+    is gold's."""
     if state is not None:
         reference, _ = gather_debian(runtime, gold.image, instance_id="", workdir=gold.workdir,
                                      test_command=gold.test_command, f2p=f2p, p2p=[], order=f2p, state=state)
@@ -95,10 +95,12 @@ def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], s
             return run.report_found and set(f2p) <= run.passed()
     prefix, want = gold_pip_config(runtime, gold.image, gold.python)
     with runtime.session(image) as session:
-        _, run = repair_and_test_in_session(session, gold, solution, f2p, timeout=hang_timeout(gold.test_seconds))
-        if not (run.report_found and set(f2p) <= run.passed()):
-            return False
-        return tuple(pip_config(session, prefix)) == want
+        run_script(session, solution)
+        if tuple(pip_config(session, prefix)) != want:
+            return False  # known before the tests: nothing of them changes pip's configuration
+        run = run_tests_in_session(session, gold.workdir, gold.test_command, f2p,
+                                   timeout=hang_timeout(gold.test_seconds))
+        return run.report_found and set(f2p) <= run.passed()
 
 
 #: The task-blind battery of each world (``harness/scripts``).

@@ -107,7 +107,7 @@ def test_operators_json_lists_every_operator():
     proc = _cli("operators", "--json")
     rows = json.loads(proc.stdout)
     assert proc.returncode == 0 and len(rows) >= 40
-    assert set(rows[0]) == {"name", "category", "broad", "default", "offline", "symptom", "hint"}
+    assert set(rows[0]) == {"name", "category", "broad", "default", "offline", "undone_by", "symptom", "hint"}
     named_only = {r["name"] for r in rows if not r["default"]}
     # the verifier undoes test configuration; code mutation is not environment breakage
     assert {r["name"] for r in rows if r["category"] in ("test_configuration", "code")} <= named_only

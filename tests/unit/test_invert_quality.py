@@ -249,3 +249,33 @@ def test_an_operator_the_sweeper_undid_is_not_proposed_while_the_run_has_its_sha
                           operators=[{"name": "test_touch", "category": "c", "target": "/a", "symptom": "",
                                       "hint": ""}]))
     assert learnt.swept == {"test_shadow", "test_touch"}
+
+
+def test_a_proposal_of_operators_the_sweeper_undoes_by_declaration_alone_is_not_made():
+    """``Operator.undone_by`` predicts a sweep before any: while the run has its share of
+    swept tasks (``Chooser.undone`` set), no proposal is made of such operators alone, but
+    such an operator still comes beside one that resists (a composite the sweeper cannot
+    fully undo), and every declared habit is one of the sweeper's."""
+    learnt = Learnt()
+    options = [(_Shadow(), [_target("/s", ["t1"]), _target("/u", ["t1"])]), (_Touch(), [_target("/a", ["t1"])])]
+    chooser = _chooser(learnt, options)
+    chooser.undone = frozenset({"test_shadow"})
+    for seed in range(20):
+        assert [op.name for op, _ in chooser.choose(random.Random(seed), options, 1, 10)] == ["test_touch"]
+        both = chooser.choose(random.Random(seed), options, 2, 10)
+        assert "test_touch" in [op.name for op, _ in both], both
+    assert chooser.choose(random.Random(0), options[:1], 1, 10) == []
+    assert chooser.choose(random.Random(0), options[:1], 2, 10) == []  # two of it: swept as well
+    learnt.breaking["test_shadow|/u"] = 0.1
+    assert chooser.spare(["t1"], partial=True) == []
+    chooser.undone = frozenset()
+    assert chooser.spare(["t1"], partial=True)[0][1].key == "/u"
+    assert [op.name for op, _ in chooser.choose(random.Random(0), options[:1], 1, 10)] == ["test_shadow"]
+
+
+def test_every_declared_undoing_habit_is_one_of_the_sweepers():
+    from cligym.invert.operators import get
+    from cligym.invert.scenarios.base import HABITS
+
+    declared = {op.name: op.undone_by for op in get() if op.undone_by}
+    assert declared and set(declared.values()) <= set(HABITS), declared

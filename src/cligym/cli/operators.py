@@ -18,12 +18,13 @@ def operators(
     Operators marked "named only" are not in the default set: 'cligym invert' uses them only
     when named with --operators. The offline column says whether a task's repair can be
     done with only what is in the image (no network, no bytes only the reference solution
-    carries)."""
+    carries). "undone by" names the sweeper's habit that undoes every state the operator
+    makes, where that is sure."""
     from cligym.invert.operators import REGISTRY
 
     rows = [
         {"name": op.name, "category": op.category, "broad": op.broad, "default": op.default,
-         "offline": bool(op.offline), "symptom": op.symptom, "hint": op.hint}
+         "offline": bool(op.offline), "undone_by": op.undone_by, "symptom": op.symptom, "hint": op.hint}
         for op in sorted(REGISTRY.values(), key=lambda o: (o.category, o.name))
         if category is None or op.category == category
     ]
@@ -32,9 +33,9 @@ def operators(
         return
     print_table(
         f"{len(rows)} operators in {len({r['category'] for r in rows})} categories",
-        ("category", "name", "offline", "hint"),
+        ("category", "name", "offline", "undone by", "hint"),
         ([r["category"], r["name"] + (" (broad)" if r["broad"] else "") + ("" if r["default"] else " (named only)"),
-          "yes" if r["offline"] else "no", r["hint"]] for r in rows),
+          "yes" if r["offline"] else "no", r["undone_by"] or "-", r["hint"]] for r in rows),
     )
 
 

@@ -95,6 +95,9 @@ class Chooser:
         #: operators not to propose now (``Learnt.swept`` while the run has its share of
         #: states the sweeper repairs: the degrader sets it at each proposal)
         self.avoid: Set[str] = frozenset()
+        #: operators the sweeper undoes by their declaration (``Operator.undone_by``), set
+        #: like ``avoid``: no proposal is made of these alone (the sweeper would repair it)
+        self.undone: Set[str] = frozenset()
 
     def choose(self, rng, options, count: int, sample_size: int) -> Pairs:
         """``count`` untried operators with a prepared target each (fewer when fewer fit).
@@ -122,7 +125,7 @@ class Chooser:
             if partial and self.learnt.breaking[pair] > PARTIAL:
                 break
             found = self.known(pair, keep)
-            if found is not None:
+            if found is not None and not self.swept([found]):
                 return [found]
         return []
 
@@ -145,7 +148,8 @@ class Chooser:
                     chosen.append((op, target))
                     covered |= set(target.touching)
             chosen.sort(key=lambda pair: pair[0].order)
-            if len(chosen) >= 2 and plan_key([pair_key(o.name, t.key) for o, t in chosen]) not in self.learnt.used:
+            if len(chosen) >= 2 and not self.swept(chosen) and \
+                    plan_key([pair_key(o.name, t.key) for o, t in chosen]) not in self.learnt.used:
                 return chosen
         return []
 
@@ -174,6 +178,10 @@ class Chooser:
         chosen: Pairs = []
         covered: set[str] = set()
         while options and len(chosen) < count:
+            if len(chosen) == count - 1 and self.swept(chosen, empty=True):  # the last pick must resist
+                options = [(op, ts) for op, ts in options if op.name not in self.undone]
+                if not options:
+                    break
             index = rng.choices(range(len(options)), weights=[self.learnt.weight(op) for op, _ in options])[0]
             op, targets = options.pop(index)
             if chosen and op.broad:
@@ -183,7 +191,11 @@ class Chooser:
             if picked is not None:
                 chosen.append((op, picked))
                 covered |= set(picked.touching)
-        return chosen
+        return [] if self.swept(chosen) else chosen
+
+    def swept(self, pairs: Pairs, empty: bool = False) -> bool:
+        """Whether every operator of ``pairs`` is one the sweeper undoes (``undone``)."""
+        return (bool(pairs) or empty) and all(op.name in self.undone for op, _ in pairs)
 
     def _pick(self, rng, op: Operator, pool: list[Target], sample_size: int, tried) -> Target | None:
         for _ in range(len(pool)):  # prepared targets are cached: trying them all is cheap
@@ -263,7 +275,10 @@ class OperatorDegrader(Degrader):
         for missed in tries:
             self.learnt.missed([a.pair for a in missed.proposal.applied], missed.fail_fraction, missed.swept)
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
-        self._chooser(ctx).avoid = frozenset(self.learnt.swept) if ctx.sweeper_share_full() else frozenset()
+        full = ctx.sweeper_share_full()
+        self._chooser(ctx).avoid = frozenset(self.learnt.swept) if full else frozenset()
+        self._chooser(ctx).undone = frozenset(op.name for op in self.operators if op.undone_by) if full \
+            else frozenset()
         counts = [c for c in OPERATOR_COUNT_WEIGHTS if self.min_operators <= c <= self.max_operators]
         count = rng.choices(counts, weights=[OPERATOR_COUNT_WEIGHTS[c] for c in counts])[0]
         started = time.monotonic()

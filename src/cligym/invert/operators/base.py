@@ -77,6 +77,11 @@ class Operator:
     #: repair needs bytes only the oracle carries, or the network; such tasks are not
     #: offline-fair.
     offline: ClassVar[str] = ""
+    #: The sweeper's habit (``cligym.invert.scenarios.base.HABITS``) that undoes every state
+    #: this operator makes, whatever its target ("" when none is sure to): a state of such
+    #: operators alone is one the task-blind sweeper repairs. A prediction that steers the
+    #: search (``Chooser.undone``); each task's difficulty is measured all the same.
+    undone_by: ClassVar[str] = ""
 
     def target(self, *, path: str = "", name: str = "", touching: list[str] | None = None, **data) -> Target:
         """A target of this operator, its ``data`` made with the operator's ``Data`` model."""

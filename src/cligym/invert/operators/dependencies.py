@@ -242,6 +242,7 @@ class DependencyApiRemoved(Reinstall):
     release."""
 
     name = "dependency_api_removed"
+    undone_by = "venv_recreated"
     symptom = ("Code of the project fails with ImportError ('cannot import name') or AttributeError "
                "('has no attribute'): {dist} seems to lack {name}.")
     hint = "Which release of the dependency {dist} is installed, and what API that release provides."
@@ -314,6 +315,7 @@ class DependencyUninstalled(Reinstall):
     took for unused): a declared dependency's package and metadata are gone."""
 
     name = "dependency_uninstalled"
+    undone_by = "venv_recreated"
     symptom = "Importing the project fails with ModuleNotFoundError for a module of {dist}, a declared dependency."
     hint = "Which packages are installed in the project's virtual environment."
     shows = (r"No module named", r"ModuleNotFoundError")

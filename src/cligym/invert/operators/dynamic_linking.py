@@ -155,6 +155,7 @@ class LibSymlinkRetarget(_SymlinkOperator):
     same directory (the wrong one of two similar names)."""
 
     name = "lib_symlink_retarget"
+    undone_by = "loader"
     symptom = ("Loading a module that needs {name} fails with 'version ... not found', 'undefined symbol' "
                "or a similar error from the dynamic loader.")
     shows = (r"version `?\S+'? not found", r"undefined symbol", r"no version information", r"\.so[.\d]*:")
@@ -182,6 +183,7 @@ class LibSymlinkDangling(_SymlinkOperator):
     which was never unpacked."""
 
     name = "lib_symlink_dangling"
+    undone_by = "loader"
     symptom = ("'cannot open shared object file: No such file or directory' for {name}, "
                "though the library package is installed.")
     shows = (r"cannot open shared object file",)

@@ -42,6 +42,7 @@ class PyvenvCfgRemoved(Operator):
     files): its interpreter no longer knows it is in a virtualenv."""
 
     name = "pyvenv_cfg_removed"
+    undone_by = "venv_recreated"
     symptom = "The test command fails before any test runs: No module named pytest (nor any other installed package)."
     hint = "How a virtualenv's interpreter knows that it is in a virtualenv."
     shows = (r"No module named '?pytest",)
@@ -81,6 +82,7 @@ class VenvPythonSymlinkBroken(Operator):
     system upgrade removed."""
 
     name = "venv_python_symlink_broken"
+    undone_by = "venv_recreated"
     symptom = "The test command fails at once: the shell reports 'python: not found'."
     hint = "Where the virtualenv's python command leads."
     shows = (r"python\S*: (command )?not found", r"python\S*: No such file", r"No such file or directory: \S*python")
@@ -114,6 +116,7 @@ class ConsoleScriptShebangWrong(Reinstall):
     names an interpreter this machine does not have."""
 
     name = "console_script_shebang_wrong"
+    undone_by = "venv_recreated"
     symptom = ("Tests that run the {name} command fail with 'No such file or directory' (FileNotFoundError), "
                "although the command's file is there.")
     hint = "How the installed command scripts choose the interpreter that runs them."

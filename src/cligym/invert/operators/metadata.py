@@ -46,6 +46,7 @@ class DistInfoRemoved(Reinstall):
     interrupted reinstall: the code of a distribution is there, its metadata is not."""
 
     name = "dist_info_removed"
+    undone_by = "venv_recreated"
     symptom = "PackageNotFoundError (or missing plugins and entry points) for {dist}, although its code is importable."
     hint = "The installed metadata of the distribution {dist}."
     shows = (r"PackageNotFoundError", r"No package metadata", r"DistributionNotFound", r"entry.?points?")
@@ -141,6 +142,7 @@ class ConsoleScriptBroken(Reinstall):
     imports a module that the installed release does not have."""
 
     name = "console_script_broken"
+    undone_by = "venv_recreated"
     symptom = "Running the command {name} fails with ModuleNotFoundError before it does anything."
     hint = "The launcher script installed for the command {name}."
     shows = (r"ModuleNotFoundError", r"No module named")

@@ -207,3 +207,52 @@ def test_a_repeat_shard_not_started_for_the_deadline_is_cut_for_the_deadline_and
     killed = TestRun(exit_code=shards.KILLED_EXIT, seconds=5, report_found=False)
     cut = suite._cut([["a.py"], ["b.py"]], [not_started, killed], by_id=False)
     assert cut == {"a.py": suite.REPEAT_DEADLINE, "b.py": suite.REPEAT_SILENT}
+
+
+def test_a_packages_only_file_a_rounds_deadline_cut_runs_once_more_first_in_the_next_round(monkeypatch):
+    """Under load a round overruns its estimate and its deadline cuts files that were, in
+    the stratified order, packages' first: such a file runs once more, first in the next
+    round, so the sample keeps every package; a file cut twice is left out with why."""
+    clock = Clock()
+    rounds: list[list[str]] = []
+    files = {f"pkg{i}/test_{i}.py": 3.0 for i in range(8)}
+    slow = {"pkg6/test_6.py": 1, "pkg7/test_7.py": 2}  # cut this many times
+
+    def run_tests(runtime, image, workdir, command, node_ids=(), *, paths=(), timeout=0):
+        with clock.lock:
+            rounds[-1].extend(paths)
+        clock.advance(len(paths) / 2)
+        done = []
+        for path in paths:
+            if slow.get(path, 0) > 0:
+                slow[path] -= 1
+                break  # the deadline came in this file
+            done.append(path)
+        return TestRun(exit_code=shards.DEADLINE_EXIT if len(done) < len(paths) else 0, seconds=len(paths),
+                       report_found=True, results={f"{p}::t{j}": TestResult(outcome="passed", seconds=0.3)
+                                                   for p in done for j in range(3)})
+
+    real = shards.sharded_run
+
+    def each_round(*args, **kwargs):
+        rounds.append([])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(shards, "collect", lambda *_args, **_kw: shards.Collected(files=dict(files)))
+    monkeypatch.setattr(shards, "run_tests", run_tests)
+    monkeypatch.setattr(shards, "sharded_run", each_round)
+    monkeypatch.setattr(shards, "time", clock)
+    gold = SimpleNamespace(image="gold", workdir="/testbed", test_command="python -m pytest")
+    found = shards.first_pass(None, gold, [], shards.Budget(seconds=100, shards=2), Reporter())
+    assert found is not None
+    _, sample = found
+    ran = [path for round_ in rounds for path in round_]
+    assert ran.count("pkg6/test_6.py") == 2 and ran.count("pkg7/test_7.py") == 2
+    cut_in = next(i for i, round_ in enumerate(rounds) if "pkg6/test_6.py" in round_)
+    retry = rounds[cut_in + 1]
+    assert {"pkg6/test_6.py", "pkg7/test_7.py"} <= set(retry)
+    # files a cut file held up never started: they run before the cut ones
+    assert all(retry.index(f) < retry.index("pkg7/test_7.py") for f in retry if f not in slow)
+    assert "pkg6/test_6.py" in sample.kept_files and sample.kept_packages == 7
+    assert set(sample.left_out_files) == {"pkg7/test_7.py"}
+    assert "deadline" in sample.left_out_files["pkg7/test_7.py"]

@@ -246,7 +246,8 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
     they ran (``_Cost.repeats``): the pilot (the first files
     of the seeded order, which takes a file of each package before a second of any), then
     rounds of the next files estimated to fit, each at most about twice as long as the one
-    before (a round that overruns loses only its own files). The merged run (in collection
+    before (a round that overruns loses only its own files; those that were a package's
+    first run once more, first in the next round: ``_again``). The merged run (in collection
     order) and the sample record; None when neither collection nor a listing names a file
     (the caller runs the suite whole). ``spent``: seconds of the budget already gone (an
     earlier build's pass); ``stop``: asked of the run so far after each round, True ends
@@ -266,6 +267,7 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
     cut: dict[str, str] = {}
     cost = _Cost()
     most: int | None = None  # the most files a shard ran to its end
+    retried: set[str] = set()
     while batch:
         allowance = budget.seconds - (time.monotonic() - started) - cost.repeats(
             [f for f in ran if f not in cut], found.files, budget.shards)
@@ -278,15 +280,20 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
             run, shard_runs = sharded_run(runtime, gold, chunks, 0, deadline=max(30.0, min(allowance, 2 * guess + 30)))
         runs.append(run)
         ran += batch
+        newly: list[str] = []
         for chunk, shard in zip(chunks, shard_runs, strict=True):
-            for path in unfinished(chunk, shard, found.files if found.found_by == "collection" else None):
+            left_in = unfinished(chunk, shard, found.files if found.found_by == "collection" else None)
+            for path in left_in:
                 cut[path] = "the first run's deadline came before its shard finished it"
+            newly += left_in[1:] + left_in[:1]  # the one the deadline caught last: those after it never started
             if shard.report_found and shard.exit_code not in (DEADLINE_EXIT, KILLED_EXIT):
                 most = max(most or 0, len(chunk))
         cost.add(chunks, shard_runs, found.files)
         if stop is not None and stop(merged(runs, 0.0)):
             break
-        left = [f for f in order if f not in set(ran)]
+        again = _again(newly, ran, cut, retried)
+        ran = [f for f in ran if f not in again]
+        left = again + [f for f in order if f not in set(ran) and f not in again]
         allowance = budget.seconds - (time.monotonic() - started) - cost.repeats(
             [f for f in ran if f not in cut], found.files, budget.shards)
         batch = cost.fitting(left, found.files, budget.shards, min(allowance, 2 * run.seconds + 10))
@@ -307,6 +314,20 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
                          estimated_seconds=round(estimated, 1) if estimated is not None else None,
                          shard_files=most)
     return _in_order(first, kept), sample
+
+
+def _again(newly: Sequence[str], ran: Sequence[str], cut: dict[str, str], retried: set[str]) -> list[str]:
+    """Of the files a round's deadline cut (``newly``: those that never started first), those
+    of a package no file of which has run to its end, each once (taken out of ``cut`` and
+    added to ``retried``): they go first into the next round. An engine under load overruns a round's estimate, and the
+    files it cuts are, in the stratified order, packages' first: without another run, such a
+    package would be left out of the sample whole."""
+    whole = {package_of(f) for f in ran if f not in cut}
+    again = [f for f in newly if f not in retried and package_of(f) not in whole]
+    for path in again:
+        del cut[path]
+    retried.update(again)
+    return again
 
 
 @dataclass

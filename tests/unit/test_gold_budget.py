@@ -256,3 +256,38 @@ def test_a_packages_only_file_a_rounds_deadline_cut_runs_once_more_first_in_the_
     assert "pkg6/test_6.py" in sample.kept_files and sample.kept_packages == 7
     assert set(sample.left_out_files) == {"pkg7/test_7.py"}
     assert "deadline" in sample.left_out_files["pkg7/test_7.py"]
+
+
+def test_a_retried_file_whose_second_run_reports_nothing_is_left_out_not_kept_on_its_first_runs_results(
+        monkeypatch):
+    """A file cut once keeps no result of that run: when its second run's shard is killed
+    (no report), what it said the first time does not make it a gold file."""
+    clock = Clock()
+    files = {f"pkg{i}/test_{i}.py": 3.0 for i in range(4)}
+    runs_of: dict[str, int] = {}
+
+    def run_tests(runtime, image, workdir, command, node_ids=(), *, paths=(), timeout=0):
+        clock.advance(len(paths) / 2)
+        for path in paths:
+            runs_of[path] = runs_of.get(path, 0) + 1
+        if "pkg3/test_3.py" in paths and runs_of["pkg3/test_3.py"] == 1:  # cut after one of its tests
+            done = [p for p in paths[:paths.index("pkg3/test_3.py")]]
+            results = {f"{p}::t{j}": TestResult(outcome="passed", seconds=0.3) for p in done for j in range(3)}
+            results["pkg3/test_3.py::t0"] = TestResult(outcome="passed", seconds=0.3)
+            return TestRun(exit_code=shards.DEADLINE_EXIT, seconds=9, report_found=True, results=results)
+        if "pkg3/test_3.py" in paths:  # the second time: killed, no report
+            return TestRun(exit_code=shards.KILLED_EXIT, seconds=9, report_found=False)
+        return TestRun(exit_code=0, seconds=len(paths), report_found=True,
+                       results={f"{p}::t{j}": TestResult(outcome="passed", seconds=0.3) for p in paths
+                                for j in range(3)})
+
+    monkeypatch.setattr(shards, "collect", lambda *_args, **_kw: shards.Collected(files=dict(files)))
+    monkeypatch.setattr(shards, "run_tests", run_tests)
+    monkeypatch.setattr(shards, "time", clock)
+    gold = SimpleNamespace(image="gold", workdir="/testbed", test_command="python -m pytest")
+    found = shards.first_pass(None, gold, [], shards.Budget(seconds=100, shards=2), Reporter())
+    assert found is not None
+    run, sample = found
+    assert runs_of["pkg3/test_3.py"] >= 2
+    assert "pkg3/test_3.py" not in sample.kept_files and "pkg3/test_3.py" in sample.left_out_files
+    assert not any(node.startswith("pkg3/") for node in run.results)

@@ -243,12 +243,12 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
                reporter: Reporter, *, spent: float = 0.0,
                stop: Callable[[TestRun], bool] | None = None) -> tuple[TestRun, SuiteSample] | None:
     """The suite's first run, in rounds, while the budget holds them and the repeats of what
-    they ran (``_Cost.repeats``): the pilot (the first files
-    of the seeded order, which takes a file of each package before a second of any), then
-    rounds of the next files estimated to fit, each at most about twice as long as the one
-    before (a round that overruns loses only its own files; those that were a package's
-    first run once more, first in the next round: ``_again``). The merged run (in collection
-    order) and the sample record; None when neither collection nor a listing names a file
+    they ran (``_Cost.repeats``): the pilot (the first files of the seeded order, which takes
+    a file of each package before a second of any), then rounds of the next files estimated
+    to fit, each at most about twice as long as the one before (a round that overruns loses
+    only its own files; those of a package none of whose files has finished run once more,
+    first in the next round: ``_again``). The merged run (in collection order) and the
+    sample record; None when neither collection nor a listing names a file
     (the caller runs the suite whole). ``spent``: seconds of the budget already gone (an
     earlier build's pass); ``stop``: asked of the run so far after each round, True ends
     the pass there (the run asks for a repair, whose build makes the rest of it moot)."""
@@ -291,8 +291,9 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
         cost.add(chunks, shard_runs, found.files)
         if stop is not None and stop(merged(runs, 0.0)):
             break
-        again = _again(newly, ran, cut, retried)
+        again = _again(newly, ran, cut, retried, {node.split("::")[0] for r in runs for node in r.results})
         ran = [f for f in ran if f not in again]
+        runs = [_without(r, again) for r in runs] if again else runs  # its run again says what it does  # its run again says what it does
         left = again + [f for f in order if f not in set(ran) and f not in again]
         allowance = budget.seconds - (time.monotonic() - started) - cost.repeats(
             [f for f in ran if f not in cut], found.files, budget.shards)
@@ -316,13 +317,15 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
     return _in_order(first, kept), sample
 
 
-def _again(newly: Sequence[str], ran: Sequence[str], cut: dict[str, str], retried: set[str]) -> list[str]:
+def _again(newly: Sequence[str], ran: Sequence[str], cut: dict[str, str], retried: set[str],
+           reported: set[str]) -> list[str]:
     """Of the files a round's deadline cut (``newly``: those that never started first), those
-    of a package no file of which has run to its end, each once (taken out of ``cut`` and
-    added to ``retried``): they go first into the next round. An engine under load overruns a round's estimate, and the
-    files it cuts are, in the stratified order, packages' first: without another run, such a
-    package would be left out of the sample whole."""
-    whole = {package_of(f) for f in ran if f not in cut}
+    of a package no file of which has run to its end with a report (``reported``), each once
+    (taken out of ``cut`` and added to ``retried``): they go first into the next round. An
+    engine under load overruns a round's estimate, and the files it cuts are, in the
+    stratified order, packages' first: without another run, such a package would be left
+    out of the sample whole."""
+    whole = {package_of(f) for f in ran if f not in cut and f in reported}
     again = [f for f in newly if f not in retried and package_of(f) not in whole]
     for path in again:
         del cut[path]
@@ -396,6 +399,12 @@ def unfinished(chunk: Sequence[str], shard: TestRun, counts: dict[str, float] | 
     last = next(reversed(shard.results), None) if shard.results else None
     index = files.index(last.split("::")[0]) if last and last.split("::")[0] in files else 0
     return files[index:]
+
+
+def _without(run: TestRun, files: Sequence[str]) -> TestRun:
+    """``run`` less the results of ``files``."""
+    drop = set(files)
+    return run.model_copy(update={"results": {k: v for k, v in run.results.items() if k.split("::")[0] not in drop}})
 
 
 def _in_order(run: TestRun, files: Sequence[str]) -> TestRun:

@@ -293,7 +293,7 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
             break
         again = _again(newly, ran, cut, retried, {node.split("::")[0] for r in runs for node in r.results})
         ran = [f for f in ran if f not in again]
-        runs = [_without(r, again) for r in runs] if again else runs  # its run again says what it does  # its run again says what it does
+        runs = [_without(r, again) for r in runs] if again else runs  # its run again says what it does
         left = again + [f for f in order if f not in set(ran) and f not in again]
         allowance = budget.seconds - (time.monotonic() - started) - cost.repeats(
             [f for f in ran if f not in cut], found.files, budget.shards)

@@ -100,7 +100,8 @@ class Chooser:
         self.undone: Set[str] = frozenset()
 
     def choose(self, rng, options, count: int, sample_size: int) -> Pairs:
-        """``count`` untried operators with a prepared target each (fewer when fewer fit).
+        """``count`` untried operators with a prepared target each (fewer when fewer fit; not
+        only operators the sweeper undoes, ``undone``).
         Targets most of the sample touches are not left out: touching is not breaking (a
         stale bytecode file of a module every test imports fails only the tests that call
         what changed), they only weigh less."""
@@ -174,7 +175,7 @@ class Chooser:
         return None
 
     def _choose(self, rng, options, count, sample_size, tried) -> Pairs:
-        options = list(options)
+        given = options = list(options)
         chosen: Pairs = []
         covered: set[str] = set()
         while options and len(chosen) < count:
@@ -191,7 +192,10 @@ class Chooser:
             if picked is not None:
                 chosen.append((op, picked))
                 covered |= set(picked.touching)
-        return [] if self.swept(chosen) else chosen
+        if self.swept(chosen):  # an undone first pick nothing resisting chains on: resisting ones only
+            return self._choose(rng, [(op, ts) for op, ts in given if op.name not in self.undone], count,
+                                sample_size, tried)
+        return chosen
 
     def swept(self, pairs: Pairs, empty: bool = False) -> bool:
         """Whether every operator of ``pairs`` is one the sweeper undoes (``undone``)."""

@@ -51,7 +51,6 @@ class InterpreterNotExecutable(_ExecuteBitRemoved):
     the one the virtualenv uses included."""
 
     name = "interpreter_not_executable"
-    undone_by = "executables"
     symptom = "The test command fails at once: starting Python is refused with 'Permission denied'."
     hint = "The permission bits of the Python interpreter the virtualenv points to."
     broad = True

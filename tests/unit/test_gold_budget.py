@@ -10,7 +10,7 @@ import re
 import threading
 from types import SimpleNamespace
 
-from cligym.gold import shards, suite
+from cligym.gold import collection, shards, suite
 from cligym.models.gold import SuiteSample
 from cligym.models.testrun import TestResult, TestRun
 from cligym.ui import Reporter
@@ -105,8 +105,8 @@ def test_without_a_deadline_nothing_is_cut(monkeypatch):
     assert gold.tests == [f"{f}::t" for f in kept]
 
 
-def _suite_of(files: int) -> shards.Collected:
-    return shards.Collected(files={f"pkg{i % 4}/test_{i}.py": 3.0 for i in range(files)})
+def _suite_of(files: int) -> collection.Collected:
+    return collection.Collected(files={f"pkg{i % 4}/test_{i}.py": 3.0 for i in range(files)})
 
 
 def _first_pass(monkeypatch, **options) -> list[list[str]]:
@@ -238,7 +238,7 @@ def test_a_packages_only_file_a_rounds_deadline_cut_runs_once_more_first_in_the_
         rounds.append([])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(shards, "collect", lambda *_args, **_kw: shards.Collected(files=dict(files)))
+    monkeypatch.setattr(shards, "collect", lambda *_args, **_kw: collection.Collected(files=dict(files)))
     monkeypatch.setattr(shards, "run_tests", run_tests)
     monkeypatch.setattr(shards, "sharded_run", each_round)
     monkeypatch.setattr(shards, "time", clock)
@@ -281,7 +281,7 @@ def test_a_retried_file_whose_second_run_reports_nothing_is_left_out_not_kept_on
                        results={f"{p}::t{j}": TestResult(outcome="passed", seconds=0.3) for p in paths
                                 for j in range(3)})
 
-    monkeypatch.setattr(shards, "collect", lambda *_args, **_kw: shards.Collected(files=dict(files)))
+    monkeypatch.setattr(shards, "collect", lambda *_args, **_kw: collection.Collected(files=dict(files)))
     monkeypatch.setattr(shards, "run_tests", run_tests)
     monkeypatch.setattr(shards, "time", clock)
     gold = SimpleNamespace(image="gold", workdir="/testbed", test_command="python -m pytest")

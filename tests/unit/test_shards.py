@@ -1,12 +1,12 @@
-"""A gold suite within its time budget: collection parsed, files stratified by package,
-split between shards, shard runs merged (cligym.gold.shards)."""
+"""A gold suite within its time budget: collection parsed (cligym.gold.collection), files
+stratified by package, split between shards, shard runs merged (cligym.gold.shards)."""
 
 from __future__ import annotations
 
 import pytest
 
-from cligym.gold.shards import DEADLINE_EXIT, _Cost, merged, package_of, parse_collection, split, stratified, \
-    unfinished
+from cligym.gold.collection import parse_collection
+from cligym.gold.shards import DEADLINE_EXIT, _Cost, merged, package_of, split, stratified, unfinished
 from cligym.models.testrun import TestResult, TestRun
 
 COLLECTED = """\

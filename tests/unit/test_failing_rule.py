@@ -6,6 +6,7 @@ record's own sets all give its answer, for every outcome a record can hold."""
 from __future__ import annotations
 
 import ast
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -91,19 +92,36 @@ def test_the_inversion_splits_by_the_rule(test):
     assert (f2p, p2p) == (([], [test]) if EXPECTED[test][1] else ([test], []))
 
 
-class Scanned(Exception):
-    """The broken-state check got past its repeat runs (to the leak scan)."""
+class Judged(Exception):
+    """The broken-state check got past its repeat run (to the verifier's judgement)."""
+
+
+class _Runtime:
+    """Sessions of nothing: the repeat run and the scan in it are stand-ins."""
+
+    @contextmanager
+    def session(self, image: str):
+        yield SimpleNamespace(image=image)
+
+
+def _nothing_done(monkeypatch, run: TestRun) -> None:
+    """The repeat run (in the scan's container) goes like ``run``; the scan finds nothing."""
+    from cligym.models.fs import LeakReport
+
+    monkeypatch.setattr(checks, "run_tests_in_session", lambda *a, **k: run)
+    monkeypatch.setattr(checks, "run_tests", lambda *a, **k: run)
+    monkeypatch.setattr(checks, "scan_in", lambda *a, **k: LeakReport())
 
 
 def repeat_verdict(monkeypatch, run: TestRun, f2p: list[str], p2p: list[str]) -> str:
     """The kind ``check_broken_state`` gives after a repeat run that went like ``run``
-    ("reproduced" when it goes on to the leak scan)."""
-    monkeypatch.setattr(checks, "run_tests", lambda *a, **k: run)
-    monkeypatch.setattr(checks, "scan", lambda *a, **k: (_ for _ in ()).throw(Scanned()))
+    ("reproduced" when it goes on to the verifier's judgement)."""
+    _nothing_done(monkeypatch, run)
+    monkeypatch.setattr(checks, "verifier_check", lambda *a, **k: (_ for _ in ()).throw(Judged()))
     gold = SimpleNamespace(workdir="/testbed", test_command="pytest", image="gold")
     try:
-        verdict = checks.check_broken_state(None, gold, None, "broken", f2p, p2p, "true")
-    except Scanned:
+        verdict = checks.check_broken_state(_Runtime(), gold, None, "broken", f2p, p2p, "true")
+    except Judged:
         return "reproduced"
     return verdict.kind
 
@@ -129,20 +147,18 @@ def test_the_broken_state_check_without_a_report_or_a_result(monkeypatch):
 
 def test_after_the_solution_every_test_must_pass_by_the_rule(monkeypatch):
     from cligym.harness.trial import Judgement
-    from cligym.models.fs import LeakReport
     from cligym.models.validate import ModeResult
     from cligym.models.verify import Verification
     from cligym.runtime import RunResult
 
     def judged(run: TestRun) -> Verification:
-        monkeypatch.setattr(checks, "run_tests", lambda *a, **k: made({"a": "failed", "b": "passed"}))
-        monkeypatch.setattr(checks, "scan", lambda *a, **k: LeakReport())
+        _nothing_done(monkeypatch, made({"a": "failed", "b": "passed"}))
         monkeypatch.setattr(checks, "gather", lambda *a, **k: (None, b""))
         # the verifier would give 1: only the tests after the solution decide
         monkeypatch.setattr(checks, "judge_image", lambda *a, **k: Judgement(
             ModeResult(reward=0.0), RunResult(exit_code=0, output="", seconds=0.0), run, ModeResult(reward=1.0)))
         gold = SimpleNamespace(workdir="/testbed", test_command="pytest", image="gold")
-        return checks.check_broken_state(None, gold, None, "broken", ["a"], ["b"], "true")
+        return checks.check_broken_state(_Runtime(), gold, None, "broken", ["a"], ["b"], "true")
 
     assert judged(made({"a": "passed", "b": "passed"})).ok
     for after in ({"a": "passed", "b": "skipped"}, {"a": "missing", "b": "passed"}, {"b": "passed"}):

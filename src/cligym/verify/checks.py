@@ -11,17 +11,18 @@ from typing import Any
 from cligym.errors import BuildFailed, CligymError
 from cligym.harness.images import build_broken
 from cligym.harness.reference import gather
-from cligym.harness.testrun import run_tests
+from cligym.harness.testrun import run_tests, run_tests_in_session
 from cligym.harness.trial import judge_image
 from cligym.models.fs import LeakReport, Listing
 from cligym.models.reference import SystemState
 from cligym.models.gold import GoldEnv
 from cligym.models.task import run_order
+from cligym.models.testrun import TestRun
 from cligym.models.timing import PhaseSeconds
 from cligym.models.validate import ModeResult
 from cligym.models.verify import Verification
 from cligym.runtime import ImageKind, Runtime
-from cligym.verify.leaks import scan
+from cligym.verify.leaks import scan_in
 
 
 def _failed(kind: str, reason: str, **more: Any) -> Verification:
@@ -47,7 +48,8 @@ def check_broken_state(
     """Check a broken image built from gold + ΔD alone against the recorded F2P/P2P sets.
 
     (a)+(c) ``repeats`` more runs with nothing done fail exactly F2P and pass P2P (which
-        tests failed: ``TestRun.failing``, the one rule);
+        tests failed: ``TestRun.failing``, the one rule); the first in the container of the
+        leak scan, after it (the scan only reads), the others each in a fresh one;
     (d) the leak scan of the image against gold is clean, and ΔD touched no path for which
         ``untouchable`` is true (e.g. the test files);
     (b) the solution script, then the tests in the same container: F2P and P2P pass;
@@ -62,21 +64,20 @@ def check_broken_state(
     seconds = PhaseSeconds()
     wanted = set(f2p) | set(p2p)
     selected = [t for t in order if t in wanted] if order and set(order) >= wanted else sorted(wanted)
-    started = time.monotonic()
-    for _ in range(repeats):
-        again = run_tests(runtime, image, gold.workdir, gold.test_command, selected, timeout=timeout)
-        failing = set(again.failing(selected))
-        if not failing & set(f2p):
-            return _failed("trivial", "with nothing done the F2P tests pass")
-        if failing != set(f2p):
-            extra, gone = sorted(failing - set(f2p)), sorted(set(f2p) - failing)
-            return _failed("not_reproducible", f"a repeat run differs: {len(extra)} more failing {extra[:3]}, "
-                                               f"{len(gone)} now passing {gone[:3]}")
+    with runtime.session(image) as session:  # the scan only reads: the first repeat runs after it
+        started = time.monotonic()
+        report = scan_in(runtime, gold.image, gold_listing, session)
+        seconds.leak_scan = time.monotonic() - started
+        started = time.monotonic()
+        runs = [run_tests_in_session(session, gold.workdir, gold.test_command, selected, timeout=timeout)] \
+            if repeats else []
+    runs += [run_tests(runtime, image, gold.workdir, gold.test_command, selected, timeout=timeout)
+             for _ in range(repeats - 1)]
     seconds.repeat = time.monotonic() - started
+    differs = _repeats_differ(runs, selected, f2p)
+    if differs is not None:
+        return differs
 
-    started = time.monotonic()
-    report = scan(runtime, gold.image, gold_listing, image)
-    seconds.leak_scan = time.monotonic() - started
     changed_paths = sorted(set(report.added) | set(report.changed) | set(report.deleted))
     done = {"seconds": seconds, "changed_paths": changed_paths}
     if not report.clean:
@@ -105,6 +106,20 @@ def check_broken_state(
         verification = verification.model_copy(update={"kind": "no_offline_repair", "reason": "; ".join(refused)})
     return verification.model_copy(update={"seconds": seconds, "changed_paths": changed_paths, "solution": script,
                                            "refused": refused})
+
+
+def _repeats_differ(runs: list[TestRun], selected: list[str], f2p: list[str]) -> Verification | None:
+    """Why the first of ``runs`` with nothing done that does not fail exactly ``f2p`` of
+    ``selected`` refutes the state (None when every run does)."""
+    for again in runs:
+        failing = set(again.failing(selected))
+        if not failing & set(f2p):
+            return _failed("trivial", "with nothing done the F2P tests pass")
+        if failing != set(f2p):
+            extra, gone = sorted(failing - set(f2p)), sorted(set(f2p) - failing)
+            return _failed("not_reproducible", f"a repeat run differs: {len(extra)} more failing {extra[:3]}, "
+                                               f"{len(gone)} now passing {gone[:3]}")
+    return None
 
 
 def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], p2p: list[str],

@@ -82,7 +82,13 @@ def archive_member_hashes(data: bytes) -> list[str]:
 def scan(runtime: Runtime, gold_image: str, gold_listing: Listing, broken_image: str) -> LeakReport:
     """Scan ``broken_image`` (one container for all its reads) against the gold image."""
     with runtime.session(broken_image) as session:
-        return _scan(runtime, gold_image, gold_listing, lambda argv: session.exec(argv, timeout=600), session)
+        return scan_in(runtime, gold_image, gold_listing, session)
+
+
+def scan_in(runtime: Runtime, gold_image: str, gold_listing: Listing, session) -> LeakReport:
+    """``scan`` in a container of the broken image in which nothing has run yet (it only
+    reads: the container stays as it was, e.g. for a run of the tests after it)."""
+    return _scan(runtime, gold_image, gold_listing, lambda argv: session.exec(argv, timeout=600), session)
 
 
 def _scan(runtime: Runtime, gold_image: str, gold_listing: Listing, run: Runner, session) -> LeakReport:

@@ -4,7 +4,8 @@ small distribution (the case of a project whose wheelhouse has a newer setuptool
 system's bundled one). pip refuses two versions of one distribution in one install; the
 sweeper installs the last found (gold's ``/etc/pip.conf`` names ``/opt/wheelhouse``, read
 before ``/etc/xdg/pip/pip.conf``'s house) in the one install it makes of every wheel, and
-leaves the venv as installing wheel by wheel would have."""
+leaves the venv as installing wheel by wheel would have; a wheel cut short is left out
+first (wheel by wheel, it alone would fail)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,10 @@ def test_one_install_keeps_the_last_version_of_a_distribution_named_twice(runtim
         assert session.exec(["mkdir", "-p", HOUSE, "/etc/xdg/pip"]).ok
         session.put_files({
             f"/opt/wheelhouse/{NAME}-1.0-py3-none-any.whl": _wheel("1.0"),
-            f"{HOUSE}/{NAME}-2.0-py3-none-any.whl": _wheel("2.0"),
+            # the same distribution, its name spelled another way (PEP 503 makes them one)
+            f"{HOUSE}/Cligym.Sweep_Probe-2.0-py3-none-any.whl": _wheel("2.0"),
+            # and a later one cut short (no central directory): pip could not open it
+            f"{HOUSE}/cligym_sweep_probe-3.0-py3-none-any.whl": _wheel("3.0")[:200],
             "/etc/xdg/pip/pip.conf": f"[global]\nfind-links = {HOUSE}\n",
         })
         session.put_files({"/tmp/cligym-sweeper.sh": script("sweeper.sh")})

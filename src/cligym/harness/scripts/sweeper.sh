@@ -15,8 +15,9 @@
 #  5. recreate the virtual environment (venv --clear) with the system's pip and setuptools
 #     and reinstall every wheel of every local wheelhouse (pip's find-links, and
 #     /opt/wheelhouse) with pip's configuration ignored (PIP_CONFIG_FILE=/dev/null, the
-#     wheelhouses named on the command line), one wheel per distribution (the last found):
-#     all at once; when that fails, all at once with --no-deps, then wheel by wheel;
+#     wheelhouses named on the command line), one wheel per distribution (the last found
+#     of those pip can open): all at once; when that fails, all at once with --no-deps,
+#     then wheel by wheel;
 #  6. refresh the CA certificates, regenerate the configured locales, and restore the time
 #     zone link to UTC when it dangles (beside step 5: neither touches the other's files).
 # shellcheck disable=SC2086
@@ -91,6 +92,18 @@ elif [ -n "${VIRTUAL_ENV:-}" ]; then
 else
   pip="/usr/bin/python3 -I -m pip"
 fi
+# A wheel pip cannot open (a download cut short: no central directory, or no metadata in
+# it) is left out first: wheel by wheel, it alone would fail (one interpreter reads them all)
+readable=$(/usr/bin/python3 -I -c '
+import sys, zipfile
+for path in sys.argv[1:]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            if any(name.endswith(".dist-info/METADATA") for name in archive.namelist()):
+                print(path)
+    except Exception:
+        pass
+' $wheels 2>/dev/null) && [ -n "$readable" ] && wheels=$readable
 # One wheel per distribution, the last found (a wheelhouse's over a bundled one; the houses
 # in the order read above): pip refuses two versions of one distribution in one install,
 # and the last is what installing wheel by wheel would leave.

@@ -395,3 +395,27 @@ def test_a_run_whose_states_the_sweeper_keeps_repairing_stops_after_its_patience
     degrader.patience = 3
     summary = run_attempts(ctx, degrader, 8)
     assert summary.attempts == 3 and summary.exhausted and summary.discard_reasons == {"sweeper_solves": 3}
+
+
+def test_a_reduction_to_changes_the_sweeper_undoes_by_declaration_is_a_miss_before_its_measure(
+        tmp_path, monkeypatch):
+    """Minimality can leave of a composite only changes the sweeper undoes by their
+    declaration (the resisting one a decoy): while the run has its share of swept tasks that
+    smaller state is not built and measured again, the degrader proposes another."""
+    engine = FakeEngine({"RUN u": Line(breaks={TESTS[0]}), "RUN y": Line(breaks={TESTS[1]})}).install(monkeypatch)
+    ctx = _ctx(engine, tmp_path / "run", sweeper_share=0.1)
+
+    class Declares(Scripted):
+        def undone(self, proposal):
+            return [c.applied.name for c in proposal.changes] == ["u"]
+
+    composite = proposal(change("u", touching=(TESTS[0],)), change("decoy", touching=(TESTS[0],)), reducible=True,
+                         retry=True)
+    degrader = Declares(composite, proposal(change("y"), retry=True))
+    candidate = make_attempt(ctx, degrader, 0)
+    assert candidate.status == "verified" and candidate.dockerfile == ["RUN y"], candidate.reason
+    assert engine.builds == [["RUN u", "RUN decoy"], ["RUN y"]]  # "RUN u" alone never built
+    assert [t.swept for t in degrader.told[1]] == [False]
+    ctx.sweeper_share = None  # no share: the smaller state is checked as before
+    again = make_attempt(ctx, Declares(composite), 1)
+    assert engine.builds[-1] == ["RUN u"] and again.status == "verified"

@@ -258,7 +258,10 @@ def _steps(check: _Check, tag: str, instance_id: str, found: dict) -> Outcome:
             return _discarded(found, "not_minimal", "a change is not necessary: the repair works without undoing it "
                               f"({', '.join(a.name for a in applied if not (a.necessary or a.blocks))})")
         kept = kept or [0]  # none needed: each repair alone suffices; the first alone is checked from the start
-        return Reduced(proposal.keep_only(kept), [a.pair for i, a in enumerate(applied) if i not in kept])
+        smaller = proposal.keep_only(kept)
+        if proposal.retry and ctx.sweeper_share_full() and check.policy.undone(smaller):
+            return Miss(found=found)  # what is left the sweeper undoes (declared): its measure is not spent
+        return Reduced(smaller, [a.pair for i, a in enumerate(applied) if i not in kept])
     first = proposal.observed or fresh
     difficulty = measure(ctx.runtime, ctx.gold, tag, [applied[i] for i in proposal.order], proposal.ordered_steps,
                          found["FAIL_TO_PASS"], first, proposal.dockerfile, check.seconds,

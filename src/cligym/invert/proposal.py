@@ -154,6 +154,11 @@ class Degrader:
         """The run is stopping: end the running attempts soon (a degrader that waits on a
         model)."""
 
+    def undone(self, proposal: Proposal) -> bool:
+        """Whether every change of ``proposal`` is one the task-blind sweeper undoes by its
+        declaration (``Operator.undone_by``): a prediction, no measure."""
+        return False
+
 
 def repairs(ctx: RunContext, proposal: Proposal, policy: Degrader, measured: dict[str, tuple[bool, int]]
             ) -> tuple[str | Callable[[LeakReport], str], Callable[[LeakReport], str] | None]:

@@ -262,6 +262,10 @@ class OperatorDegrader(Degrader):
     def seen(self, candidate: Candidate) -> None:
         self.learnt.seen(candidate)
 
+    def undone(self, proposal: Proposal) -> bool:
+        declared = {op.name for op in self.operators if op.undone_by}
+        return bool(proposal.changes) and all(c.applied.name in declared for c in proposal.changes)
+
     def accept(self, proposal: Proposal, failing: list[str], late: bool) -> bool:
         if self.held_back is not None and self.held_back(failing):
             return False

@@ -91,13 +91,18 @@ def solve_then_judge(runtime, tag: str, task: TaskDir, runner: str, solve: bool 
     """A container of ``tag`` (PID 1 as Harbor's), the solution slot (unless ``solve`` is
     false: nop), then the verifier run by ``runner``; under Harbor's way the reward is read
     once more a second later (a process still writing it would show) and must not change
-    (unless not ``steady``: a naive verifier's reward is an attack's to keep writing)."""
+    (unless not ``steady``: a naive verifier's reward is an attack's to keep writing, and the
+    later reading is the one taken, as a harness that copies the logs first reads it; read
+    at once, a loop that rewrites it every 50 ms may not have come round on a loaded
+    machine)."""
     with harbor_container(runtime, tag, task) as session:
         if solve:
             run_oracle(session, task)
         result = RUNNERS[runner](session, task)
-        if runner == "harbor" and steady:
+        if runner == "harbor":
             session.exec(["sleep", "1"])
             again = read_reward(session)
+            if not steady:
+                return again
             assert again.reward == result.reward, (result, again)
     return result

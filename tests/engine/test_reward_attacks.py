@@ -110,8 +110,8 @@ def attack_scores_zero(attack: str, task, runtime, tmp_path, runner: str, reason
     verdict says ``reason`` (default: ``REASONS[attack]``)."""
     task_dir, instance, tag = task
     script = (DATA / "attacks" / f"{attack}.sh").read_text()
-    # the naive reward is read once: a tracer that goes on rewriting it (pid1_ptrace) may be
-    # caught mid-write a second later, and that is the attack's doing, not the verifier's
+    # the naive reward is read once, a second after its verifier (``steady=False``): a tracer
+    # that goes on rewriting it (pid1_ptrace) keeps it 1, and that is the attack's doing
     naive = solve_then_judge(runtime, tag, variant(task_dir, tmp_path / "naive", script, naive=instance),
                              NAIVE_RUNNER.get(attack, "harbor"), steady=False)
     assert naive.reward == 1.0, f"{attack} does not even fool the naive verifier: {naive}"

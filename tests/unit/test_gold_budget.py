@@ -209,6 +209,18 @@ def test_a_repeat_shard_not_started_for_the_deadline_is_cut_for_the_deadline_and
     assert cut == {"a.py": suite.REPEAT_DEADLINE, "b.py": suite.REPEAT_SILENT}
 
 
+def _first_pass_of(monkeypatch, files: dict[str, float], run_tests, clock: Clock):
+    """The first pass over ``files`` (a collection) with these test runs and clock: its run
+    and sample, within a budget of 100 s in two shards."""
+    monkeypatch.setattr(shards, "collect", lambda *_args, **_kw: collection.Collected(files=dict(files)))
+    monkeypatch.setattr(shards, "run_tests", run_tests)
+    monkeypatch.setattr(shards, "time", clock)
+    gold = SimpleNamespace(image="gold", workdir="/testbed", test_command="python -m pytest")
+    found = shards.first_pass(None, gold, [], shards.Budget(seconds=100, shards=2), Reporter())
+    assert found is not None
+    return found
+
+
 def test_a_packages_only_file_a_rounds_deadline_cut_runs_once_more_first_in_the_next_round(monkeypatch):
     """Under load a round overruns its estimate and its deadline cuts files that were, in
     the stratified order, packages' first: such a file runs once more, first in the next
@@ -238,14 +250,8 @@ def test_a_packages_only_file_a_rounds_deadline_cut_runs_once_more_first_in_the_
         rounds.append([])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(shards, "collect", lambda *_args, **_kw: collection.Collected(files=dict(files)))
-    monkeypatch.setattr(shards, "run_tests", run_tests)
     monkeypatch.setattr(shards, "sharded_run", each_round)
-    monkeypatch.setattr(shards, "time", clock)
-    gold = SimpleNamespace(image="gold", workdir="/testbed", test_command="python -m pytest")
-    found = shards.first_pass(None, gold, [], shards.Budget(seconds=100, shards=2), Reporter())
-    assert found is not None
-    _, sample = found
+    _, sample = _first_pass_of(monkeypatch, files, run_tests, clock)
     ran = [path for round_ in rounds for path in round_]
     assert ran.count("pkg6/test_6.py") == 2 and ran.count("pkg7/test_7.py") == 2
     cut_in = next(i for i, round_ in enumerate(rounds) if "pkg6/test_6.py" in round_)
@@ -281,13 +287,7 @@ def test_a_retried_file_whose_second_run_reports_nothing_is_left_out_not_kept_on
                        results={f"{p}::t{j}": TestResult(outcome="passed", seconds=0.3) for p in paths
                                 for j in range(3)})
 
-    monkeypatch.setattr(shards, "collect", lambda *_args, **_kw: collection.Collected(files=dict(files)))
-    monkeypatch.setattr(shards, "run_tests", run_tests)
-    monkeypatch.setattr(shards, "time", clock)
-    gold = SimpleNamespace(image="gold", workdir="/testbed", test_command="python -m pytest")
-    found = shards.first_pass(None, gold, [], shards.Budget(seconds=100, shards=2), Reporter())
-    assert found is not None
-    run, sample = found
+    run, sample = _first_pass_of(monkeypatch, files, run_tests, clock)
     assert runs_of["pkg3/test_3.py"] >= 2
     assert "pkg3/test_3.py" not in sample.kept_files and "pkg3/test_3.py" in sample.left_out_files
     assert not any(node.startswith("pkg3/") for node in run.results)

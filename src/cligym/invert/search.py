@@ -253,6 +253,8 @@ class OperatorDegrader(Degrader):
         self.min_operators = min(min_operators, max_operators)
         self.cap = max(1, int(MAX_SHARE * 0.9 * attempts))
         self.learnt = Learnt()
+        #: the operators the sweeper undoes by their declaration (``Operator.undone_by``)
+        self.declared_undone = frozenset(op.name for op in operators if op.undone_by)
         #: in the default mix, the scenarios' rule for a set of failing tests the run's tasks
         #: fail often enough (``ScenarioDegrader.held_back``): it holds for composites too
         self.held_back: Callable[[list[str]], bool] | None = None
@@ -263,8 +265,7 @@ class OperatorDegrader(Degrader):
         self.learnt.seen(candidate)
 
     def undone(self, proposal: Proposal) -> bool:
-        declared = {op.name for op in self.operators if op.undone_by}
-        return bool(proposal.changes) and all(c.applied.name in declared for c in proposal.changes)
+        return bool(proposal.changes) and all(c.applied.name in self.declared_undone for c in proposal.changes)
 
     def accept(self, proposal: Proposal, failing: list[str], late: bool) -> bool:
         if self.held_back is not None and self.held_back(failing):
@@ -285,8 +286,7 @@ class OperatorDegrader(Degrader):
         sample = sample_tests(rng, ctx.gold, ctx.sample_size)
         full = ctx.sweeper_share_full()
         self._chooser(ctx).avoid = frozenset(self.learnt.swept) if full else frozenset()
-        self._chooser(ctx).undone = frozenset(op.name for op in self.operators if op.undone_by) if full \
-            else frozenset()
+        self._chooser(ctx).undone = self.declared_undone if full else frozenset()
         counts = [c for c in OPERATOR_COUNT_WEIGHTS if self.min_operators <= c <= self.max_operators]
         count = rng.choices(counts, weights=[OPERATOR_COUNT_WEIGHTS[c] for c in counts])[0]
         started = time.monotonic()

@@ -3,9 +3,10 @@ and judged right by the verifier its task will ship (see ``verifier_check``)."""
 
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from cligym.errors import BuildFailed, CligymError
@@ -69,12 +70,12 @@ def check_broken_state(
         report = scan_in(runtime, gold.image, gold_listing, session)
         seconds.leak_scan = time.monotonic() - started
         started = time.monotonic()
-        runs = [run_tests_in_session(session, gold.workdir, gold.test_command, selected, timeout=timeout)] \
+        first = [run_tests_in_session(session, gold.workdir, gold.test_command, selected, timeout=timeout)] \
             if repeats else []
-    runs += [run_tests(runtime, image, gold.workdir, gold.test_command, selected, timeout=timeout)
-             for _ in range(repeats - 1)]
+    more = (run_tests(runtime, image, gold.workdir, gold.test_command, selected, timeout=timeout)
+            for _ in range(repeats - 1))  # made one by one, none after a run that differs
+    differs = _repeats_differ(itertools.chain(first, more), selected, f2p)
     seconds.repeat = time.monotonic() - started
-    differs = _repeats_differ(runs, selected, f2p)
     if differs is not None:
         return differs
 
@@ -108,7 +109,7 @@ def check_broken_state(
                                            "refused": refused})
 
 
-def _repeats_differ(runs: list[TestRun], selected: list[str], f2p: list[str]) -> Verification | None:
+def _repeats_differ(runs: Iterable[TestRun], selected: list[str], f2p: list[str]) -> Verification | None:
     """Why the first of ``runs`` with nothing done that does not fail exactly ``f2p`` of
     ``selected`` refutes the state (None when every run does)."""
     for again in runs:

@@ -179,7 +179,7 @@ class Chooser:
         chosen: Pairs = []
         covered: set[str] = set()
         while options and len(chosen) < count:
-            if len(chosen) == count - 1 and self.swept(chosen, empty=True):  # the last pick must resist
+            if len(chosen) == count - 1 and all(op.name in self.undone for op, _ in chosen):  # the last must resist
                 options = [(op, ts) for op, ts in options if op.name not in self.undone]
                 if not options:
                     break
@@ -197,9 +197,9 @@ class Chooser:
                                 sample_size, tried)
         return chosen
 
-    def swept(self, pairs: Pairs, empty: bool = False) -> bool:
-        """Whether every operator of ``pairs`` is one the sweeper undoes (``undone``)."""
-        return (bool(pairs) or empty) and all(op.name in self.undone for op, _ in pairs)
+    def swept(self, pairs: Pairs) -> bool:
+        """Whether ``pairs`` are some, and every operator of them one the sweeper undoes."""
+        return bool(pairs) and all(op.name in self.undone for op, _ in pairs)
 
     def _pick(self, rng, op: Operator, pool: list[Target], sample_size: int, tried) -> Target | None:
         for _ in range(len(pool)):  # prepared targets are cached: trying them all is cheap

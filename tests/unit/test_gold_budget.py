@@ -72,26 +72,46 @@ def _sampled_gold(kept: list[str]):
     return gold, first
 
 
+def _cutting(cut: set[str], limits: list[int | None]):
+    """A fake test run whose shard is interrupted in the first of ``cut`` it holds."""
+    def run_tests(runtime, image, workdir, command, node_ids=(), *, paths=(), timeout=0):
+        limits.append(_limit(command))
+        files = list(dict.fromkeys(item.split("::")[0] for item in [*paths, *node_ids]))
+        stop = next((f for f in files if f in cut), None)
+        if stop is not None:  # interrupted in that file: it and those after it unfinished
+            done = files[: files.index(stop) + 1]
+            return TestRun(exit_code=shards.DEADLINE_EXIT, seconds=9, report_found=True,
+                           results=_passing([f for f in done if f != stop]) | _passing([stop], "::half"))
+        return TestRun(exit_code=0, seconds=1, report_found=True, results=_passing([*paths, *node_ids]))
+    return run_tests
+
+
 def test_a_file_the_repeats_deadline_cut_leaves_the_sample_with_why(monkeypatch):
+    kept = ["a.py", "c/d.py", "c/e.py"]
+    gold, first = _sampled_gold(kept)
+    limits: list[int | None] = []
+    monkeypatch.setattr(shards, "run_tests", _cutting({"c/e.py"}, limits))
+    suite.record_suite(None, gold, [], runs=3, timeout=200, reporter=Reporter(), first=first, deadline=30)
+    assert len(limits) == 4 and all(limit is not None and limit <= 30 for limit in limits)  # no rescue: c keeps d
+    assert gold.suite.kept_files == ["a.py", "c/d.py"] and gold.suite.kept_packages == 2
+    assert set(gold.suite.left_out_files) == {"c/e.py"} and "deadline" in gold.suite.left_out_files["c/e.py"]
+    # its tests ran too few times to be judged: neither gold tests nor flaky
+    assert gold.tests == ["a.py::t", "c/d.py::t"] and gold.flaky == [] and gold.failing == []
+
+
+def test_the_last_files_of_a_package_a_repeat_cut_run_again_and_those_that_finish_stay(monkeypatch):
     kept = ["a.py", "b.py", "c/d.py", "c/e.py"]
     gold, first = _sampled_gold(kept)
     limits: list[int | None] = []
-
-    def run_tests(runtime, image, workdir, command, node_ids=(), *, paths=(), timeout=0):
-        limits.append(_limit(command))
-        if "c/d.py" in paths:  # interrupted while in its first file
-            return TestRun(exit_code=shards.DEADLINE_EXIT, seconds=9, report_found=True,
-                           results=_passing(["c/d.py"]))
-        return TestRun(exit_code=0, seconds=1, report_found=True, results=_passing([*paths, *node_ids]))
-
-    monkeypatch.setattr(shards, "run_tests", run_tests)
+    monkeypatch.setattr(shards, "run_tests", _cutting({"c/d.py"}, limits))
     suite.record_suite(None, gold, [], runs=3, timeout=200, reporter=Reporter(), first=first, deadline=30)
-    assert limits and all(limit is not None and limit <= 30 for limit in limits)
-    assert gold.suite.kept_files == ["a.py", "b.py"] and gold.suite.kept_packages == 1
-    assert set(gold.suite.left_out_files) == {"c/d.py", "c/e.py"}
-    assert all("deadline" in why for why in gold.suite.left_out_files.values())
-    # their tests ran too few times to be judged: neither gold tests nor flaky
-    assert gold.tests == ["a.py::t", "b.py::t"] and gold.flaky == [] and gold.failing == []
+    # the repeats (a run of the files and one by id, two shards each) cut c/d.py and, after
+    # it in its shard, c/e.py: package c had no file left; the rescue runs both again
+    assert all(limit is not None and limit <= 30 for limit in limits[:4])
+    assert len(limits) == 8 and all(limit is not None and 30 < limit <= suite.RESCUE_SECONDS for limit in limits[4:])
+    assert gold.suite.kept_files == ["a.py", "b.py", "c/e.py"] and gold.suite.kept_packages == 2
+    assert set(gold.suite.left_out_files) == {"c/d.py"} and "deadline" in gold.suite.left_out_files["c/d.py"]
+    assert gold.tests == ["a.py::t", "b.py::t", "c/e.py::t"] and gold.flaky == [] and gold.failing == []
 
 
 def test_without_a_deadline_nothing_is_cut(monkeypatch):

@@ -4,7 +4,7 @@ the others do not."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -40,13 +40,15 @@ def classify(runs: list[TestRun]) -> dict[str, list[str]]:
 
 
 def suite_run(runtime: Runtime, gold: GoldEnv, test_paths: list[str], timeout: float,
-              weights: dict[str, float] | None = None, deadline: float | None = None) -> Ran:
+              weights: dict[str, float] | None = None, deadline: float | None = None,
+              files: Sequence[str] | None = None) -> Ran:
     """One run of the suite (of ``test_paths``); with a sample record in ``gold.suite``, of
-    its kept files, split between its shards (``weights``: the seconds each file took before;
-    in more chunks, run that many at a time, where one would hold more files than a
-    container of the first pass ran: ``chunks_of``), within ``deadline`` when given."""
+    its kept files (or of ``files`` of them), split between its shards (``weights``: the
+    seconds each file took before; in more chunks, run that many at a time, where one would
+    hold more files than a container of the first pass ran: ``chunks_of``), within
+    ``deadline`` when given."""
     if gold.suite is not None:
-        chunks = chunks_of(gold.suite.kept_files, weights or {}, gold.suite)
+        chunks = chunks_of(gold.suite.kept_files if files is None else files, weights or {}, gold.suite)
         run, shards = sharded_run(runtime, gold, chunks, timeout, at_a_time=gold.suite.shards, deadline=deadline)
         return Ran(run, _cut(chunks, shards, by_id=False) if deadline is not None else {})
     return Ran(run_tests(runtime, gold.image, gold.workdir, gold.test_command, paths=test_paths, timeout=timeout))
@@ -126,42 +128,16 @@ def record_suite(
     as flaky) and record the outcome in ``gold``; GoldFailed when nothing was collected or
     nothing passed. ``deadline``: the seconds all the runs after ``first`` get, with a sample
     record in ``gold.suite``; a kept file a repeat did not finish leaves the sample, with why
-    (its tests ran too few times to say whether they pass every time)."""
+    (its tests ran too few times to say whether they pass every time), unless it was the last
+    of its package: those are run again, every repeat of them, in a rescue of at most
+    ``RESCUE_SECONDS`` beyond the deadline (``_rescue``)."""
     if first is not None:
         _collected_some(first, gold)  # no point in running again a suite that collected nothing
-    results: list[TestRun] = [first] if first is not None else []
-    selected: TestRun | None = None
-    cut: dict[str, str] = {}
-    weights = file_seconds(first) if first is not None else {}
-    started = time.monotonic()
-
-    def left() -> float | None:  # (a later repeat of more than three runs gets REPEAT_FLOOR at least)
-        return None if deadline is None else max(deadline - (time.monotonic() - started), REPEAT_FLOOR)
-
     with reporter.task(f"running the test suite {runs} times", total=runs):
-        if first is not None:
-            reporter.advance()
-        while len(results) + (selected is not None) < runs:
-            if len(results) == runs - 2 and results and results[0].results:
-                # the last two runs at once: a test that passes only on an idle machine (a
-                # timing test) fails in one of them and is flaky here, not a gold test
-                # whose task would fail validation under load
-                until = left()
-                again, by_id = side_by_side(
-                    runtime, partial(suite_run, runtime, gold, test_paths, timeout, weights, until),
-                    partial(selection_run, runtime, gold, results[0], timeout, until))
-                results.append(again.run)
-                selected = by_id.run
-                cut |= again.cut | by_id.cut
-                reporter.advance()
-            elif len(results) == runs - 1 and results[0].results:
-                by_id = selection_run(runtime, gold, results[0], timeout, left())
-                selected, cut = by_id.run, cut | by_id.cut
-            else:
-                again = suite_run(runtime, gold, test_paths, timeout, weights, left())
-                results.append(again.run)
-                cut |= again.cut
-            reporter.advance()
+        repeats = _repeats(runtime, gold, test_paths, runs, timeout, first, deadline, reporter.advance)
+    if repeats.cut and gold.suite is not None and first is not None:
+        repeats = _rescue(runtime, gold, test_paths, runs, timeout, first, repeats, reporter)
+    results, selected, cut = repeats.results, repeats.selected, repeats.cut
     if cut and gold.suite is not None:
         results = [_without(run, cut) for run in results]
         selected = _without(selected, cut) if selected is not None else None
@@ -191,6 +167,102 @@ def record_suite(
         n: round(sum(r.results[n].seconds for r in results if n in r.results) / len(results), 4)
         for n in gold.tests
     }
+
+
+@dataclass
+class _Repeats:
+    """The suite's runs (the first one first), the run by node id, and the files the
+    repeats' deadline cut, with why."""
+
+    results: list[TestRun]
+    selected: TestRun | None
+    cut: dict[str, str]
+
+
+def _repeats(runtime: Runtime, gold: GoldEnv, test_paths: list[str], runs: int, timeout: float,
+             first: TestRun | None, deadline: float | None, advance: Callable[[], None],
+             files: Sequence[str] | None = None) -> _Repeats:
+    """The runs of ``record_suite`` (of ``files`` of the sample, when given: ``first`` then
+    holds their results only), ``advance`` called after each."""
+    results: list[TestRun] = [first] if first is not None else []
+    selected: TestRun | None = None
+    cut: dict[str, str] = {}
+    weights = file_seconds(first) if first is not None else {}
+    started = time.monotonic()
+
+    def left() -> float | None:  # (a later repeat of more than three runs gets REPEAT_FLOOR at least)
+        return None if deadline is None else max(deadline - (time.monotonic() - started), REPEAT_FLOOR)
+
+    if first is not None:
+        advance()
+    while len(results) + (selected is not None) < runs:
+        if len(results) == runs - 2 and results and results[0].results:
+            # the last two runs at once: a test that passes only on an idle machine (a
+            # timing test) fails in one of them and is flaky here, not a gold test
+            # whose task would fail validation under load
+            until = left()
+            again, by_id = side_by_side(
+                runtime, partial(suite_run, runtime, gold, test_paths, timeout, weights, until, files),
+                partial(selection_run, runtime, gold, results[0], timeout, until))
+            results.append(again.run)
+            selected = by_id.run
+            cut |= again.cut | by_id.cut
+            advance()
+        elif len(results) == runs - 1 and results[0].results:
+            by_id = selection_run(runtime, gold, results[0], timeout, left())
+            selected, cut = by_id.run, cut | by_id.cut
+        else:
+            again = suite_run(runtime, gold, test_paths, timeout, weights, left(), files)
+            results.append(again.run)
+            cut |= again.cut
+        advance()
+    return _Repeats(results, selected, cut)
+
+
+#: Seconds the rescue of the files a repeat's deadline would leave their packages without
+#: gets, beyond the gold budget: every package represented comes before the budget.
+RESCUE_SECONDS = 60.0
+
+
+def _rescue(runtime: Runtime, gold: GoldEnv, test_paths: list[str], runs: int, timeout: float, first: TestRun,
+            repeats: _Repeats, reporter: Reporter) -> _Repeats:
+    """``repeats`` with the cut files that were the last kept of their package (``_orphans``)
+    run again, every repeat of them, within ``RESCUE_SECONDS``: those the rescue finishes
+    keep its results and stay in the sample."""
+    assert gold.suite is not None
+    lost = _orphans(gold.suite.kept_files, repeats.cut)
+    if not lost:
+        return repeats
+    with reporter.task(f"running again {len(lost)} test files, each its package's last, a repeat did not finish"):
+        again = _repeats(runtime, gold, test_paths, runs, timeout, _only(first, lost), RESCUE_SECONDS,
+                         lambda: None, files=lost)
+    rescued = [f for f in lost if f not in again.cut]
+    results = [repeats.results[0], *(_replaced(run, more, lost, rescued)
+                                     for run, more in zip(repeats.results[1:], again.results[1:], strict=True))]
+    selected = repeats.selected
+    if selected is not None and again.selected is not None:
+        selected = _replaced(selected, again.selected, lost, rescued)
+    return _Repeats(results, selected, {f: why for f, why in repeats.cut.items() if f not in rescued})
+
+
+def _replaced(run: TestRun, rescue: TestRun, lost: Sequence[str], rescued: Sequence[str]) -> TestRun:
+    """``run`` with the results of ``lost`` files replaced by those its ``rescue`` has of the
+    ``rescued`` ones, and the rescue's seconds added."""
+    results = {**_without(run, lost).results, **_only(rescue, rescued).results}
+    return run.model_copy(update={"results": results, "seconds": run.seconds + rescue.seconds})
+
+
+def _orphans(kept: Sequence[str], cut: dict[str, str]) -> list[str]:
+    """The files of ``cut`` whose package keeps no file of ``kept`` that is not cut (in
+    ``kept``'s order)."""
+    whole = {package_of(f) for f in kept if f not in cut}
+    return [f for f in kept if f in cut and package_of(f) not in whole]
+
+
+def _only(run: TestRun, files: Iterable[str]) -> TestRun:
+    """``run`` with the results of ``files`` only."""
+    keep = set(files)
+    return run.model_copy(update={"results": {n: r for n, r in run.results.items() if n.split("::")[0] in keep}})
 
 
 def _without(run: TestRun, files: Iterable[str]) -> TestRun:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cligym.gold.collection import parse_collection
-from cligym.gold.shards import DEADLINE_EXIT, _Cost, merged, package_of, split, stratified, unfinished
+from cligym.gold.shards import (DEADLINE_EXIT, _Cost, merged, package_of, split, split_led, stratified,
+                                unfinished)
 from cligym.models.testrun import TestResult, TestRun
 
 COLLECTED = """\
@@ -57,6 +58,20 @@ def test_a_split_keeps_the_order_and_balances_the_weight():
     chunks = split(files, {"a": 10, "b": 1, "c": 1, "d": 4, "e": 4}, 2)
     assert [f for chunk in chunks for f in chunk] == files and chunks[0] == ["a"]
     assert split(["a"], {}, 4) == [["a"]] and split(files, {}, 1) == [files]
+
+
+def test_a_rounds_files_of_packages_not_yet_run_lead_every_shard():
+    files = ["p/1", "q/1", "q/2", "r/1", "q/3", "s/1", "q/4"]
+    leading = {"p/1", "r/1", "s/1"}
+    chunks = split_led(files, leading, {}, 2)
+    assert sorted(f for chunk in chunks for f in chunk) == sorted(files)
+    assert len(chunks) == 2 and all(chunk[0] in leading for chunk in chunks)
+    for chunk in chunks:  # the leading files before any other, in order
+        heads = [f in leading for f in chunk]
+        assert heads == sorted(heads, reverse=True) and chunk == sorted(chunk, key=lambda f: (f not in leading,
+                                                                                              files.index(f)))
+    assert abs(len(chunks[0]) - len(chunks[1])) <= 1
+    assert split_led(files, set(), {}, 2) == split(files, {}, 2)
 
 
 def test_shards_merge_into_one_run_and_a_silent_shard_adds_no_result():

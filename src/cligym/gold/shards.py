@@ -11,9 +11,10 @@ with why, in the gold record's ``SuiteSample``.
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from cligym.config import SUITE_BUDGET, SUITE_SHARDS
@@ -80,6 +81,17 @@ def split(files: Sequence[str], weights: dict[str, float], shards: int) -> list[
         out[index].append(path)
         done += weight
     return [chunk for chunk in out if chunk]
+
+
+def split_led(files: Sequence[str], leading: Collection[str], weights: dict[str, float],
+              shards: int) -> list[list[str]]:
+    """``files`` cut into at most ``shards`` runs of about equal weight, each beginning with
+    its share of those in ``leading`` (a deadline cuts a run's last files: of a round of the
+    first pass, the files of packages none of which has run yet lead), each part in order."""
+    heads = split([f for f in files if f in leading], weights, shards) if leading else []
+    tails = split([f for f in files if f not in leading], weights, shards)
+    runs = [head + tail for head, tail in itertools.zip_longest(heads, tails, fillvalue=[])]
+    return [run for run in runs if run]
 
 
 def _weight(weights: dict[str, float], path: str) -> float:
@@ -206,7 +218,8 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
         guess = cost.round_seconds(batch, found.files, budget.shards) if runs else budget.seconds / PILOT_SHARE
         what = "the pilot" if not runs else "the next round"
         with reporter.task(f"running {len(batch)} of {len(order)} test files ({what})"):
-            chunks = split(batch, found.files, budget.shards)
+            whole = {package_of(f) for f in ran if f not in cut}
+            chunks = split_led(batch, {f for f in batch if package_of(f) not in whole}, found.files, budget.shards)
             run, shard_runs = sharded_run(runtime, gold, chunks, 0, deadline=max(30.0, min(allowance, 2 * guess + 30)))
         runs.append(run)
         ran += batch

@@ -311,3 +311,39 @@ def test_a_retried_file_whose_second_run_reports_nothing_is_left_out_not_kept_on
     assert runs_of["pkg3/test_3.py"] >= 2
     assert "pkg3/test_3.py" not in sample.kept_files and "pkg3/test_3.py" in sample.left_out_files
     assert not any(node.startswith("pkg3/") for node in run.results)
+
+
+def test_a_packages_only_file_cut_when_no_round_is_left_runs_in_a_last_round_within_the_reserve(monkeypatch):
+    """A round that overruns until the budget has no room for another still leaves no
+    package out: the files it cut that were their package's first run in a last round of
+    their own, within the budget's reserve."""
+    clock = Clock()
+    rounds: list[tuple[list[str], float]] = []
+    files = {f"pkg{i}/test_{i}.py": 3.0 for i in range(8)}
+    cut = {"pkg6/test_6.py": 1}
+
+    def run_tests(runtime, image, workdir, command, node_ids=(), *, paths=(), timeout=0):
+        done = []
+        for path in paths:
+            if cut.get(path, 0) > 0:
+                cut[path] -= 1
+                clock.advance(90)  # the engine slowed down: this round eats the budget
+                break
+            done.append(path)
+        clock.advance(len(done) / 2)
+        return TestRun(exit_code=shards.DEADLINE_EXIT if len(done) < len(paths) else 0, seconds=len(paths),
+                       report_found=True, results={f"{p}::t{j}": TestResult(outcome="passed", seconds=0.3)
+                                                   for p in done for j in range(3)})
+
+    real = shards.sharded_run
+
+    def each_round(runtime, gold, chunks, timeout, **kwargs):
+        rounds.append(([f for chunk in chunks for f in chunk], kwargs["deadline"]))
+        return real(runtime, gold, chunks, timeout, **kwargs)
+
+    monkeypatch.setattr(shards, "sharded_run", each_round)
+    _, sample = _first_pass_of(monkeypatch, files, run_tests, clock)
+    last, deadline = rounds[-1]
+    assert last == ["pkg6/test_6.py"] and deadline <= 30
+    assert any("pkg6/test_6.py" in files for files, _ in rounds[:-1])  # cut there first
+    assert "pkg6/test_6.py" in sample.kept_files and sample.kept_packages == 8

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from cligym.config import SUITE_BUDGET, SUITE_SHARDS
-from cligym.gold.collection import COLLECT_CAP, collect, listed
+from cligym.gold.collection import COLLECT_CAP, Collected, collect, listed
 from cligym.harness.images import at_once
 from cligym.harness.testrun import run_tests
 from cligym.models.gold import GoldEnv, SuiteSample
@@ -184,16 +184,17 @@ class Budget:
 def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: Budget,
                reporter: Reporter, *, spent: float = 0.0,
                stop: Callable[[TestRun], bool] | None = None) -> tuple[TestRun, SuiteSample] | None:
-    """The suite's first run, in rounds, while the budget holds them and the repeats of what
-    they ran (``_Cost.repeats``): the pilot (the first files of the seeded order, which takes
-    a file of each package before a second of any), then rounds of the next files estimated
-    to fit, each at most about twice as long as the one before (a round that overruns loses
-    only its own files; those of a package none of whose files has finished run once more,
-    first in the next round: ``_again``). The merged run (in collection order) and the
-    sample record; None when neither collection nor a listing names a file
-    (the caller runs the suite whole). ``spent``: seconds of the budget already gone (an
-    earlier build's pass); ``stop``: asked of the run so far after each round, True ends
-    the pass there (the run asks for a repair, whose build makes the rest of it moot)."""
+    """The suite's first run, in rounds, while the budget (less its reserve: ``RESERVE_SHARE``)
+    holds them and the repeats of what they ran (``_Cost.repeats``): the pilot (the first
+    files of the seeded order, which takes a file of each package before a second of any),
+    then rounds of the next files estimated to fit, each at most about twice as long as the
+    one before (a round that overruns loses only its own files; those of a package none of
+    whose files has finished run once more, first in the next round: ``_again``; when no
+    round is left, in a last one of their own within the reserve). The merged run (in
+    collection order) and the sample record; None when neither collection nor a listing
+    names a file (the caller runs the suite whole). ``spent``: seconds of the budget already
+    gone (an earlier build's pass); ``stop``: asked of the run so far after each round, True
+    ends the pass there (the run asks for a repair, whose build makes the rest of it moot)."""
     started = time.monotonic() - spent
     with reporter.task("collecting the test suite"):
         found = collect(runtime, gold, test_paths, timeout=COLLECT_CAP)
@@ -202,62 +203,107 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
     if not found.files:
         return None
     order = stratified(list(found.files), budget.seed, found.files)
-    packages = len({package_of(f) for f in order})
+    reserve = budget.seconds / RESERVE_SHARE
+    rounds = _Rounds(runtime, gold, found)
     batch = order[:PILOT_FILES * budget.shards]
-    runs: list[TestRun] = []
-    ran: list[str] = []
-    cut: dict[str, str] = {}
-    cost = _Cost()
-    most: int | None = None  # the most files a shard ran to its end
-    retried: set[str] = set()
+    stopped = False
     while batch:
-        allowance = budget.seconds - (time.monotonic() - started) - cost.repeats(
-            [f for f in ran if f not in cut], found.files, budget.shards)
-        if allowance <= 0 and runs:
+        allowance = budget.seconds - reserve - (time.monotonic() - started) - rounds.repeats(budget.shards)
+        if allowance <= 0 and rounds.runs:
             break  # (the pilot runs whatever the budget: a gold needs some tests)
-        guess = cost.round_seconds(batch, found.files, budget.shards) if runs else budget.seconds / PILOT_SHARE
-        what = "the pilot" if not runs else "the next round"
+        guess = rounds.cost.round_seconds(batch, found.files, budget.shards) if rounds.runs \
+            else budget.seconds / PILOT_SHARE
+        what = "the pilot" if not rounds.runs else "the next round"
         with reporter.task(f"running {len(batch)} of {len(order)} test files ({what})"):
-            whole = {package_of(f) for f in ran if f not in cut}
-            chunks = split_led(batch, {f for f in batch if package_of(f) not in whole}, found.files, budget.shards)
-            run, shard_runs = sharded_run(runtime, gold, chunks, 0, deadline=max(30.0, min(allowance, 2 * guess + 30)))
-        runs.append(run)
-        ran += batch
+            again = rounds.run(batch, budget.shards, max(30.0, min(allowance, 2 * guess + 30)))
+        if stop is not None and stop(merged(rounds.runs, 0.0)):
+            stopped = True
+            break
+        left = again + [f for f in order if f not in set(rounds.ran) and f not in again]
+        allowance = budget.seconds - reserve - (time.monotonic() - started) - rounds.repeats(budget.shards)
+        batch = rounds.cost.fitting(left, found.files, budget.shards, min(allowance, 2 * rounds.runs[-1].seconds + 10))
+    last = [] if stopped else _firsts(rounds.retried - set(rounds.ran))
+    if last:  # packages a round's deadline cut whole, and no round left for them: the reserve's
+        with reporter.task(f"running {len(last)} test files, each the first of a package a deadline cut"):
+            rounds.run(last, budget.shards, max(30.0, min(reserve, budget.seconds - (time.monotonic() - started))))
+    return rounds.record(order, budget, time.monotonic() - started)
+
+
+#: The share of the gold budget the first pass keeps for a last round of its own for the
+#: files of packages a round's deadline cut whole (``first_pass``); unused, the repeats get it.
+RESERVE_SHARE = 7
+
+
+def _firsts(files: Collection[str]) -> list[str]:
+    """One file of each package of ``files`` (the first by name)."""
+    out: dict[str, str] = {}
+    for path in sorted(files):
+        out.setdefault(package_of(path), path)
+    return list(out.values())
+
+
+class _Rounds:
+    """The rounds of a first pass so far: their runs, the files they ran, those a deadline
+    cut (with why), what they say a file costs, and the most files a shard ran to its end."""
+
+    def __init__(self, runtime: Runtime, gold: GoldEnv, found: Collected) -> None:
+        self.runtime, self.gold, self.found = runtime, gold, found
+        self.runs: list[TestRun] = []
+        self.ran: list[str] = []
+        self.cut: dict[str, str] = {}
+        self.cost = _Cost()
+        self.most: int | None = None
+        self.retried: set[str] = set()
+
+    def repeats(self, shards: int) -> float:
+        return self.cost.repeats([f for f in self.ran if f not in self.cut], self.found.files, shards)
+
+    def run(self, batch: Sequence[str], shards: int, deadline: float) -> list[str]:
+        """A round of ``batch`` within ``deadline``, the files of packages none of which has
+        run yet leading every shard; the files it cut to run once more (``_again``)."""
+        whole = {package_of(f) for f in self.ran if f not in self.cut}
+        chunks = split_led(batch, {f for f in batch if package_of(f) not in whole}, self.found.files, shards)
+        run, shard_runs = sharded_run(self.runtime, self.gold, chunks, 0, deadline=deadline)
+        self.runs.append(run)
+        self.ran += batch
         newly: list[str] = []
+        counts = self.found.files if self.found.found_by == "collection" else None
         for chunk, shard in zip(chunks, shard_runs, strict=True):
-            left_in = unfinished(chunk, shard, found.files if found.found_by == "collection" else None)
+            left_in = unfinished(chunk, shard, counts)
             for path in left_in:
-                cut[path] = "the first run's deadline came before its shard finished it"
+                self.cut[path] = "the first run's deadline came before its shard finished it"
             newly += left_in[1:] + left_in[:1]  # the one the deadline caught last: those after it never started
             if shard.report_found and shard.exit_code not in (DEADLINE_EXIT, KILLED_EXIT):
-                most = max(most or 0, len(chunk))
-        cost.add(chunks, shard_runs, found.files)
-        if stop is not None and stop(merged(runs, 0.0)):
-            break
-        again = _again(newly, ran, cut, retried, {node.split("::")[0] for r in runs for node in r.results})
-        ran = [f for f in ran if f not in again]
-        runs = [_without(r, again) for r in runs] if again else runs  # its run again says what it does
-        left = again + [f for f in order if f not in set(ran) and f not in again]
-        allowance = budget.seconds - (time.monotonic() - started) - cost.repeats(
-            [f for f in ran if f not in cut], found.files, budget.shards)
-        batch = cost.fitting(left, found.files, budget.shards, min(allowance, 2 * run.seconds + 10))
-    why = {path: f"not sampled: the suite's runs would exceed the gold budget of {budget.seconds:.0f} s"
-           for path in order if path not in set(ran)}
-    first = merged(runs, time.monotonic() - started)
-    reported = {node.split("::")[0] for node in first.results} | set(found.errors)
-    for path in ran:
-        if path in cut:
-            why[path] = cut[path]
-        elif path not in reported:
-            why[path] = "its shard of the first run reported nothing (pytest wrote no report)"
-    kept = [f for f in found.files if f not in why]  # the suite's own order
-    estimated = cost.whole(order, found.files) if runs else None
-    sample = SuiteSample(budget_seconds=budget.seconds, shards=budget.shards, seed=budget.seed,
-                         files=len(found.files), tests=found.tests, found_by=found.found_by, kept_files=kept,
-                         left_out_files=why, packages=packages, kept_packages=len({package_of(f) for f in kept}),
-                         estimated_seconds=round(estimated, 1) if estimated is not None else None,
-                         shard_files=most)
-    return _in_order(first, kept), sample
+                self.most = max(self.most or 0, len(chunk))
+        self.cost.add(chunks, shard_runs, self.found.files)
+        reported = {node.split("::")[0] for r in self.runs for node in r.results}
+        again = _again(newly, self.ran, self.cut, self.retried, reported)
+        if again:
+            self.ran = [f for f in self.ran if f not in again]
+            self.runs = [_without(r, again) for r in self.runs]  # its run again says what it does
+        return again
+
+    def record(self, order: Sequence[str], budget: Budget, seconds: float) -> tuple[TestRun, SuiteSample]:
+        """The merged first run (of the kept files, in collection order) and the sample."""
+        found, ran = self.found, set(self.ran)
+        why = {path: f"not sampled: the suite's runs would exceed the gold budget of {budget.seconds:.0f} s"
+               for path in order if path not in ran}
+        first = merged(self.runs, seconds)
+        reported = {node.split("::")[0] for node in first.results} | set(found.errors)
+        for path in self.ran:
+            if path in self.cut:
+                why[path] = self.cut[path]
+            elif path not in reported:
+                why[path] = "its shard of the first run reported nothing (pytest wrote no report)"
+        kept = [f for f in found.files if f not in why]  # the suite's own order
+        estimated = self.cost.whole(order, found.files) if self.runs else None
+        sample = SuiteSample(budget_seconds=budget.seconds, shards=budget.shards, seed=budget.seed,
+                             files=len(found.files), tests=found.tests, found_by=found.found_by, kept_files=kept,
+                             left_out_files=why, packages=len({package_of(f) for f in order}),
+                             kept_packages=len({package_of(f) for f in kept}),
+                             estimated_seconds=round(estimated, 1) if estimated is not None else None,
+                             shard_files=self.most)
+        return _in_order(first, kept), sample
 
 
 def _again(newly: Sequence[str], ran: Sequence[str], cut: dict[str, str], retried: set[str],

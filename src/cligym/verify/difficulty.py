@@ -24,6 +24,7 @@ Every measure runs in containers of the broken image, with the task's own F2P te
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 
@@ -38,7 +39,7 @@ from cligym.models.reference import SystemState
 from cligym.models.task import AppliedChange, Difficulty, RepairStep
 from cligym.models.testrun import TestRun
 from cligym.models.timing import PhaseSeconds
-from cligym.runtime import Runtime
+from cligym.runtime import Runtime, Session
 
 def output_text(run: TestRun) -> str:
     """What a reader of a test run sees: every test's message and the output's tail."""
@@ -96,22 +97,70 @@ def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], s
     prefix, want = gold_pip_config(runtime, gold.image, gold.python)
     with runtime.session(image) as session:
         run_script(session, solution)
-        if tuple(pip_config(session, prefix)) != want:
-            return False  # known before the tests: nothing of them changes pip's configuration
-        run = run_tests_in_session(session, gold.workdir, gold.test_command, f2p,
-                                   timeout=hang_timeout(gold.test_seconds))
-        return run.report_found and set(f2p) <= run.passed()
+        return _as_the_reward_needs(session, gold, f2p, prefix, want)
+
+
+def _as_the_reward_needs(session: Session, gold: GoldEnv, f2p: list[str], prefix: str,
+                         want: tuple[str, ...]) -> bool:
+    """Is pip's configuration in ``session`` gold's (``want``), and then do the F2P tests pass?"""
+    if tuple(pip_config(session, prefix)) != want:
+        return False  # known before the tests: nothing of them changes pip's configuration
+    run = run_tests_in_session(session, gold.workdir, gold.test_command, f2p,
+                               timeout=hang_timeout(gold.test_seconds))
+    return run.report_found and set(f2p) <= run.passed()
 
 
 #: The task-blind battery of each world (``harness/scripts``).
 SWEEPERS = {"python": "sweeper.sh", "debian": "debian-sweeper.sh"}
 
 
+#: Where the Python sweeper unpacks the bundled pip it runs (``sweeper.sh``, step 5), and
+#: the line it prints when it did.
+SWEEPER_PIP = "/tmp/cligym-sweeper-pip"
+PIP_UNPACKED = "sweeper: pip unpacked"
+
+
+class _PipCopy:
+    """The last sweep's unpacked pip, its bytecode compiled (a tar of ``SWEEPER_PIP``): put
+    into the next sweep's container, it spares that sweep compiling pip again (about a
+    second); the sweeper uses it only when it was unpacked from a wheel of the same sha256
+    as the image's own, and unpacks that wheel otherwise."""
+
+    def __init__(self) -> None:
+        self.tar: bytes | None = None
+        self.lock = threading.Lock()
+
+    def offer(self, session: Session) -> None:
+        with self.lock:
+            tar = self.tar
+        if tar is not None:
+            session.put_archive(tar, SWEEPER_PIP.rsplit("/", 1)[0])
+
+    def keep(self, session: Session, output: str) -> None:
+        """After a sweep: its copy kept when it unpacked one; the copy removed from the
+        container (the tests then run in the state the sweep left)."""
+        tar = session.get_archive(SWEEPER_PIP) if PIP_UNPACKED in output else None
+        if tar is not None:
+            with self.lock:
+                self.tar = tar
+        session.exec(["rm", "-rf", SWEEPER_PIP], timeout=60)
+
+
+_PIP_COPY = _PipCopy()
+
+
 def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str],
                    state: SystemState | None = None) -> bool:
-    """Does the world's task-blind battery solve the state (``repair_solves``)?"""
-    battery = script(SWEEPERS["debian" if state is not None else "python"])
-    return repair_solves(runtime, gold, image, f2p, battery, state)
+    """Does the world's task-blind battery solve the state (``repair_solves``)? The Python
+    sweep's pip is the last sweep's copy where it can be (``_PipCopy``)."""
+    if state is not None:
+        return repair_solves(runtime, gold, image, f2p, script(SWEEPERS["debian"]), state)
+    prefix, want = gold_pip_config(runtime, gold.image, gold.python)
+    with runtime.session(image) as session:
+        _PIP_COPY.offer(session)
+        swept = run_script(session, script(SWEEPERS["python"]))
+        _PIP_COPY.keep(session, swept.output)
+        return _as_the_reward_needs(session, gold, f2p, prefix, want)
 
 
 def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedChange],

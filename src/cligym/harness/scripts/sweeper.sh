@@ -39,8 +39,10 @@ rm -f /etc/ld.so.preload
 ldconfig 2>&1
 
 step "3 bytecode"
-find / -xdev \( -name __pycache__ -type d -prune -exec rm -rf {} + \) -o \( -name '*.pyc' -type f -exec rm -f {} + \) \
-  2>/dev/null
+# (less the sweeper's own copy of pip, step 5: not the machine's)
+tool=/tmp/cligym-sweeper-pip
+find / -xdev -path "$tool" -prune -o \( -name __pycache__ -type d -prune -exec rm -rf {} + \) \
+  -o \( -name '*.pyc' -type f -exec rm -f {} + \) 2>/dev/null
 
 step "4 stray standard-library names in $PWD"
 names=$(/usr/bin/python3 -I -c 'import sys; print(" ".join(sorted(sys.stdlib_module_names)))' 2>/dev/null)
@@ -72,7 +74,10 @@ done
 # The venv is made without pip, and pip runs from the system's bundled wheel to install it
 # and the wheels at once, without compiling bytecode: what ensurepip installs, less the
 # bytecode it compiles (seconds per sweep; imports compile what they need). Without a
-# bundled pip wheel, venv's own ensurepip does it.
+# bundled pip wheel, venv's own ensurepip does it. The bundled pip runs unpacked in $tool
+# (its imports leave their bytecode there); a copy an earlier sweep left, put there before
+# this one, is used when it was unpacked from a wheel of the same sha256 (else unpacked
+# again, and the sweep's last line says so).
 bundled=""
 bundled_pip=""
 for wheel in /usr/share/python-wheels/*.whl; do
@@ -86,6 +91,13 @@ if [ -n "${VIRTUAL_ENV:-}" ] && [ -n "$bundled_pip" ]; then
   /usr/bin/python3 -I -m venv --clear --without-pip "$VIRTUAL_ENV" 2>&1
   wheels="$bundled $wheels"
   pip="$VIRTUAL_ENV/bin/python -I $bundled_pip/pip"
+  sum=$(sha256sum "$bundled_pip" 2>/dev/null | cut -d ' ' -f 1)
+  if [ -n "$sum" ] && [ "$(cat "$tool/wheel.sha256" 2>/dev/null)" != "$sum" ]; then
+    rm -rf "$tool"
+    /usr/bin/python3 -I -m zipfile -e "$bundled_pip" "$tool" 2>&1 && echo "$sum" > "$tool/wheel.sha256" &&
+      unpacked=1
+  fi
+  [ -n "$sum" ] && [ "$(cat "$tool/wheel.sha256" 2>/dev/null)" = "$sum" ] && pip="$VIRTUAL_ENV/bin/python -I $tool/pip"
 elif [ -n "${VIRTUAL_ENV:-}" ]; then
   /usr/bin/python3 -I -m venv --clear "$VIRTUAL_ENV" 2>&1
   pip="$VIRTUAL_ENV/bin/python -I -m pip"
@@ -119,4 +131,5 @@ if [ -n "$wheels" ] && ! $pip install --no-index $links --no-compile --force-rei
 fi
 
 wait "$system_files"  # step 6
+[ -n "${unpacked:-}" ] && echo "sweeper: pip unpacked"  # (last: the one line a caller reading the tail needs)
 exit 0

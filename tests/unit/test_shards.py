@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cligym.gold.collection import parse_collection
-from cligym.gold.shards import (DEADLINE_EXIT, _Cost, merged, package_of, split, split_led, stratified,
-                                unfinished)
+from cligym.gold.sampling import package_of, split, split_led, stratified
+from cligym.gold.shards import DEADLINE_EXIT, _Cost, merged, unfinished
 from cligym.models.testrun import TestResult, TestRun
 
 COLLECTED = """\
@@ -148,15 +148,15 @@ def test_later_runs_put_no_more_files_in_one_container_than_the_first_pass_ran(m
     container of the first pass ran to its end, run ``shards`` at a time."""
     from types import SimpleNamespace
 
-    from cligym.gold import shards
+    from cligym.gold import sampling, shards
     from cligym.models.gold import SuiteSample
 
     files = [f"tests/test_{i}.py" for i in range(10)]
     sample = SuiteSample(budget_seconds=60, shards=2, seed=0, files=10, tests=None, packages=1, kept_packages=1,
                          kept_files=files, shard_files=3)
-    chunks = shards.chunks_of(files, {}, sample)
+    chunks = sampling.chunks_of(files, {}, sample)
     assert len(chunks) == 4 and max(map(len, chunks)) <= 3 and [f for c in chunks for f in c] == files
-    assert len(shards.chunks_of(files, {}, sample.model_copy(update={"shard_files": None}))) == 2
+    assert len(sampling.chunks_of(files, {}, sample.model_copy(update={"shard_files": None}))) == 2
 
     at_once_sizes: list[int] = []
     real_at_once = shards.at_once

@@ -10,7 +10,8 @@ from functools import partial
 
 from cligym.errors import GoldFailed
 from cligym.gold.diagnose import collection_errors, decisive_lines, why_left_out
-from cligym.gold.shards import DEADLINE_EXIT, chunks_of, package_of, sharded_run, unfinished
+from cligym.gold.sampling import chunks_of, package_of
+from cligym.gold.shards import DEADLINE_EXIT, sharded_run, unfinished
 from cligym.harness.images import side_by_side
 from cligym.harness.testrun import run_tests
 from cligym.models.gold import GoldEnv, SuiteSample

@@ -6,7 +6,7 @@ directory:
 - ``GoldDir`` (``cligym gold``): gold.json, probe.json (probe-debian.json for a Debian package);
 - ``RunDir`` (``cligym invert``, re-checked by ``cligym verify``): config.json, summary.json, verify.json,
   candidates/NNNN.json, tasks/<instance_id>/{instance,issues}.json, trajectories/NNNN.json, probe.json,
-  registry.json (``cligym images push``);
+  registry.json (``cligym images push``), references/ (``ReferenceStore``);
 - ``ExportDir`` (``cligym export``): one task directory per task, or a ``TaskTable`` (tasks.jsonl, its Parquet
   twin and card); its reports go *beside* it (``OUT.export.json``, ``OUT.validate.json``,
   ``OUT.registry.json``): Terminal-Bench 1.0's ``Dataset`` takes *every* entry of OUT as a task id, so even a
@@ -66,6 +66,17 @@ class GoldDir:  # what ``cligym gold`` writes
 
 
 @dataclass(frozen=True)
+class ReferenceStore:  # the gold references a run read (``cligym.harness.reference.gather``), by a hash of their source
+    path: Path
+
+    def record(self, key: str) -> Path:
+        return self.path / f"{safe_id(key, 'reference key')}.json"
+
+    def pristine(self, key: str) -> Path:
+        return self.path / f"{safe_id(key, 'reference key')}.tar"
+
+
+@dataclass(frozen=True)
 class RunDir:  # what ``cligym invert`` writes (and ``cligym verify`` reports into)
     path: Path
 
@@ -78,6 +89,10 @@ class RunDir:  # what ``cligym invert`` writes (and ``cligym verify`` reports in
     flaky = _At("flaky.json")  # gold tests found flaky on the way (models.run.FlakyTests)
     candidates = _At("candidates")
     tasks = _At("tasks")
+
+    @property
+    def references(self) -> ReferenceStore:
+        return ReferenceStore(self.path / "references")
 
     def candidate(self, attempt: int) -> Path:
         return self.candidates / f"{attempt:04d}.json"

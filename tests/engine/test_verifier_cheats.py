@@ -249,3 +249,30 @@ def test_gold_is_read_once_per_set_of_tests(runtime, gold_envs, monkeypatch):
     reference._read_gold.cache_clear()  # a fresh read gives the same
     fresh, fresh_tar = reference.gather(runtime, gold.image, instance_id="b", f2p=tests[:3], p2p=tests[3:], **args)
     assert sessions and fresh == second and fresh_tar == tar
+
+
+def test_a_runs_stored_gold_reference_is_read_back_without_a_container(runtime, gold_envs, monkeypatch, tmp_path):
+    """What invert read for a set of tests, kept in the run's store, is what its export (another
+    process: nothing in memory) reads back, with no container; a record it cannot read is
+    read again from gold."""
+    from cligym.harness import reference
+    from cligym.layout import ReferenceStore
+
+    gold = gold_envs("markupsafe==3.0.2")
+    tests = [t for t in gold.tests if t.startswith("tests/test_escape.py::")][:6]
+    store = ReferenceStore(tmp_path / "references")
+    args = dict(workdir=gold.workdir, test_command=gold.test_command, order=tests, f2p=tests[:2], p2p=tests[2:],
+                store=store)
+    first, tar = reference.gather(runtime, gold.image, instance_id="a", **args)
+    reference._read_gold.cache_clear()
+    sessions = []
+    real = runtime.session
+    monkeypatch.setattr(runtime, "session", lambda *a, **k: sessions.append(a) or real(*a, **k))
+    again, again_tar = reference.gather(runtime, gold.image, instance_id="a", **args)
+    assert sessions == [] and again == first and again_tar == tar
+    [record] = store.path.glob("*.json")
+    record.write_text('{"not": "a reference"}')
+    reference._read_gold.cache_clear()
+    fresh, fresh_tar = reference.gather(runtime, gold.image, instance_id="a", **args)
+    assert sessions and fresh == first and fresh_tar == tar
+    assert reference.GoldReference.model_validate_json(record.read_text()).pristine == first.pristine

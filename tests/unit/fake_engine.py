@@ -129,7 +129,7 @@ class FakeEngine:
         return any(self.line(text).blocks for text in undone)
 
     def check_broken_state(self, runtime, gold, files, tag: str, f2p, p2p, solution, *, order=(),
-                           untouchable=None, state=None, fallback=None) -> Verification:
+                           untouchable=None, state=None, fallback=None, store=None) -> Verification:
         self.verified.append(tag)
         if self.verify is not None:
             verification = self.verify(tag, list(f2p))

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from cligym.harness.reference import gather
-from cligym.layout import ExportDir, TaskDir
+from cligym.layout import ExportDir, ReferenceStore, TaskDir
 from cligym.models.issue import TaskIssues
 from cligym.models.reference import GoldReference
 from cligym.models.task import Task, run_order
@@ -40,9 +40,11 @@ class Exporter(ABC):
 
     @abstractmethod
     def export(self, items: list[Item], out: ExportDir, *, style: str, hint: bool,
-               runtime: Runtime | None = None, bases: Mapping[str, str] | None = None) -> None:
+               runtime: Runtime | None = None, bases: Mapping[str, str] | None = None,
+               references: ReferenceStore | None = None) -> None:
         """Write every task into ``out`` (an empty directory); formats that build FROM the
-        gold images read their gold reference from them through ``runtime``. ``bases``
+        gold images read their gold reference from them through ``runtime`` (or from
+        ``references``, the run's store, where its invert read it already). ``bases``
         names each gold image as the tasks should build FROM it (e.g. pinned by digest in
         a registry); a gold image it does not name keeps its local name."""
 
@@ -59,13 +61,15 @@ class TaskDirExporter(Exporter):
     instruction and a verifier that judges with gold's files (``cligym.harness.reference``)."""
 
     def export(self, items: list[Item], out: ExportDir, *, style: str, hint: bool,
-               runtime: Runtime | None = None, bases: Mapping[str, str] | None = None) -> None:
+               runtime: Runtime | None = None, bases: Mapping[str, str] | None = None,
+               references: ReferenceStore | None = None) -> None:
         runtime = runtime or Runtime()
         for task, issues in items:
             # the gold reference and pristine files, from a container of the local gold image
             reference, pristine = gather(runtime, task.image_name, instance_id=task.instance_id, workdir=task.workdir,
                                          test_command=task.test_command, f2p=task.FAIL_TO_PASS,
-                                         p2p=task.PASS_TO_PASS, order=run_order(task), state=task.state)
+                                         p2p=task.PASS_TO_PASS, order=run_order(task), state=task.state,
+                                         store=references)
             text = issues.text(style)
             instruction = (text.with_hint if hint else text.without_hint) + ground_rules(task)
             self.write_task(shipped(task, bases), instruction, out.task(task.instance_id), reference, pristine)

@@ -52,5 +52,5 @@ class JsonlExporter(Exporter):
     builds_from_gold = False
 
     def export(self, items: list[Item], out: ExportDir, *, style: str, hint: bool, runtime=None,
-               bases: Mapping[str, str] | None = None) -> None:
+               bases: Mapping[str, str] | None = None, references=None) -> None:
         write_rows(out, [row(shipped(task, bases), issues, style) for task, issues in items])

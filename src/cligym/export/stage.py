@@ -189,7 +189,8 @@ def export(
     pinned = {image: record.pinned for image, record in pushed.items()}
     prepare_output(target, force)
     exporter.export(items, target, style=style, hint=hint,
-                    runtime=(runtime or Runtime()) if exporter.builds_from_gold else None, bases=pinned)
+                    runtime=(runtime or Runtime()) if exporter.builds_from_gold else None, bases=pinned,
+                    references=RunDir(run_dir).references)
     images_of_tasks = push_task_images(runtime or Runtime(), registry, target) if task_images else {}
     if pushed:
         save(RegistryIndex(images=[*pushed.values(), *images_of_tasks.values()]), target.registry)

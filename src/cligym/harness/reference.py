@@ -26,14 +26,19 @@ of the gold image, with network none, what decides how the tests run:
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 import shlex
+
+from pydantic import ValidationError
 
 from cligym.errors import CligymError
 from cligym.harness.bundle import script
 from cligym.harness.busybox import busybox_sh, lines_of, put_functions
 from cligym.harness.debian_reference import gather_debian
+from cligym.layout import ReferenceStore
+from cligym.models.io import write_atomic
 from cligym.models.reference import GoldReference, JunitKey, SystemState
 from cligym.runtime import Runtime, Session
 
@@ -151,16 +156,38 @@ def _read_reference(session: Session, interpreter: str, args: dict) -> dict:
 def gather(
     runtime: Runtime, image: str, *, instance_id: str, workdir: str, test_command: str,
     f2p: list[str], p2p: list[str], order: list[str], state: SystemState | None = None,
+    store: ReferenceStore | None = None,
 ) -> tuple[GoldReference, bytes]:
     """The gold reference of a task and its pristine files (a tar), read from ``image`` (a
-    gold image, whose tag names its content) once per set of tests; a Debian-world task's
-    (``state`` given) by ``cligym.harness.debian_reference``."""
+    gold image, whose tag names its content) once per set of tests, and kept in ``store``
+    when given (a run's: its export then reads it there, not again from gold); a
+    Debian-world task's (``state`` given) by ``cligym.harness.debian_reference``."""
     if state is not None:
         return gather_debian(runtime, image, instance_id=instance_id, workdir=workdir, test_command=test_command,
                              f2p=f2p, p2p=p2p, order=order, state=state)
-    read, tar = _read_gold(runtime, image, workdir, test_command, tuple(order))
+    read, tar = _stored(store, runtime, image, workdir, test_command, tuple(order))
     return read.model_copy(update={"instance_id": instance_id, "fail_to_pass": list(f2p),
                                    "pass_to_pass": list(p2p)}, deep=True), tar
+
+
+def _stored(store: ReferenceStore | None, runtime: Runtime, image: str, workdir: str, test_command: str,
+            order: tuple[str, ...]) -> tuple[GoldReference, bytes]:
+    """``_read_gold``'s answer, from ``store`` when it holds it (by a hash of the arguments:
+    the image's tag names its content), else read and put there (the tar first: a record
+    names a whole tar)."""
+    if store is None:
+        return _read_gold(runtime, image, workdir, test_command, order)
+    key = hashlib.sha256(json.dumps([image, workdir, test_command, list(order)]).encode()).hexdigest()[:32]
+    record, pristine = store.record(key), store.pristine(key)
+    if record.is_file() and pristine.is_file():
+        try:
+            return GoldReference.model_validate_json(record.read_bytes()), pristine.read_bytes()
+        except (OSError, ValidationError):
+            pass  # (unreadable, or of another version of the record: read it again)
+    read, tar = _read_gold(runtime, image, workdir, test_command, order)
+    write_atomic(pristine, tar)
+    write_atomic(record, read.model_dump_json())
+    return read, tar
 
 
 #: What gold says for a set of tests is kept for the most recent few: the candidates and

@@ -364,7 +364,7 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
     verification = check_broken_state(ctx.runtime, gold, ctx.probe.files, tag, f2p, p2p, solution,
                                       order=proposal.sample,
                                       untouchable=touches_tests(gold) if proposal.keep_tests else None,
-                                      state=ctx.state, fallback=fallback)
+                                      state=ctx.state, fallback=fallback, store=ctx.run.references)
     check.seconds.absorb(verification.seconds)
     if proposal.derive_solution and (verification.ok or len(verification.solution) <= KEEP_SOLUTION_BYTES):
         found["solution"] = verification.solution  # a derived one: discards keep small ones only

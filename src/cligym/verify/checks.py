@@ -14,6 +14,7 @@ from cligym.harness.images import build_broken
 from cligym.harness.reference import gather
 from cligym.harness.testrun import run_tests, run_tests_in_session
 from cligym.harness.trial import judge_image
+from cligym.layout import ReferenceStore
 from cligym.models.fs import LeakReport, Listing
 from cligym.models.reference import SystemState
 from cligym.models.gold import GoldEnv
@@ -45,6 +46,7 @@ def check_broken_state(
     untouchable: Callable[[str], bool] | None = None,
     state: SystemState | None = None,
     fallback: Callable[[LeakReport], str] | None = None,
+    store: ReferenceStore | None = None,
 ) -> Verification:
     """Check a broken image built from gold + ΔD alone against the recorded F2P/P2P sets.
 
@@ -60,7 +62,8 @@ def check_broken_state(
     that raises CligymError makes the state not solvable. ``fallback``: a second repair,
     derived and checked when the first fails (b) or (e); with it, a state neither repairs is
     ``no_offline_repair``, and ``Verification.refused`` says why each failed. ``state``: a Debian-world task's
-    (``Task.state``), which its verifier compares.
+    (``Task.state``), which its verifier compares. ``store``: where the gold reference read for
+    (e) is kept (the run's: its export reads it there).
     """
     seconds = PhaseSeconds()
     wanted = set(f2p) | set(p2p)
@@ -98,7 +101,7 @@ def check_broken_state(
             verification = _failed("not_solvable", f"no solution could be derived: {exc}")
         else:
             verification = verifier_check(runtime, gold, image, f2p, p2p, selected, script, timeout=timeout,
-                                          state=state)
+                                          state=state, store=store)
             if verification.ok or verification.kind == "trivial":  # the state's fault, not the repair's
                 break
         refused.append(f"{'the fallback' if refused else 'the repair'}: {verification.reason[:240]}")
@@ -125,7 +128,7 @@ def _repeats_differ(runs: Iterable[TestRun], selected: list[str], f2p: list[str]
 
 def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], p2p: list[str],
                    selected: list[str], solution: str, timeout: float = 900,
-                   state: SystemState | None = None) -> Verification:
+                   state: SystemState | None = None, store: ReferenceStore | None = None) -> Verification:
     """(b) and (e): the solution, then the selected tests in its container, all pass (else
     ``not_solvable``); the exported task's verifier, built from gold as the export will
     build it, then judges that container: reward 1 (else ``not_solvable``: the repair leaves
@@ -133,7 +136,8 @@ def verifier_check(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], 
     (else the verifier repairs the state by itself, e.g. by restoring gold's test files, and
     the state is ``trivial``)."""
     reference, pristine = gather(runtime, gold.image, instance_id="candidate", workdir=gold.workdir,
-                              test_command=gold.test_command, f2p=f2p, p2p=p2p, order=selected, state=state)
+                              test_command=gold.test_command, f2p=f2p, p2p=p2p, order=selected, state=state,
+                              store=store)
     judged = judge_image(runtime, image, reference, pristine, solution, gold, selected, timeout)
     if judged.fixed.exit_code != 0:
         return _failed("not_solvable", f"the solution exited {judged.fixed.exit_code}: "

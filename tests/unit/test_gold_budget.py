@@ -114,6 +114,27 @@ def test_the_last_files_of_a_package_a_repeat_cut_run_again_and_those_that_finis
     assert gold.tests == ["a.py::t", "b.py::t", "c/e.py::t"] and gold.flaky == [] and gold.failing == []
 
 
+def test_a_cut_file_with_no_passing_test_is_not_rescued_and_no_run_names_no_test(monkeypatch):
+    """A file whose tests all skipped in the first run gives no gold test: its package is not
+    worth a rescue; and a run by id of no id (pytest would run the whole suite) is not made."""
+    kept = ["a.py", "c/d.py"]
+    gold, first = _sampled_gold(kept)
+    first.results["c/d.py::t"] = TestResult(outcome="skipped", seconds=0.0)
+    calls: list[tuple[list[str], list[str]]] = []
+    cutting = _cutting({"c/d.py"}, [])
+
+    def run_tests(runtime, image, workdir, command, node_ids=(), *, paths=(), timeout=0):
+        calls.append((list(node_ids), list(paths)))
+        return cutting(runtime, image, workdir, command, node_ids, paths=paths, timeout=timeout)
+
+    monkeypatch.setattr(shards, "run_tests", run_tests)
+    suite.record_suite(None, gold, [], runs=3, timeout=200, reporter=Reporter(), first=first, deadline=30)
+    assert len(calls) == 3 and all(ids or paths for ids, paths in calls)  # two shards, and a.py's ids
+    assert gold.suite.kept_files == ["a.py"] and gold.tests == ["a.py::t"]
+    no_ids = suite.selection_run(None, gold, first.model_copy(update={"results": {}}), timeout=10)
+    assert no_ids.run.results == {} and len(calls) == 3
+
+
 def test_without_a_deadline_nothing_is_cut(monkeypatch):
     kept = ["a.py", "b.py", "c/d.py", "c/e.py"]
     gold, first = _sampled_gold(kept)

@@ -72,6 +72,10 @@ def test_a_rounds_files_of_packages_not_yet_run_lead_every_shard():
                                                                                               files.index(f)))
     assert abs(len(chunks[0]) - len(chunks[1])) <= 1
     assert split_led(files, set(), {}, 2) == split(files, {}, 2)
+    # a heavy leading file: the others fill the other run, not half of each
+    heavy = split_led(["p/1", "q/1", "q/2", "q/3", "q/4"], {"p/1"}, {"p/1": 40, "q/1": 5, "q/2": 5, "q/3": 5,
+                                                                     "q/4": 5}, 2)
+    assert heavy == [["p/1"], ["q/1", "q/2", "q/3", "q/4"]]
 
 
 def test_shards_merge_into_one_run_and_a_silent_shard_adds_no_result():

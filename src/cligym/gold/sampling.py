@@ -5,7 +5,6 @@ first pass (``cligym.gold.shards``) and the repeats (``cligym.gold.suite``) run 
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Collection, Sequence
 
@@ -66,10 +65,19 @@ def split_led(files: Sequence[str], leading: Collection[str], weights: dict[str,
               shards: int) -> list[list[str]]:
     """``files`` cut into at most ``shards`` runs of about equal weight, each beginning with
     its share of those in ``leading`` (a deadline cuts a run's last files: of a round of the
-    first pass, the files of packages none of which has run yet lead), each part in order."""
+    first pass, the files of packages none of which has run yet lead); the others, in
+    order, fill each run up to an equal share of the whole weight."""
     heads = split([f for f in files if f in leading], weights, shards) if leading else []
-    tails = split([f for f in files if f not in leading], weights, shards)
-    runs = [head + tail for head, tail in itertools.zip_longest(heads, tails, fillvalue=[])]
+    runs = heads + [[] for _ in range(max(1, min(shards, len(files))) - len(heads))]
+    share = sum(weight_of(weights, f) for f in files) / len(runs)
+    load = [sum(weight_of(weights, f) for f in run) for run in runs]
+    at = 0
+    for path in (f for f in files if f not in leading):
+        weight = weight_of(weights, path)
+        while at < len(runs) - 1 and load[at] + weight / 2 >= share:  # where the file's middle falls
+            at += 1
+        runs[at].append(path)
+        load[at] += weight
     return [run for run in runs if run]
 
 

@@ -12,7 +12,7 @@ with why, in the gold record's ``SuiteSample``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cligym.config import SUITE_BUDGET, SUITE_SHARDS
@@ -149,15 +149,16 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
             else budget.seconds / PILOT_SHARE
         what = "the pilot" if not rounds.runs else "the next round"
         with reporter.task(f"running {len(batch)} of {len(order)} test files ({what})"):
-            again = rounds.run(batch, budget.shards, max(30.0, min(allowance, 2 * guess + 30)))
+            newly = rounds.run(batch, budget.shards, max(30.0, min(allowance, 2 * guess + 30)))
         if stop is not None and stop(merged(rounds.runs, 0.0)):
             stopped = True
             break
+        again = rounds.again(newly)
         left = again + [f for f in order if f not in set(rounds.ran) and f not in again]
         allowance = budget.seconds - reserve - (time.monotonic() - started) - rounds.repeats(budget.shards)
         batch = rounds.cost.fitting(left, found.files, budget.shards, min(allowance, 2 * rounds.runs[-1].seconds + 10))
-    last = [] if stopped else _firsts(rounds.retried - set(rounds.ran))
-    if last:  # packages a round's deadline cut whole, and no round left for them: the reserve's
+    last = [] if stopped else rounds.uncovered(order)
+    if last:  # packages a round's deadline cut whole, and no round left for them: the reserve's (30 s at least)
         with reporter.task(f"running {len(last)} test files, each the first of a package a deadline cut"):
             rounds.run(last, budget.shards, max(30.0, min(reserve, budget.seconds - (time.monotonic() - started))))
     return rounds.record(order, budget, time.monotonic() - started)
@@ -166,14 +167,6 @@ def first_pass(runtime: Runtime, gold: GoldEnv, test_paths: list[str], budget: B
 #: The share of the gold budget the first pass keeps for a last round of its own for the
 #: files of packages a round's deadline cut whole (``first_pass``); unused, the repeats get it.
 RESERVE_SHARE = 7
-
-
-def _firsts(files: Collection[str]) -> list[str]:
-    """One file of each package of ``files`` (the first by name)."""
-    out: dict[str, str] = {}
-    for path in sorted(files):
-        out.setdefault(package_of(path), path)
-    return list(out.values())
 
 
 class _Rounds:
@@ -194,8 +187,8 @@ class _Rounds:
 
     def run(self, batch: Sequence[str], shards: int, deadline: float) -> list[str]:
         """A round of ``batch`` within ``deadline``, the files of packages none of which has
-        run yet leading every shard; the files it cut to run once more (``_again``)."""
-        whole = {package_of(f) for f in self.ran if f not in self.cut}
+        run yet leading every shard; the files its deadline cut (those never started first)."""
+        whole = self._whole()
         chunks = split_led(batch, {f for f in batch if package_of(f) not in whole}, self.found.files, shards)
         run, shard_runs = sharded_run(self.runtime, self.gold, chunks, 0, deadline=deadline)
         self.runs.append(run)
@@ -210,12 +203,30 @@ class _Rounds:
             if shard.report_found and shard.exit_code not in (DEADLINE_EXIT, KILLED_EXIT):
                 self.most = max(self.most or 0, len(chunk))
         self.cost.add(chunks, shard_runs, self.found.files)
+        return newly
+
+    def _whole(self) -> set[str]:
+        """The packages a file of which has run to its end with a report."""
         reported = {node.split("::")[0] for r in self.runs for node in r.results}
-        again = _again(newly, self.ran, self.cut, self.retried, reported)
+        return {package_of(f) for f in self.ran if f not in self.cut and f in reported}
+
+    def again(self, newly: Sequence[str]) -> list[str]:
+        """Of the files a round cut (``newly``), those to run once more (``_again``), taken
+        out of what ran (their run again says what they do)."""
+        again = _again(newly, self.cut, self.retried, self._whole())
         if again:
             self.ran = [f for f in self.ran if f not in again]
-            self.runs = [_without(r, again) for r in self.runs]  # its run again says what it does
+            self.runs = [_without(r, again) for r in self.runs]
         return again
+
+    def uncovered(self, order: Sequence[str]) -> list[str]:
+        """For each package whose only files were cut and are to run once more, the first
+        of them in ``order`` (its lightest): what a last round runs."""
+        waiting, whole, out = self.retried - set(self.ran), self._whole(), {}
+        for path in order:
+            if path in waiting and package_of(path) not in whole:
+                out.setdefault(package_of(path), path)
+        return list(out.values())
 
     def record(self, order: Sequence[str], budget: Budget, seconds: float) -> tuple[TestRun, SuiteSample]:
         """The merged first run (of the kept files, in collection order) and the sample."""
@@ -240,15 +251,13 @@ class _Rounds:
         return _in_order(first, kept), sample
 
 
-def _again(newly: Sequence[str], ran: Sequence[str], cut: dict[str, str], retried: set[str],
-           reported: set[str]) -> list[str]:
+def _again(newly: Sequence[str], cut: dict[str, str], retried: set[str], whole: set[str]) -> list[str]:
     """Of the files a round's deadline cut (``newly``: those that never started first), those
-    of a package no file of which has run to its end with a report (``reported``), each once
-    (taken out of ``cut`` and added to ``retried``): they go first into the next round. An
-    engine under load overruns a round's estimate, and the files it cuts are, in the
-    stratified order, packages' first: without another run, such a package would be left
-    out of the sample whole."""
-    whole = {package_of(f) for f in ran if f not in cut and f in reported}
+    of a package none of whose files has run to its end with a report (``whole`` holds
+    those that have), each once (taken out of ``cut`` and added to ``retried``): they go
+    first into the next round. An engine under load overruns a round's estimate, and the
+    files it cuts are, in the stratified order, packages' first: without another run, such
+    a package would be left out of the sample whole."""
     again = [f for f in newly if f not in retried and package_of(f) not in whole]
     for path in again:
         del cut[path]

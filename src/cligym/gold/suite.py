@@ -66,7 +66,9 @@ def selection_run(runtime: Runtime, gold: GoldEnv, first: TestRun, timeout: floa
     them: an id rebuilt wrongly from the report comes back ``missing`` (split between the
     shards by file, with a sample record; within ``deadline`` when given)."""
     passed = [n for n in first.results if first.passes(n)]
-    if gold.suite is not None and gold.suite.shards > 1 and passed:
+    if not passed:  # (no id to name: pytest given none would run the whole suite)
+        return Ran(TestRun(exit_code=0, seconds=0.0, report_found=True))
+    if gold.suite is not None and gold.suite.shards > 1:
         by_file: dict[str, list[str]] = {}
         for node in passed:
             by_file.setdefault(node.split("::")[0], []).append(node)
@@ -231,7 +233,7 @@ def _rescue(runtime: Runtime, gold: GoldEnv, test_paths: list[str], runs: int, t
     run again, every repeat of them, within ``RESCUE_SECONDS``: those the rescue finishes
     keep its results and stay in the sample."""
     assert gold.suite is not None
-    lost = _orphans(gold.suite.kept_files, repeats.cut)
+    lost = _orphans(gold.suite.kept_files, repeats.cut, first)
     if not lost:
         return repeats
     with reporter.task(f"running again {len(lost)} test files, each its package's last, a repeat did not finish"):
@@ -253,11 +255,13 @@ def _replaced(run: TestRun, rescue: TestRun, lost: Sequence[str], rescued: Seque
     return run.model_copy(update={"results": results, "seconds": run.seconds + rescue.seconds})
 
 
-def _orphans(kept: Sequence[str], cut: dict[str, str]) -> list[str]:
-    """The files of ``cut`` whose package keeps no file of ``kept`` that is not cut (in
-    ``kept``'s order)."""
+def _orphans(kept: Sequence[str], cut: dict[str, str], first: TestRun) -> list[str]:
+    """The files of ``cut`` whose package keeps no file of ``kept`` that is not cut, and
+    with a test that passed in ``first`` (a file of none would give no gold test), in
+    ``kept``'s order."""
     whole = {package_of(f) for f in kept if f not in cut}
-    return [f for f in kept if f in cut and package_of(f) not in whole]
+    passing = {node.split("::")[0] for node in first.results if first.passes(node)}
+    return [f for f in kept if f in cut and package_of(f) not in whole and f in passing]
 
 
 def _only(run: TestRun, files: Iterable[str]) -> TestRun:

@@ -172,22 +172,35 @@ def gather(
 
 def _stored(store: ReferenceStore | None, runtime: Runtime, image: str, workdir: str, test_command: str,
             order: tuple[str, ...]) -> tuple[GoldReference, bytes]:
-    """``_read_gold``'s answer, from ``store`` when it holds it (by a hash of the arguments:
-    the image's tag names its content), else read and put there (the tar first: a record
-    names a whole tar)."""
+    """``_read_gold``'s answer, from ``store`` when it holds it, else read and put there
+    (the tar first: a record names a whole tar; a store that cannot be written to is only
+    not filled). Its key hashes the arguments, the image's id (a tag given by hand may name
+    another image later) and the code that reads it (``_reader_version``)."""
     if store is None:
         return _read_gold(runtime, image, workdir, test_command, order)
-    key = hashlib.sha256(json.dumps([image, workdir, test_command, list(order)]).encode()).hexdigest()[:32]
+    source = [image, runtime.image_id(image), _reader_version(), workdir, test_command, list(order)]
+    key = hashlib.sha256(json.dumps(source).encode()).hexdigest()[:32]
     record, pristine = store.record(key), store.pristine(key)
     if record.is_file() and pristine.is_file():
         try:
             return GoldReference.model_validate_json(record.read_bytes()), pristine.read_bytes()
         except (OSError, ValidationError):
-            pass  # (unreadable, or of another version of the record: read it again)
+            pass  # (unreadable, or not a reference record: read it again)
     read, tar = _read_gold(runtime, image, workdir, test_command, order)
-    write_atomic(pristine, tar)
-    write_atomic(record, read.model_dump_json())
+    try:
+        write_atomic(pristine, tar)
+        write_atomic(record, read.model_dump_json())
+    except OSError:
+        pass
     return read, tar
+
+
+@functools.cache
+def _reader_version() -> str:
+    """A hash of what makes a reference: the scripts that read it and its record's schema."""
+    parts = [script(name) for name in ("read_reference.py", "read_loader.py", "fingerprint.sh")]
+    parts.append(json.dumps(GoldReference.model_json_schema(), sort_keys=True))
+    return hashlib.sha256("\0".join(p if isinstance(p, str) else p.decode() for p in parts).encode()).hexdigest()
 
 
 #: What gold says for a set of tests is kept for the most recent few: the candidates and

@@ -114,52 +114,57 @@ def _as_the_reward_needs(session: Session, gold: GoldEnv, f2p: list[str], prefix
 SWEEPERS = {"python": "sweeper.sh", "debian": "debian-sweeper.sh"}
 
 
-#: Where the Python sweeper unpacks the bundled pip it runs (``sweeper.sh``, step 5), and
-#: the line it prints when it did.
+#: Where the Python sweeper runs the bundled pip unpacked (``sweeper.sh``, step 5), and the
+#: last line it prints when that was a copy put there before it.
 SWEEPER_PIP = "/tmp/cligym-sweeper-pip"
-PIP_UNPACKED = "sweeper: pip unpacked"
+PIP_FROM_COPY = "sweeper: pip from the copy"
 
 
 class _PipCopy:
-    """The last sweep's unpacked pip, its bytecode compiled (a tar of ``SWEEPER_PIP``): put
-    into the next sweep's container, it spares that sweep compiling pip again (about a
-    second); the sweeper uses it only when it was unpacked from a wheel of the same sha256
-    as the image's own, and unpacks that wheel otherwise."""
+    """A gold image's bundled pip, unpacked and compiled in a container of that image
+    (``sweeper.sh --pip-copy``; a tar of ``SWEEPER_PIP``), made once for the last gold asked
+    for: put into a sweep's container, it spares the sweep compiling pip (about a second).
+    The sweeper uses it only when it was unpacked from a wheel with the sha256 of the
+    image's own; it is never taken back from a broken image."""
 
     def __init__(self) -> None:
+        self.image = ""
         self.tar: bytes | None = None
         self.lock = threading.Lock()
 
-    def offer(self, session: Session) -> None:
+    def of(self, runtime: Runtime, gold: GoldEnv) -> bytes | None:
         with self.lock:
-            tar = self.tar
-        if tar is not None:
-            session.put_archive(tar, SWEEPER_PIP.rsplit("/", 1)[0])
-
-    def keep(self, session: Session, output: str) -> None:
-        """After a sweep: its copy kept when it unpacked one; the copy removed from the
-        container (the tests then run in the state the sweep left)."""
-        tar = session.get_archive(SWEEPER_PIP) if PIP_UNPACKED in output else None
-        if tar is not None:
-            with self.lock:
-                self.tar = tar
-        session.exec(["rm", "-rf", SWEEPER_PIP], timeout=60)
+            if self.image == gold.image:
+                return self.tar
+        tar = None
+        with runtime.session(gold.image) as session:
+            session.put_files({SWEEPER_COPY_SCRIPT: script(SWEEPERS["python"])})
+            if session.exec(["sh", SWEEPER_COPY_SCRIPT, "--pip-copy"], timeout=300).ok:
+                tar = session.get_archive(SWEEPER_PIP)
+        with self.lock:
+            self.image, self.tar = gold.image, tar
+        return tar
 
 
+#: Where the sweeper is put to make the copy (in a gold container).
+SWEEPER_COPY_SCRIPT = "/tmp/cligym-sweeper.sh"
 _PIP_COPY = _PipCopy()
 
 
 def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str],
                    state: SystemState | None = None) -> bool:
     """Does the world's task-blind battery solve the state (``repair_solves``)? The Python
-    sweep's pip is the last sweep's copy where it can be (``_PipCopy``)."""
+    sweep's pip is gold's, compiled, where it can be (``_PipCopy``)."""
     if state is not None:
         return repair_solves(runtime, gold, image, f2p, script(SWEEPERS["debian"]), state)
     prefix, want = gold_pip_config(runtime, gold.image, gold.python)
+    copy = _PIP_COPY.of(runtime, gold)
     with runtime.session(image) as session:
-        _PIP_COPY.offer(session)
-        swept = run_script(session, script(SWEEPERS["python"]))
-        _PIP_COPY.keep(session, swept.output)
+        session.exec(["rm", "-rf", SWEEPER_PIP], timeout=60)  # (the image's own, if it has one, is not used)
+        if copy is not None:
+            session.put_archive(copy, SWEEPER_PIP.rsplit("/", 1)[0])
+        run_script(session, script(SWEEPERS["python"]))
+        session.exec(["rm", "-rf", SWEEPER_PIP], timeout=60)  # the tests run in the state the sweep left
         return _as_the_reward_needs(session, gold, f2p, prefix, want)
 
 

@@ -20,9 +20,37 @@
 #     then wheel by wheel;
 #  6. refresh the CA certificates, regenerate the configured locales, and restore the time
 #     zone link to UTC when it dangles (beside step 5: neither touches the other's files).
+#
+# With --pip-copy it only prepares its pip (step 5) in $tool, compiled, and exits: run in a
+# gold container, that copy is what a harness puts into later sweeps' containers.
 # shellcheck disable=SC2086
 
 step() { echo "sweeper: $*"; }
+
+tool=/tmp/cligym-sweeper-pip
+# unpack_pip WHEEL: WHEEL unpacked in $tool with its sha256 beside it, unless $tool holds a
+# copy of a wheel with that sha256 already (put there before the sweep); pip_from says which
+unpack_pip() {
+  sum=$(sha256sum "$1" 2>/dev/null | cut -d ' ' -f 1)
+  [ -n "$sum" ] || return 1
+  if [ "$(cat "$tool/wheel.sha256" 2>/dev/null)" = "$sum" ]; then
+    pip_from="the copy"
+    return 0
+  fi
+  rm -rf "$tool"
+  /usr/bin/python3 -I -m zipfile -e "$1" "$tool" 2>&1 && echo "$sum" > "$tool/wheel.sha256" && pip_from=unpacked
+}
+bundled=""
+bundled_pip=""
+for wheel in /usr/share/python-wheels/*.whl; do
+  [ -f "$wheel" ] || continue
+  bundled="$bundled $wheel"
+  case "${wheel##*/}" in pip-*) bundled_pip=$wheel ;; esac
+done
+if [ "${1:-}" = "--pip-copy" ]; then
+  [ -n "$bundled_pip" ] && unpack_pip "$bundled_pip" && /usr/bin/python3 -I -m compileall -q "$tool" >/dev/null
+  exit
+fi
 
 step "0 a clean environment"
 for var in $(env | sed -n 's/^\(PYTHON[A-Za-z0-9_]*\|PIP_[A-Za-z0-9_]*\|LD_[A-Za-z0-9_]*\)=.*/\1/p'); do
@@ -40,7 +68,6 @@ ldconfig 2>&1
 
 step "3 bytecode"
 # (less the sweeper's own copy of pip, step 5: not the machine's)
-tool=/tmp/cligym-sweeper-pip
 find / -xdev -path "$tool" -prune -o \( -name __pycache__ -type d -prune -exec rm -rf {} + \) \
   -o \( -name '*.pyc' -type f -exec rm -f {} + \) 2>/dev/null
 
@@ -75,29 +102,15 @@ done
 # and the wheels at once, without compiling bytecode: what ensurepip installs, less the
 # bytecode it compiles (seconds per sweep; imports compile what they need). Without a
 # bundled pip wheel, venv's own ensurepip does it. The bundled pip runs unpacked in $tool
-# (its imports leave their bytecode there); a copy an earlier sweep left, put there before
-# this one, is used when it was unpacked from a wheel of the same sha256 (else unpacked
-# again, and the sweep's last line says so).
-bundled=""
-bundled_pip=""
-for wheel in /usr/share/python-wheels/*.whl; do
-  [ -f "$wheel" ] || continue
-  bundled="$bundled $wheel"
-  case "${wheel##*/}" in pip-*) bundled_pip=$wheel ;; esac
-done
+# (unpack_pip: a copy put there before the sweep, when it is of a wheel with the same
+# sha256, compiled already; the sweep's last line says which).
 links=""
 for house in $houses /opt/wheelhouse; do [ -d "$house" ] && links="$links --find-links $house"; done
 if [ -n "${VIRTUAL_ENV:-}" ] && [ -n "$bundled_pip" ]; then
   /usr/bin/python3 -I -m venv --clear --without-pip "$VIRTUAL_ENV" 2>&1
   wheels="$bundled $wheels"
   pip="$VIRTUAL_ENV/bin/python -I $bundled_pip/pip"
-  sum=$(sha256sum "$bundled_pip" 2>/dev/null | cut -d ' ' -f 1)
-  if [ -n "$sum" ] && [ "$(cat "$tool/wheel.sha256" 2>/dev/null)" != "$sum" ]; then
-    rm -rf "$tool"
-    /usr/bin/python3 -I -m zipfile -e "$bundled_pip" "$tool" 2>&1 && echo "$sum" > "$tool/wheel.sha256" &&
-      unpacked=1
-  fi
-  [ -n "$sum" ] && [ "$(cat "$tool/wheel.sha256" 2>/dev/null)" = "$sum" ] && pip="$VIRTUAL_ENV/bin/python -I $tool/pip"
+  unpack_pip "$bundled_pip" && pip="$VIRTUAL_ENV/bin/python -I $tool/pip"
 elif [ -n "${VIRTUAL_ENV:-}" ]; then
   /usr/bin/python3 -I -m venv --clear "$VIRTUAL_ENV" 2>&1
   pip="$VIRTUAL_ENV/bin/python -I -m pip"
@@ -131,5 +144,5 @@ if [ -n "$wheels" ] && ! $pip install --no-index $links --no-compile --force-rei
 fi
 
 wait "$system_files"  # step 6
-[ -n "${unpacked:-}" ] && echo "sweeper: pip unpacked"  # (last: the one line a caller reading the tail needs)
+[ -n "${pip_from:-}" ] && echo "sweeper: pip from $pip_from"  # (last: a caller may read the tail only)
 exit 0

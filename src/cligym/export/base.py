@@ -43,8 +43,8 @@ class Exporter(ABC):
                runtime: Runtime | None = None, bases: Mapping[str, str] | None = None,
                references: ReferenceStore | None = None) -> None:
         """Write every task into ``out`` (an empty directory); formats that build FROM the
-        gold images read their gold reference from them through ``runtime`` (or from
-        ``references``, the run's store, where its invert read it already). ``bases``
+        gold images read their gold reference from them through ``runtime`` (a Python
+        task's from ``references``, the run's store, where its invert read it already). ``bases``
         names each gold image as the tasks should build FROM it (e.g. pinned by digest in
         a registry); a gold image it does not name keeps its local name."""
 

@@ -216,7 +216,7 @@ class _Rounds:
         again = _again(newly, self.cut, self.retried, self._whole())
         if again:
             self.ran = [f for f in self.ran if f not in again]
-            self.runs = [_without(r, again) for r in self.runs]
+            self.runs = [r.of_files(again, but=True) for r in self.runs]
         return again
 
     def uncovered(self, order: Sequence[str]) -> list[str]:
@@ -331,12 +331,6 @@ def unfinished(chunk: Sequence[str], shard: TestRun, counts: dict[str, float] | 
     last = next(reversed(shard.results), None) if shard.results else None
     index = files.index(last.split("::")[0]) if last and last.split("::")[0] in files else 0
     return files[index:]
-
-
-def _without(run: TestRun, files: Sequence[str]) -> TestRun:
-    """``run`` less the results of ``files``."""
-    drop = set(files)
-    return run.model_copy(update={"results": {k: v for k, v in run.results.items() if k.split("::")[0] not in drop}})
 
 
 def _in_order(run: TestRun, files: Sequence[str]) -> TestRun:

@@ -4,7 +4,7 @@ the others do not."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -132,8 +132,8 @@ def record_suite(
     nothing passed. ``deadline``: the seconds all the runs after ``first`` get, with a sample
     record in ``gold.suite``; a kept file a repeat did not finish leaves the sample, with why
     (its tests ran too few times to say whether they pass every time), unless it was the last
-    of its package: those are run again, every repeat of them, in a rescue of at most
-    ``RESCUE_SECONDS`` beyond the deadline (``_rescue``)."""
+    of its package: those are run again, every repeat of them, in a rescue with a deadline
+    of ``RESCUE_SECONDS`` beyond the first (``_rescue``)."""
     if first is not None:
         _collected_some(first, gold)  # no point in running again a suite that collected nothing
     with reporter.task(f"running the test suite {runs} times", total=runs):
@@ -142,8 +142,8 @@ def record_suite(
         repeats = _rescue(runtime, gold, test_paths, runs, timeout, first, repeats, reporter)
     results, selected, cut = repeats.results, repeats.selected, repeats.cut
     if cut and gold.suite is not None:
-        results = [_without(run, cut) for run in results]
-        selected = _without(selected, cut) if selected is not None else None
+        results = [run.of_files(cut, but=True) for run in results]
+        selected = selected.of_files(cut, but=True) if selected is not None else None
         _leave_out(gold.suite, cut)
     first = results[0]
     _collected_some(first, gold)
@@ -230,14 +230,15 @@ RESCUE_SECONDS = 60.0
 def _rescue(runtime: Runtime, gold: GoldEnv, test_paths: list[str], runs: int, timeout: float, first: TestRun,
             repeats: _Repeats, reporter: Reporter) -> _Repeats:
     """``repeats`` with the cut files that were the last kept of their package (``_orphans``)
-    run again, every repeat of them, within ``RESCUE_SECONDS``: those the rescue finishes
+    run again, every repeat of them, with a deadline of ``RESCUE_SECONDS`` (a series of more
+    than three runs gives each later one ``REPEAT_FLOOR`` at least): those the rescue finishes
     keep its results and stay in the sample."""
     assert gold.suite is not None
     lost = _orphans(gold.suite.kept_files, repeats.cut, first)
     if not lost:
         return repeats
     with reporter.task(f"running again {len(lost)} test files, each its package's last, a repeat did not finish"):
-        again = _repeats(runtime, gold, test_paths, runs, timeout, _only(first, lost), RESCUE_SECONDS,
+        again = _repeats(runtime, gold, test_paths, runs, timeout, first.of_files(lost), RESCUE_SECONDS,
                          lambda: None, files=lost)
     rescued = [f for f in lost if f not in again.cut]
     results = [repeats.results[0], *(_replaced(run, more, lost, rescued)
@@ -251,7 +252,7 @@ def _rescue(runtime: Runtime, gold: GoldEnv, test_paths: list[str], runs: int, t
 def _replaced(run: TestRun, rescue: TestRun, lost: Sequence[str], rescued: Sequence[str]) -> TestRun:
     """``run`` with the results of ``lost`` files replaced by those its ``rescue`` has of the
     ``rescued`` ones, and the rescue's seconds added."""
-    results = {**_without(run, lost).results, **_only(rescue, rescued).results}
+    results = {**run.of_files(lost, but=True).results, **rescue.of_files(rescued).results}
     return run.model_copy(update={"results": results, "seconds": run.seconds + rescue.seconds})
 
 
@@ -262,18 +263,6 @@ def _orphans(kept: Sequence[str], cut: dict[str, str], first: TestRun) -> list[s
     whole = {package_of(f) for f in kept if f not in cut}
     passing = {node.split("::")[0] for node in first.results if first.passes(node)}
     return [f for f in kept if f in cut and package_of(f) not in whole and f in passing]
-
-
-def _only(run: TestRun, files: Iterable[str]) -> TestRun:
-    """``run`` with the results of ``files`` only."""
-    keep = set(files)
-    return run.model_copy(update={"results": {n: r for n, r in run.results.items() if n.split("::")[0] in keep}})
-
-
-def _without(run: TestRun, files: Iterable[str]) -> TestRun:
-    """``run`` without the results of ``files``."""
-    gone = set(files)
-    return run.model_copy(update={"results": {n: r for n, r in run.results.items() if n.split("::")[0] not in gone}})
 
 
 def _leave_out(sample: SuiteSample, cut: dict[str, str]) -> None:

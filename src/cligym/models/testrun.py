@@ -57,3 +57,10 @@ class TestRun(BaseModel):
     def not_passed(self) -> set[str]:
         """The tests this run reports that did not pass (``failing`` of its own results)."""
         return set(self.failing(self.results))
+
+    def of_files(self, files: Iterable[str], *, but: bool = False) -> TestRun:
+        """This run with the results of the test files ``files`` only (``but``: of all
+        other files), in this run's order."""
+        named = set(files)
+        return self.model_copy(update={"results": {node: result for node, result in self.results.items()
+                                                   if (node.split("::")[0] in named) != but}})

@@ -69,11 +69,11 @@ class GoldDir:  # what ``cligym gold`` writes
 class ReferenceStore:  # the gold references a run read (``cligym.harness.reference.gather``), by a hash of their source
     path: Path
 
-    def record(self, key: str) -> Path:
-        return self.path / f"{safe_id(key, 'reference key')}.json"
+    def record(self, key: str) -> Path:  # gzipped, as the tar
+        return self.path / f"{safe_id(key, 'reference key')}.json.gz"
 
     def pristine(self, key: str) -> Path:
-        return self.path / f"{safe_id(key, 'reference key')}.tar"
+        return self.path / f"{safe_id(key, 'reference key')}.tar.gz"
 
 
 @dataclass(frozen=True)

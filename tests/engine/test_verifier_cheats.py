@@ -11,6 +11,7 @@ solution scores 1 and doing nothing scores 0.
 from __future__ import annotations
 
 import base64
+import gzip
 import shlex
 import shutil
 import uuid
@@ -270,9 +271,9 @@ def test_a_runs_stored_gold_reference_is_read_back_without_a_container(runtime, 
     monkeypatch.setattr(runtime, "session", lambda *a, **k: sessions.append(a) or real(*a, **k))
     again, again_tar = reference.gather(runtime, gold.image, instance_id="a", **args)
     assert sessions == [] and again == first and again_tar == tar
-    [record] = store.path.glob("*.json")
-    record.write_text('{"not": "a reference"}')
+    [record] = store.path.glob("*.json.gz")
+    record.write_text('{"not": "a reference"}')  # (not even gzipped)
     reference._read_gold.cache_clear()
     fresh, fresh_tar = reference.gather(runtime, gold.image, instance_id="a", **args)
     assert sessions and fresh == first and fresh_tar == tar
-    assert reference.GoldReference.model_validate_json(record.read_text()).pristine == first.pristine
+    assert reference.GoldReference.model_validate_json(gzip.decompress(record.read_bytes())).pristine == first.pristine

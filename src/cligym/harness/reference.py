@@ -26,6 +26,7 @@ of the gold image, with network none, what decides how the tests run:
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import json
 import re
@@ -183,13 +184,14 @@ def _stored(store: ReferenceStore | None, runtime: Runtime, image: str, workdir:
     record, pristine = store.record(key), store.pristine(key)
     if record.is_file() and pristine.is_file():
         try:
-            return GoldReference.model_validate_json(record.read_bytes()), pristine.read_bytes()
-        except (OSError, ValidationError):
+            read = GoldReference.model_validate_json(gzip.decompress(record.read_bytes()))
+            return read, gzip.decompress(pristine.read_bytes())
+        except (OSError, EOFError, ValidationError):
             pass  # (unreadable, or not a reference record: read it again)
     read, tar = _read_gold(runtime, image, workdir, test_command, order)
-    try:
-        write_atomic(pristine, tar)
-        write_atomic(record, read.model_dump_json())
+    try:  # (gzipped: the lines of a fingerprint and the test files shrink about fivefold)
+        write_atomic(pristine, gzip.compress(tar, mtime=0))
+        write_atomic(record, gzip.compress(read.model_dump_json().encode(), mtime=0))
     except OSError:
         pass
     return read, tar

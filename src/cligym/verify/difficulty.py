@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cligym.harness.debian_reference import gather_debian, same_system
 from cligym.harness.images import run_script, side_by_side
@@ -78,12 +78,12 @@ def reveal_depth(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[
 
 
 def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], solution: str,
-                  state: SystemState | None = None) -> bool:
+                  state: SystemState | None = None, before: Callable[[Session], None] | None = None) -> bool:
     """Does ``solution`` (a repair script) leave the state in ``image`` as the reward needs
     it: every F2P test passing and, for a Python gold, pip's configuration gold's (read once
     per gold image), for a Debian-world task (``state``) the system gold's as its verifier
     compares it. The state is read first, as the verifier does: the tests run only when it
-    is gold's."""
+    is gold's. ``before``: done in a Python task's container before ``solution``."""
     if state is not None:
         reference, _ = gather_debian(runtime, gold.image, instance_id="", workdir=gold.workdir,
                                      test_command=gold.test_command, f2p=f2p, p2p=[], order=f2p, state=state)
@@ -96,18 +96,14 @@ def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], s
             return run.report_found and set(f2p) <= run.passed()
     prefix, want = gold_pip_config(runtime, gold.image, gold.python)
     with runtime.session(image) as session:
+        if before is not None:
+            before(session)
         run_script(session, solution)
-        return _as_the_reward_needs(session, gold, f2p, prefix, want)
-
-
-def _as_the_reward_needs(session: Session, gold: GoldEnv, f2p: list[str], prefix: str,
-                         want: tuple[str, ...]) -> bool:
-    """Is pip's configuration in ``session`` gold's (``want``), and then do the F2P tests pass?"""
-    if tuple(pip_config(session, prefix)) != want:
-        return False  # known before the tests: nothing of them changes pip's configuration
-    run = run_tests_in_session(session, gold.workdir, gold.test_command, f2p,
-                               timeout=hang_timeout(gold.test_seconds))
-    return run.report_found and set(f2p) <= run.passed()
+        if tuple(pip_config(session, prefix)) != want:
+            return False  # known before the tests: nothing of them changes pip's configuration
+        run = run_tests_in_session(session, gold.workdir, gold.test_command, f2p,
+                                   timeout=hang_timeout(gold.test_seconds))
+        return run.report_found and set(f2p) <= run.passed()
 
 
 #: The task-blind battery of each world (``harness/scripts``).
@@ -157,15 +153,14 @@ def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str],
     sweep's pip is gold's, compiled, where it can be (``_PipCopy``)."""
     if state is not None:
         return repair_solves(runtime, gold, image, f2p, script(SWEEPERS["debian"]), state)
-    prefix, want = gold_pip_config(runtime, gold.image, gold.python)
     copy = _PIP_COPY.of(runtime, gold)
-    with runtime.session(image) as session:
-        session.exec(["rm", "-rf", SWEEPER_PIP], timeout=60)  # (the image's own, if it has one, is not used)
+
+    def offer(session: Session) -> None:  # (a copy the image has is not used; the sweeper removes ours)
+        session.exec(["rm", "-rf", SWEEPER_PIP], timeout=60)
         if copy is not None:
             session.put_archive(copy, SWEEPER_PIP.rsplit("/", 1)[0])
-        run_script(session, script(SWEEPERS["python"]))
-        session.exec(["rm", "-rf", SWEEPER_PIP], timeout=60)  # the tests run in the state the sweep left
-        return _as_the_reward_needs(session, gold, f2p, prefix, want)
+
+    return repair_solves(runtime, gold, image, f2p, script(SWEEPERS["python"]), before=offer)
 
 
 def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedChange],

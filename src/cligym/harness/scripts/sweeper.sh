@@ -143,6 +143,7 @@ if [ -n "$wheels" ] && ! $pip install --no-index $links --no-compile --force-rei
   for wheel in $wheels; do $pip install --no-index $links --no-compile --no-deps --force-reinstall "$wheel" 2>&1; done
 fi
 
+rm -rf "$tool"  # (its copy of pip: the tests then run in the state the sweep left)
 wait "$system_files"  # step 6
 [ -n "${pip_from:-}" ] && echo "sweeper: pip from $pip_from"  # (last: a caller may read the tail only)
 exit 0

@@ -166,19 +166,20 @@ def gather(
     if state is not None:
         return gather_debian(runtime, image, instance_id=instance_id, workdir=workdir, test_command=test_command,
                              f2p=f2p, p2p=p2p, order=order, state=state)
-    read, tar = _stored(store, runtime, image, workdir, test_command, tuple(order))
+    read, tar = _stored(store, runtime, image, workdir, test_command, tuple(order)) if store is not None \
+        else _read_gold(runtime, image, workdir, test_command, tuple(order))
     return read.model_copy(update={"instance_id": instance_id, "fail_to_pass": list(f2p),
                                    "pass_to_pass": list(p2p)}, deep=True), tar
 
 
-def _stored(store: ReferenceStore | None, runtime: Runtime, image: str, workdir: str, test_command: str,
+@functools.lru_cache(maxsize=8)
+def _stored(store: ReferenceStore, runtime: Runtime, image: str, workdir: str, test_command: str,
             order: tuple[str, ...]) -> tuple[GoldReference, bytes]:
     """``_read_gold``'s answer, from ``store`` when it holds it, else read and put there
     (the tar first: a record names a whole tar; a store that cannot be written to is only
-    not filled). Its key hashes the arguments, the image's id (a tag given by hand may name
-    another image later) and the code that reads it (``_reader_version``)."""
-    if store is None:
-        return _read_gold(runtime, image, workdir, test_command, order)
+    not filled); kept in memory for the most recent few, as ``_read_gold``'s. Its key hashes
+    the arguments, the image's id (a tag given by hand may name another image later) and
+    the code that reads it (``_reader_version``)."""
     source = [image, runtime.image_id(image), _reader_version(), workdir, test_command, list(order)]
     key = hashlib.sha256(json.dumps(source).encode()).hexdigest()[:32]
     record, pristine = store.record(key), store.pristine(key)

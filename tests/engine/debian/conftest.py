@@ -21,13 +21,15 @@ from tests.engine.shared import once
 
 def served_smallest(state: AptState, team: str, how_many: int, batch: int = 200) -> list[Candidate]:
     """The ``how_many`` smallest source packages of ``team`` whose files the archive serves,
-    asked in batches of ``batch`` until enough are found (few of some teams' are)."""
+    asked in batches of ``batch`` until enough are found (few of some teams' are), in order:
+    a batch is left as soon as they are."""
     listed = sorted(select(read_candidates(state.ensure_updated()), teams=[team]), key=lambda c: c.size)
     found: list[Candidate] = []
     for start in range(0, len(listed), batch):
-        found += [c for c in check_downloads(listed[start:start + batch], workers=8, timeout=10) if c.downloadable]
-        if len(found) >= how_many:
-            return found[:how_many]
+        for checked in check_downloads(listed[start:start + batch], workers=8, timeout=10):
+            found += [checked] if checked.downloadable else []
+            if len(found) == how_many:
+                return found  # (the batch's other questions are cancelled)
     pytest.fail(f"only {len(found)} of the {len(listed)} {team} packages are served in full here")
 
 

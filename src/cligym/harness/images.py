@@ -130,8 +130,21 @@ def repair_and_test_in_session(session: Session, gold: GoldEnv, solution: str, t
     return fixed, run_tests_in_session(session, gold.workdir, gold.test_command, tests, timeout=timeout)
 
 
+#: A script up to this size goes into its container as an argument of the command that
+#: runs it (one engine call; the kernel takes 128 KiB in one argument); a larger one, or
+#: one holding a NUL byte, is copied in first.
+INLINE_SCRIPT_BYTES = 96 * 1024
+
+#: Writes "$1" (the script) to "$2", runs it with sh, removes it and exits as it did: all
+#: with the shell's builtins but rm, which the copy-in way ran too.
+_INLINE = 'printf %s "$1" > "$2" && { sh "$2"; code=$?; rm -f "$2"; exit $code; }'
+
+
 def run_script(session: Session, script: str) -> RunResult:
-    """Run a repair script in a running container (written to a scratch path, removed after)."""
+    """Run a repair script in a running container (written to a scratch path, run with sh,
+    removed after)."""
+    if len(script.encode()) <= INLINE_SCRIPT_BYTES and "\0" not in script:
+        return session.exec(["sh", "-c", _INLINE, "sh", script, SOLUTION_PATH], timeout=600)
     session.put_files({SOLUTION_PATH: (script, 0o755)})
     result = session.exec(["sh", SOLUTION_PATH], timeout=600)
     session.exec(["rm", "-f", SOLUTION_PATH], timeout=60)

@@ -49,9 +49,12 @@ def report_options(test_command: str) -> str:
     return f"--junitxml={REPORT_PATH}" if test_command.split()[:1] == [DebianImage.DEBTEST] else REPORT_OPTIONS
 
 
-def shell_command(workdir: str, test_command: str) -> list[str]:
-    """The argv that runs ``test_command`` in ``workdir`` with test ids as ``"$@"``."""
-    script = f"cd {shlex.quote(workdir)} && {test_command} {report_options(test_command)} \"$@\""
+def shell_command(workdir: str, test_command: str, *, fresh_report: bool = False) -> list[str]:
+    """The argv that runs ``test_command`` in ``workdir`` with test ids as ``"$@"``; with
+    ``fresh_report``, after removing the report an earlier run left (a container used again:
+    a run that writes none must not be read as that one's)."""
+    remove = f"rm -f {REPORT_PATH} 2>/dev/null; " if fresh_report else ""
+    script = f"{remove}cd {shlex.quote(workdir)} && {test_command} {report_options(test_command)} \"$@\""
     return ["sh", "-c", script, "sh"]  # $0: the shell's own messages read "sh: 1: ..."
 
 
@@ -250,8 +253,7 @@ def run_tests_in_session(
 ) -> TestRun:
     """Run node ids inside an already running container (e.g. after a repair script)."""
     def once(chosen: list[str]) -> TestRun:
-        session.exec(["rm", "-f", REPORT_PATH], timeout=60)
-        result = session.exec(shell_command(workdir, test_command) + chosen, timeout=timeout)
+        result = session.exec(shell_command(workdir, test_command, fresh_report=True) + chosen, timeout=timeout)
         return _collect(result, session.get_file(REPORT_PATH), chosen)
 
     return _without_unknown_ids(once, workdir, list(node_ids))

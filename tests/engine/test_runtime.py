@@ -65,6 +65,33 @@ def test_exec_timeout_kills_command(runtime, base_image):
         assert again.ok and again.output.strip() == "alive"
 
 
+def test_exec_then_read_reads_the_file_as_get_file_does_with_or_without_the_containers_cat(runtime, base_image):
+    """The command's output and exit code as ``exec`` gives them, and the file as
+    ``get_file`` reads it: bytes, None for no file, a
+    link or a folder; when the container cannot print it (no cat, a timeout) it is still
+    read, through the engine."""
+    body = b"line one\n\x00\xff binary\nno newline at the end"
+    with runtime.session(base_image) as session:
+        session.exec(["sh", "-c", "printf 'line one\\n\\000\\377 binary\\nno newline at the end' > /tmp/f.bin"])
+        expected = session.get_file("/tmp/f.bin")
+        assert expected == body
+        result, data = session.exec_then_read(["sh", "-c", "echo made; echo on stderr >&2; exit 3"], "/tmp/f.bin",
+                                              timeout=60)
+        assert (result.exit_code, data) == (3, body) and sorted(result.output.split()) == ["made", "on", "stderr"]
+        session.exec(["sh", "-c", "ln -s /tmp/f.bin /tmp/link; mkdir /tmp/dir"])
+        for absent in ("/tmp/none", "/tmp/link", "/tmp/dir"):
+            assert session.get_file(absent) is None
+            assert session.exec_then_read(["true"], absent, timeout=60)[1] is None, absent
+        # the container's cat gone: the file is read through the engine, the output has no mark
+        session.exec(["sh", "-c", "mv $(command -v cat) /tmp/cat.away"])
+        result, data = session.exec_then_read(["echo", "still"], "/tmp/f.bin", timeout=60)
+        assert data == body and result.output.strip() == "still" and result.exit_code == 0
+        # killed at its timeout: no mark either, and the file is still read
+        session.exec(["sh", "-c", "mv /tmp/cat.away /bin/cat 2>/dev/null || mv /tmp/cat.away /usr/bin/cat"])
+        result, data = session.exec_then_read(["sleep", "30"], "/tmp/f.bin", timeout=2)
+        assert result.timed_out and data == body
+
+
 def test_files_in_and_out(runtime, base_image):
     result = runtime.run(
         base_image,

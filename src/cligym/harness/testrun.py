@@ -253,8 +253,9 @@ def run_tests_in_session(
 ) -> TestRun:
     """Run node ids inside an already running container (e.g. after a repair script)."""
     def once(chosen: list[str]) -> TestRun:
-        result = session.exec(shell_command(workdir, test_command, fresh_report=True) + chosen, timeout=timeout)
-        return _collect(result, session.get_file(REPORT_PATH), chosen)
+        result, report = session.exec_then_read(shell_command(workdir, test_command, fresh_report=True) + chosen,
+                                                REPORT_PATH, timeout=timeout)
+        return _collect(result, report, chosen)
 
     return _without_unknown_ids(once, workdir, list(node_ids))
 

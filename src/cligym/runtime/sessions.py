@@ -7,6 +7,7 @@ import itertools
 import json
 import tarfile
 import time
+import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,7 +60,6 @@ class Session:
     def id(self) -> str:
         return self._container.id
 
-    @engine_call("cannot exec in container {self.id:.12}")
     def exec(
         self,
         command: str | list[str],
@@ -76,14 +76,41 @@ class Session:
         is killed, not merely abandoned; ``timer=None`` runs the command as it is, with no
         limit (as a harness that sets none would).
         """
+        code, output, seconds, timed_out = self._exec(command, timeout, workdir, env, timer)
+        return RunResult(code, tail(output), seconds, timed_out)
+
+    @engine_call("cannot exec in container {self.id:.12}")
+    def _exec(self, command: str | list[str], timeout: float, workdir: str | None, env: Mapping[str, str] | None,
+              timer: tuple[str, ...] | None) -> tuple[int, bytes, float, bool]:
+        """``exec``'s run: the exit code, the whole output, the seconds and whether it timed out."""
         secs = max(1, int(timeout))
         wrapped = [*timer, str(secs), *argv(command)] if timer else argv(command)
         start = time.monotonic()
         result = self._container.exec_run(wrapped, workdir=workdir, environment=dict(env) if env else None)
         seconds = time.monotonic() - start
         code = result.exit_code
-        timed_out = code in (124, 137) and seconds >= secs - 0.5
-        return RunResult(code, tail(result.output or b""), seconds, timed_out)
+        return code, result.output or b"", seconds, code in (124, 137) and seconds >= secs - 0.5
+
+    def exec_then_read(self, command: list[str], path: str, *, timeout: float) -> tuple[RunResult, bytes | None]:
+        """``exec(command)``, then the file at ``path`` as ``get_file`` reads it, in one
+        engine call: the container's sh runs the command, then prints the file (a regular
+        file, not a link) after a mark no output can foresee. When it could not print it
+        (no such mark: its ``cat`` broken, the command killed at its timeout, a process
+        left behind writing after it), the file is read with ``get_file``."""
+        mark = uuid.uuid4().hex
+        script = ('mark=$1 path=$2; shift 2; "$@"; code=$?; printf "\\n%s\\n" "$mark"; '
+                  'if [ -f "$path" ] && [ ! -L "$path" ]; then cat "$path" && printf "\\n%s-end\\n" "$mark"; '
+                  'else printf "%s-none\\n" "$mark"; fi; exit $code')
+        code, output, seconds, timed_out = self._exec(["sh", "-c", script, "sh", mark, path, *command], timeout,
+                                                      None, None, ("timeout", "-k", "5"))
+        before, found, rest = output.partition(f"\n{mark}\n".encode())
+        if found and rest == f"{mark}-none\n".encode():
+            data = None
+        elif found and rest.endswith(end := f"\n{mark}-end\n".encode()):
+            data = rest[:-len(end)]
+        else:
+            data = self.get_file(path)  # (what the command printed is still what came before the mark)
+        return RunResult(code, tail(before), seconds, timed_out), data
 
     def put_files(self, files: Files) -> None:
         """Write files (absolute paths) into the container; parent directories must exist."""

@@ -66,10 +66,9 @@ def test_exec_timeout_kills_command(runtime, base_image):
 
 
 def test_exec_then_read_reads_the_file_as_get_file_does_with_or_without_the_containers_cat(runtime, base_image):
-    """The command's output and exit code as ``exec`` gives them, and the file as
-    ``get_file`` reads it: bytes, None for no file, a
-    link or a folder; when the container cannot print it (no cat, a timeout) it is still
-    read, through the engine."""
+    """The command's output (stdout and stderr in the order written) and exit code, and the
+    file as ``get_file`` reads it: bytes, None for no file, a link or a folder; when the
+    container cannot print it (no cat, a timeout) it is still read, through the engine."""
     body = b"line one\n\x00\xff binary\nno newline at the end"
     with runtime.session(base_image) as session:
         session.exec(["sh", "-c", "printf 'line one\\n\\000\\377 binary\\nno newline at the end' > /tmp/f.bin"])
@@ -77,7 +76,10 @@ def test_exec_then_read_reads_the_file_as_get_file_does_with_or_without_the_cont
         assert expected == body
         result, data = session.exec_then_read(["sh", "-c", "echo made; echo on stderr >&2; exit 3"], "/tmp/f.bin",
                                               timeout=60)
-        assert (result.exit_code, data) == (3, body) and sorted(result.output.split()) == ["made", "on", "stderr"]
+        assert (result.exit_code, data) == (3, body) and result.output.split() == ["made", "on", "stderr"]
+        for _ in range(10):  # what the command writes last to stderr stays before the mark, in order
+            result, data = session.exec_then_read(["sh", "-c", "echo made; seq 1 3000 >&2"], "/tmp/f.bin", timeout=60)
+            assert data == body and result.output.split() == ["made", *map(str, range(1, 3001))]
         session.exec(["sh", "-c", "ln -s /tmp/f.bin /tmp/link; mkdir /tmp/dir"])
         for absent in ("/tmp/none", "/tmp/link", "/tmp/dir"):
             assert session.get_file(absent) is None

@@ -100,13 +100,12 @@ def task_image(runtime: Runtime, task: TaskDir, kind: ImageKind) -> Iterator[str
 def run_oracle(session: Session, task: TaskDir) -> RunResult:
     """As Harbor's oracle agent: solution/ → /solution, solve.sh executed directly. The
     result's output is what solve.sh printed (also left in /logs/agent/oracle.txt)."""
-    session.exec(["mkdir", "-p", AGENT_LOGS], timeout=60)
     session.upload_dir(task.solution, SOLUTION_DIR)
-    run = session.exec(
-        ["bash", "-c", f"({ORACLE_SCRIPT}) > {ORACLE_OUTPUT} 2>&1"],
+    run, output = session.exec_then_read(
+        ["bash", "-c", f"mkdir -p {AGENT_LOGS}; ({ORACLE_SCRIPT}) > {ORACLE_OUTPUT} 2>&1"], ORACLE_OUTPUT,
         timeout=SOLUTION_TIMEOUT, env={"DEBIAN_FRONTEND": "noninteractive"},
     )
-    run.output = (session.get_file(ORACLE_OUTPUT) or b"").decode("utf-8", "replace")
+    run.output = (output or b"").decode("utf-8", "replace")
     return run
 
 

@@ -91,7 +91,8 @@ class Session:
         code = result.exit_code
         return code, result.output or b"", seconds, code in (124, 137) and seconds >= secs - 0.5
 
-    def exec_then_read(self, command: list[str], path: str, *, timeout: float) -> tuple[RunResult, bytes | None]:
+    def exec_then_read(self, command: list[str], path: str, *, timeout: float,
+                       env: Mapping[str, str] | None = None) -> tuple[RunResult, bytes | None]:
         """``exec(command)``, then the file at ``path`` as ``get_file`` reads it, in one
         engine call: the container's sh runs the command, then prints the file (a regular
         file, not a link) after a mark no output can foresee, all into one stream (stdout
@@ -104,7 +105,7 @@ class Session:
                   'if [ -f "$path" ] && [ ! -L "$path" ]; then cat "$path" && printf "\\n%s-end\\n" "$mark"; '
                   'else printf "%s-none\\n" "$mark"; fi; exit $code')
         code, output, seconds, timed_out = self._exec(["sh", "-c", script, "sh", mark, path, *command], timeout,
-                                                      None, None, ("timeout", "-k", "5"))
+                                                      None, env, ("timeout", "-k", "5"))
         before, found, rest = output.partition(f"\n{mark}\n".encode())
         if found and rest == f"{mark}-none\n".encode():
             data = None

@@ -101,11 +101,11 @@ def run_oracle(session: Session, task: TaskDir) -> RunResult:
     """As Harbor's oracle agent: solution/ → /solution, solve.sh executed directly. The
     result's output is what solve.sh printed (also left in /logs/agent/oracle.txt)."""
     session.upload_dir(task.solution, SOLUTION_DIR)
-    run, output = session.exec_then_read(
-        ["bash", "-c", f"mkdir -p {AGENT_LOGS}; ({ORACLE_SCRIPT}) > {ORACLE_OUTPUT} 2>&1"], ORACLE_OUTPUT,
-        timeout=SOLUTION_TIMEOUT, env={"DEBIAN_FRONTEND": "noninteractive"},
-    )
-    run.output = (output or b"").decode("utf-8", "replace")
+    run = session.exec(["bash", "-c", f"mkdir -p {AGENT_LOGS}; ({ORACLE_SCRIPT}) > {ORACLE_OUTPUT} 2>&1"],
+                       timeout=SOLUTION_TIMEOUT, env={"DEBIAN_FRONTEND": "noninteractive"})
+    # read through the engine: after the agent's slot no program of the container runs with
+    # the harness's capabilities (``exec_then_read``'s cat would: a replaced loader runs it)
+    run.output = (session.get_file(ORACLE_OUTPUT) or b"").decode("utf-8", "replace")
     return run
 
 

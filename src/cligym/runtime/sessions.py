@@ -91,21 +91,21 @@ class Session:
         code = result.exit_code
         return code, result.output or b"", seconds, code in (124, 137) and seconds >= secs - 0.5
 
-    def exec_then_read(self, command: list[str], path: str, *, timeout: float,
-                       env: Mapping[str, str] | None = None) -> tuple[RunResult, bytes | None]:
+    def exec_then_read(self, command: list[str], path: str, *, timeout: float) -> tuple[RunResult, bytes | None]:
         """``exec(command)``, then the file at ``path`` as ``get_file`` reads it, in one
         engine call: the container's sh runs the command, then prints the file (a regular
         file, not a link) after a mark no output can foresee, all into one stream (stdout
         and stderr are two pipes whose order the engine does not keep: what the command
         wrote last to one could come after the mark). When it could not print it (no such
         mark: its ``cat`` broken, the command killed at its timeout, a process left behind
-        writing after it), the file is read with ``get_file``."""
+        writing after it), the file is read with ``get_file``. Not for a container an agent
+        has used: its cat then runs with the caller's capabilities."""
         mark = uuid.uuid4().hex
         script = ('exec 2>&1; mark=$1 path=$2; shift 2; "$@"; code=$?; printf "\\n%s\\n" "$mark"; '
                   'if [ -f "$path" ] && [ ! -L "$path" ]; then cat "$path" && printf "\\n%s-end\\n" "$mark"; '
                   'else printf "%s-none\\n" "$mark"; fi; exit $code')
         code, output, seconds, timed_out = self._exec(["sh", "-c", script, "sh", mark, path, *command], timeout,
-                                                      None, env, ("timeout", "-k", "5"))
+                                                      None, None, ("timeout", "-k", "5"))
         before, found, rest = output.partition(f"\n{mark}\n".encode())
         if found and rest == f"{mark}-none\n".encode():
             data = None

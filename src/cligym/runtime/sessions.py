@@ -94,12 +94,13 @@ class Session:
     def exec_then_read(self, command: list[str], path: str, *, timeout: float) -> tuple[RunResult, bytes | None]:
         """``exec(command)``, then the file at ``path`` as ``get_file`` reads it, in one
         engine call: the container's sh runs the command, then prints the file (a regular
-        file, not a link) after a mark no output can foresee, all into one stream (stdout
-        and stderr are two pipes whose order the engine does not keep: what the command
-        wrote last to one could come after the mark). When it could not print it (no such
+        file, not a link) after a random mark no output holds by chance, all into one
+        stream (stdout and stderr are two pipes whose order the engine does not keep: what
+        the command wrote last to one could come after the mark). When it could not print it (no such
         mark: its ``cat`` broken, the command killed at its timeout, a process left behind
         writing after it), the file is read with ``get_file``. Not for a container an agent
-        has used: its cat then runs with the caller's capabilities."""
+        has used: its cat then runs with the caller's capabilities, and its processes can
+        read the mark in the wrapper's arguments."""
         mark = uuid.uuid4().hex
         script = ('exec 2>&1; mark=$1 path=$2; shift 2; "$@"; code=$?; printf "\\n%s\\n" "$mark"; '
                   'if [ -f "$path" ] && [ ! -L "$path" ]; then cat "$path" && printf "\\n%s-end\\n" "$mark"; '

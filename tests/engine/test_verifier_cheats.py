@@ -252,6 +252,12 @@ def test_gold_is_read_once_per_set_of_tests(runtime, gold_envs, monkeypatch):
     assert sessions and fresh == second and fresh_tar == tar
 
 
+def _forget(reference) -> None:
+    """Empty the reference module's in-memory caches."""
+    reference._read_gold.cache_clear()
+    reference._stored.cache_clear()
+
+
 def test_a_runs_stored_gold_reference_is_read_back_without_a_container(runtime, gold_envs, monkeypatch, tmp_path):
     """What invert read for a set of tests, kept in the run's store, is what its export (another
     process: nothing in memory) reads back, with no container; a record it cannot read is
@@ -265,7 +271,7 @@ def test_a_runs_stored_gold_reference_is_read_back_without_a_container(runtime, 
     args = dict(workdir=gold.workdir, test_command=gold.test_command, order=tests, f2p=tests[:2], p2p=tests[2:],
                 store=store)
     first, tar = reference.gather(runtime, gold.image, instance_id="a", **args)
-    reference._read_gold.cache_clear(), reference._stored.cache_clear()  # (another process)
+    _forget(reference)  # (as another process would)
     sessions = []
     real = runtime.session
     monkeypatch.setattr(runtime, "session", lambda *a, **k: sessions.append(a) or real(*a, **k))
@@ -273,7 +279,7 @@ def test_a_runs_stored_gold_reference_is_read_back_without_a_container(runtime, 
     assert sessions == [] and again == first and again_tar == tar
     [record] = store.path.glob("*.json.gz")
     record.write_text('{"not": "a reference"}')  # (not even gzipped)
-    reference._read_gold.cache_clear(), reference._stored.cache_clear()  # (another process)
+    _forget(reference)  # (as another process would)
     fresh, fresh_tar = reference.gather(runtime, gold.image, instance_id="a", **args)
     assert sessions and fresh == first and fresh_tar == tar
     assert reference.GoldReference.model_validate_json(gzip.decompress(record.read_bytes())).pristine == first.pristine

@@ -27,9 +27,10 @@ def served_smallest(state: AptState, team: str, how_many: int, batch: int = 200)
     found: list[Candidate] = []
     for start in range(0, len(listed), batch):
         for checked in check_downloads(listed[start:start + batch], workers=8, timeout=10):
-            found += [checked] if checked.downloadable else []
-            if len(found) == how_many:
-                return found  # (the batch's other questions are cancelled)
+            if checked.downloadable:
+                found.append(checked)
+                if len(found) == how_many:
+                    return found  # (the batch's other questions are cancelled)
     pytest.fail(f"only {len(found)} of the {len(listed)} {team} packages are served in full here")
 
 

@@ -110,18 +110,26 @@ def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], s
 SWEEPERS = {"python": "sweeper.sh", "debian": "debian-sweeper.sh"}
 
 
-#: Where the Python sweeper runs the bundled pip unpacked (``sweeper.sh``, step 5), and the
-#: last line it prints when that was a copy put there before it.
+#: Where the Python sweeper runs the bundled pip unpacked (``sweeper.sh``, step 5) and finds
+#: what a sweep is given (``_Preparation``), and the last line it prints when its pip was
+#: such a copy; the line it prints when it left the certificates as they were (step 6).
 SWEEPER_PIP = "/tmp/cligym-sweeper-pip"
 PIP_FROM_COPY = "sweeper: pip from the copy"
+CERTS_KEPT = "sweeper: 6 the certificates are as a refresh leaves them"
 
 
-class _PipCopy:
-    """A gold image's bundled pip, unpacked and compiled in a container of that image
-    (``sweeper.sh --pip-copy``; a tar of ``SWEEPER_PIP``), made once for the last gold asked
-    for: put into a sweep's container, it spares the sweep compiling pip (about a second).
-    The sweeper uses it only when it was unpacked from a wheel with the sha256 of the
-    image's own; it is never taken back from a broken image."""
+class _Preparation:
+    """What a sweep of a gold image's states is given, made in a container of that image
+    (``sweeper.sh --prepare``; a tar of ``SWEEPER_PIP``) once for the last gold asked for:
+
+    - the bundled pip, unpacked and compiled: it spares the sweep compiling pip (about a
+      second); the sweeper uses it only when it was unpacked from a wheel with the sha256 of
+      the image's own;
+    - the state of the certificates after a refresh (``certs.sha256``): a sweep finding them
+      so, with no hook to run, skips the refresh, which would write the same bytes again
+      (about 1.6 s of CPU; a state whose certificates differ is refreshed as before).
+
+    It is never taken back from a broken image."""
 
     def __init__(self) -> None:
         self.image = ""
@@ -134,31 +142,31 @@ class _PipCopy:
                 return self.tar
         tar = None
         with runtime.session(gold.image) as session:
-            session.put_files({SWEEPER_COPY_SCRIPT: script(SWEEPERS["python"])})
-            if session.exec(["sh", SWEEPER_COPY_SCRIPT, "--pip-copy"], timeout=300).ok:
+            session.put_files({SWEEPER_PREPARE_SCRIPT: script(SWEEPERS["python"])})
+            if session.exec(["sh", SWEEPER_PREPARE_SCRIPT, "--prepare"], timeout=300).ok:
                 tar = session.get_archive(SWEEPER_PIP)
         with self.lock:
             self.image, self.tar = gold.image, tar
         return tar
 
 
-#: Where the sweeper is put to make the copy (in a gold container).
-SWEEPER_COPY_SCRIPT = "/tmp/cligym-sweeper.sh"
-_PIP_COPY = _PipCopy()
+#: Where the sweeper is put to make the preparation (in a gold container).
+SWEEPER_PREPARE_SCRIPT = "/tmp/cligym-sweeper.sh"
+_PREPARATION = _Preparation()
 
 
 def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str],
                    state: SystemState | None = None) -> bool:
     """Does the world's task-blind battery solve the state (``repair_solves``)? The Python
-    sweep's pip is gold's, compiled, where it can be (``_PipCopy``)."""
+    sweep is given gold's preparation where there is one (``_Preparation``)."""
     if state is not None:
         return repair_solves(runtime, gold, image, f2p, script(SWEEPERS["debian"]), state)
-    copy = _PIP_COPY.of(runtime, gold)
+    prepared = _PREPARATION.of(runtime, gold)
 
-    def offer(session: Session) -> None:  # (a copy the image has is not used; the sweeper removes ours)
+    def offer(session: Session) -> None:  # (a folder the image has is not used; the sweeper removes ours)
         session.exec(["rm", "-rf", SWEEPER_PIP], timeout=60)
-        if copy is not None:
-            session.put_archive(copy, SWEEPER_PIP.rsplit("/", 1)[0])
+        if prepared is not None:
+            session.put_archive(prepared, SWEEPER_PIP.rsplit("/", 1)[0])
 
     return repair_solves(runtime, gold, image, f2p, script(SWEEPERS["python"]), before=offer)
 

@@ -21,8 +21,11 @@
 #  6. refresh the CA certificates, regenerate the configured locales, and restore the time
 #     zone link to UTC when it dangles (beside step 5: neither touches the other's files).
 #
-# With --pip-copy it only prepares its pip (step 5) in $tool, compiled, and exits: run in a
-# gold container, that copy is what a harness puts into later sweeps' containers.
+# With --prepare it only prepares, in $tool, what later sweeps may be given, and exits: its
+# pip (step 5), unpacked and compiled, and the state a certificate refresh leaves
+# (certs_state, after one). Run in a gold container, that folder is what a harness puts into
+# later sweeps' containers. A sweep given it skips the refresh when the certificates are in
+# that state already and no hook would run: the refresh would write the same bytes again.
 # shellcheck disable=SC2086
 
 step() { echo "sweeper: $*"; }
@@ -40,6 +43,30 @@ unpack_pip() {
   rm -rf "$tool"
   /usr/bin/python3 -I -m zipfile -e "$1" "$tool" 2>&1 && echo "$sum" > "$tool/wheel.sha256" && pip_from=unpacked
 }
+# certs_state: one sha256 of everything update-ca-certificates reads or writes (the /etc/ssl
+# tree, the certificates it links, its configuration and hooks folder, the program and
+# openssl): every entry's type, mode, owner and link, every file's bytes. Fails (prints
+# nothing) when a tool does: no two states then look alike.
+certs_state() {
+  state=/tmp/cligym-certs-state
+  set -- /etc/ssl /usr/share/ca-certificates /usr/local/share/ca-certificates /etc/ca-certificates \
+    /etc/ca-certificates.conf "$(command -v update-ca-certificates)" "$(command -v openssl)"
+  : > "$state" || return 1
+  for p in "$@"; do
+    if [ -e "$p" ] || [ -L "$p" ]; then set -- "$@" "$p"; else echo "absent $p" >> "$state"; fi
+  done
+  shift 7  # (the paths that are there stay)
+  if [ $# -eq 0 ] || { LC_ALL=C find "$@" -printf '%y %m %U %G %p -> %l\n' >> "$state" &&
+    LC_ALL=C find "$@" -type f -exec sha256sum {} + >> "$state"; }; then
+    LC_ALL=C sort "$state" | sha256sum | cut -d ' ' -f 1
+  fi
+  rm -f "$state"
+}
+# no_ca_hooks: update-ca-certificates would run no hook (a hook may write beyond certs_state)
+no_ca_hooks() {
+  [ -z "$(ls -A /etc/ca-certificates/update.d 2>/dev/null)" ]
+}
+
 bundled=""
 bundled_pip=""
 for wheel in /usr/share/python-wheels/*.whl; do
@@ -47,9 +74,13 @@ for wheel in /usr/share/python-wheels/*.whl; do
   bundled="$bundled $wheel"
   case "${wheel##*/}" in pip-*) bundled_pip=$wheel ;; esac
 done
-if [ "${1:-}" = "--pip-copy" ]; then
+if [ "${1:-}" = "--prepare" ]; then
   [ -n "$bundled_pip" ] && unpack_pip "$bundled_pip" && /usr/bin/python3 -I -m compileall -q "$tool" >/dev/null
-  exit
+  if command -v update-ca-certificates >/dev/null && update-ca-certificates --fresh >/dev/null 2>&1 &&
+    certs=$(certs_state) && [ -n "$certs" ]; then
+    mkdir -p "$tool" && echo "$certs" > "$tool/certs.sha256"
+  fi
+  exit 0
 fi
 
 step "0 a clean environment"
@@ -80,10 +111,18 @@ for file in ./*.py; do
 done
 
 # step 6 touches none of step 5's files (and step 5 installs from local wheels, without
-# certificates): it runs beside it
+# certificates): it runs beside it. The state a refresh leaves, when given, is read first:
+# step 5 may remove $tool.
 step "6 certificates, locales, time zone"
+refreshed=$(cat "$tool/certs.sha256" 2>/dev/null)
 (
-  command -v update-ca-certificates >/dev/null && update-ca-certificates --fresh >/dev/null 2>&1
+  if command -v update-ca-certificates >/dev/null; then
+    if [ -n "$refreshed" ] && no_ca_hooks && [ "$(certs_state)" = "$refreshed" ]; then
+      step "6 the certificates are as a refresh leaves them"
+    else
+      update-ca-certificates --fresh >/dev/null 2>&1
+    fi
+  fi
   command -v locale-gen >/dev/null && [ -f /etc/locale.gen ] && locale-gen >/dev/null 2>&1
   [ -e /etc/localtime ] || ln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime
 ) &

@@ -48,10 +48,9 @@ unpack_pip() {
 # openssl): every entry's type, mode, owner and link, every file's bytes. Fails (prints
 # nothing) when a tool does: no two states then look alike.
 certs_state() {
-  state=/tmp/cligym-certs-state
+  state=$(mktemp /tmp/cligym-certs.XXXXXXXX) || return 1  # (a fresh file: no name the image may hold)
   set -- /etc/ssl /usr/share/ca-certificates /usr/local/share/ca-certificates /etc/ca-certificates \
     /etc/ca-certificates.conf "$(command -v update-ca-certificates)" "$(command -v openssl)"
-  : > "$state" || return 1
   for p in "$@"; do
     if [ -e "$p" ] || [ -L "$p" ]; then set -- "$@" "$p"; else echo "absent $p" >> "$state"; fi
   done

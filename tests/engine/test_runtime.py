@@ -10,6 +10,7 @@ import pytest
 
 from cligym.config import LABEL
 from cligym.errors import BuildFailed, EngineUnavailable
+from cligym.harness.busybox import BB, lines_of, put_functions
 from cligym.runtime import Runtime
 from cligym.runtime.common import OWNER
 
@@ -89,6 +90,14 @@ def test_exec_then_read_reads_the_file_as_get_file_does_with_or_without_the_cont
         session.exec(["mv", cat, "/tmp/cat.away"])
         result, data = session.exec_then_read(["echo", "still"], "/tmp/f.bin", timeout=60)
         assert data == body and result.output.strip() == "still" and result.exit_code == 0
+        # a busybox of one's own as the shell and cat: printed in the one call, no cat of the image's
+        put_functions(session)
+        session.get_file = lambda path: pytest.fail(f"{path} read through the engine")  # type: ignore[method-assign]
+        result, data = session.exec_then_read(["echo", "own"], "/tmp/f.bin", timeout=60, shell=(BB, "sh"),
+                                              cat=(BB, "cat"))
+        assert data == body and result.output.strip() == "own"
+        assert lines_of(session, "cannot", "printf 'one\\ntwo\\n'") == ["one", "two"]
+        del session.get_file
         # killed at its timeout: no mark either, and the file is still read
         session.exec(["mv", "/tmp/cat.away", cat])
         result, data = session.exec_then_read(["sleep", "30"], "/tmp/f.bin", timeout=2)

@@ -28,9 +28,11 @@ def put_functions(session: Session) -> None:
 
 def lines_of(session: Session, failure: str, command: str, *args: str, empty: bool = False) -> list[str]:
     """The lines ``command`` (fingerprint.sh's functions loaded) prints (none only when
-    ``empty`` allows it), or CligymError starting with ``failure``."""
-    run = busybox_sh(session, f". {FUNCS}; {command} > {OUT}", *args, timeout=900)
-    lines = (session.get_file(OUT) or b"").decode("utf-8", "replace").splitlines()
+    ``empty`` allows it), or CligymError starting with ``failure``: written to a file and
+    printed by the same busybox in the same engine call (``Session.exec_then_read``)."""
+    run, data = session.exec_then_read([BB, "sh", "-c", f". {FUNCS}; {command} > {OUT}", "cligym", *args], OUT,
+                                       timeout=900, shell=(BB, "sh"), cat=(BB, "cat"))
+    lines = (data or b"").decode("utf-8", "replace").splitlines()
     if not run.ok or not (lines or empty):
         raise CligymError(f"{failure}: {run.output.strip()[-200:]}")
     return lines

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import shlex
 import tarfile
 import time
 import uuid
@@ -91,9 +92,11 @@ class Session:
         code = result.exit_code
         return code, result.output or b"", seconds, code in (124, 137) and seconds >= secs - 0.5
 
-    def exec_then_read(self, command: list[str], path: str, *, timeout: float) -> tuple[RunResult, bytes | None]:
+    def exec_then_read(self, command: list[str], path: str, *, timeout: float, shell: tuple[str, ...] = ("sh",),
+                       cat: tuple[str, ...] = ("cat",)) -> tuple[RunResult, bytes | None]:
         """``exec(command)``, then the file at ``path`` as ``get_file`` reads it, in one
-        engine call: the container's sh runs the command, then prints the file (a regular
+        engine call: ``shell`` (the container's sh unless another is named, e.g. a busybox
+        of one's own, with its ``cat``) runs the command, then prints the file (a regular
         file, not a link) after a random mark no output holds by chance, all into one
         stream (stdout and stderr are two pipes whose order the engine does not keep: what
         the command wrote last to one could come after the mark). When it could not print it (no such
@@ -103,9 +106,9 @@ class Session:
         read the mark in the wrapper's arguments."""
         mark = uuid.uuid4().hex
         script = ('exec 2>&1; mark=$1 path=$2; shift 2; "$@"; code=$?; printf "\\n%s\\n" "$mark"; '
-                  'if [ -f "$path" ] && [ ! -L "$path" ]; then cat "$path" && printf "\\n%s-end\\n" "$mark"; '
-                  'else printf "%s-none\\n" "$mark"; fi; exit $code')
-        code, output, seconds, timed_out = self._exec(["sh", "-c", script, "sh", mark, path, *command], timeout,
+                  f'if [ -f "$path" ] && [ ! -L "$path" ]; then {shlex.join(cat)} "$path" && '
+                  'printf "\\n%s-end\\n" "$mark"; else printf "%s-none\\n" "$mark"; fi; exit $code')
+        code, output, seconds, timed_out = self._exec([*shell, "-c", script, "sh", mark, path, *command], timeout,
                                                       None, None, ("timeout", "-k", "5"))
         before, found, rest = output.partition(f"\n{mark}\n".encode())
         if found and rest == f"{mark}-none\n".encode():

@@ -17,17 +17,27 @@ from cligym.verify.difficulty import CERTS_KEPT, PIP_FROM_COPY, SWEEPER_PIP, _Pr
 PROJECT = "markupsafe==3.0.2"
 
 
-def _sweep(runtime, gold, copy: bytes | None, tamper: bool = False) -> tuple[str, str]:
-    """A sweep of a gold container given ``copy`` as the difficulty measure gives it: its
-    output's last line, and the venv's pip's answer after it."""
+def _swept(runtime, gold, prepared: bytes | None, *reads: list[str], before: str = "", tamper: str = ""):
+    """A sweep of a gold container given ``prepared`` as the difficulty measure gives it:
+    the shell command ``before`` runs first, ``tamper`` once the preparation is in place;
+    the sweep's result, and each of ``reads`` run after it."""
     with runtime.session(gold.image) as session:
-        if copy is not None:
-            session.put_archive(copy, "/tmp")
-        if tamper:  # a copy unpacked from another wheel
-            assert session.exec(["sh", "-c", f"echo {'0' * 64} > {SWEEPER_PIP}/wheel.sha256"]).ok
+        if before:
+            assert session.exec(["sh", "-c", before]).ok
+        if prepared is not None:
+            session.put_archive(prepared, "/tmp")
+        if tamper:
+            assert session.exec(["sh", "-c", tamper]).ok
         swept = run_script(session, script("sweeper.sh"))
-        pip = session.exec([gold.python, "-m", "pip", "--version"])
-        works = session.exec([gold.python, "-c", "import markupsafe"])
+        return swept, [session.exec(command) for command in reads]
+
+
+def _sweep(runtime, gold, copy: bytes | None, tamper: bool = False) -> tuple[str, str]:
+    """A sweep given ``copy`` (with ``tamper``, a copy unpacked from another wheel): its
+    output's last line, and the venv's pip's answer after it."""
+    swept, (pip, works) = _swept(runtime, gold, copy, [gold.python, "-m", "pip", "--version"],
+                                 [gold.python, "-c", "import markupsafe"],
+                                 tamper=f"echo {'0' * 64} > {SWEEPER_PIP}/wheel.sha256" if tamper else "")
     assert works.ok and pip.ok, (works.output, pip.output)
     return swept.output.strip().splitlines()[-1], pip.output.split(" from ")[0]
 
@@ -77,13 +87,7 @@ CERTS = "find /etc/ssl /usr/share/ca-certificates -printf '%y %m %p -> %l\\n' | 
 def _certs_sweep(runtime, gold, prepared: bytes | None, before: str = "") -> tuple[str, str]:
     """A sweep of a gold container after the shell command ``before``: its output, and the
     certificates' state after it."""
-    with runtime.session(gold.image) as session:
-        if before:
-            assert session.exec(["sh", "-c", before]).ok
-        if prepared is not None:
-            session.put_archive(prepared, "/tmp")
-        swept = run_script(session, script("sweeper.sh"))
-        state = session.exec(["sh", "-c", CERTS])
+    swept, (state,) = _swept(runtime, gold, prepared, ["sh", "-c", CERTS], before=before)
     assert swept.ok and state.ok, (swept.output, state.output)
     return swept.output, state.output
 

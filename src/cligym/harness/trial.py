@@ -41,7 +41,7 @@ from cligym.models.reference import GoldReference
 from cligym.models.testrun import TestRun
 from cligym.models.validate import ModeResult
 from cligym.runtime import ImageKind, RunResult, Runtime, Session
-from cligym.runtime.sessions import tar_dirs
+from cligym.runtime.sessions import TIMER, tar_dirs
 
 VERIFIER_LOGS = "/logs/verifier"
 AGENT_LOGS = "/logs/agent"
@@ -160,7 +160,7 @@ def _launcher(task: TaskDir) -> tuple[tuple[str, ...], list[str], tuple[str, ...
     busybox = f"{TESTS_DIR}/bin/busybox"
     if task.busybox.is_file():
         return (busybox, "sleep", "infinity"), [busybox, "sh"], (busybox, "timeout", "-s", "KILL")
-    return ("sleep", "infinity"), ["bash"], ("timeout", "-k", "5")
+    return ("sleep", "infinity"), ["bash"], TIMER
 
 
 @contextmanager

@@ -47,6 +47,11 @@ def tar_dirs(dirs: list[tuple[Path, str]]) -> bytes:
     return buf.getvalue()
 
 
+#: What enforces an exec's time limit inside the container unless told otherwise: the
+#: image's coreutils ``timeout``, its process tree killed 5 s after the signal.
+TIMER = ("timeout", "-k", "5")
+
+
 class Session:
     """A running container kept for several ``exec`` calls; removed on ``close``.
 
@@ -68,7 +73,7 @@ class Session:
         timeout: float = DEFAULT_RUN_TIMEOUT,
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
-        timer: tuple[str, ...] | None = ("timeout", "-k", "5"),
+        timer: tuple[str, ...] | None = TIMER,
     ) -> RunResult:
         """Run ``command`` (a shell string, or an argv list) with a wall-clock limit.
 
@@ -109,7 +114,7 @@ class Session:
                   f'if [ -f "$path" ] && [ ! -L "$path" ]; then {shlex.join(cat)} "$path" && '
                   'printf "\\n%s-end\\n" "$mark"; else printf "%s-none\\n" "$mark"; fi; exit $code')
         code, output, seconds, timed_out = self._exec([*shell, "-c", script, "sh", mark, path, *command], timeout,
-                                                      None, None, ("timeout", "-k", "5"))
+                                                      None, None, TIMER)
         before, found, rest = output.partition(f"\n{mark}\n".encode())
         if found and rest == f"{mark}-none\n".encode():
             data = None

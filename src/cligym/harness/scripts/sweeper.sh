@@ -51,10 +51,10 @@ certs_state() {
   state=$(mktemp /tmp/cligym-certs.XXXXXXXX) || return 1  # (a fresh file: no name the image may hold)
   set -- /etc/ssl /usr/share/ca-certificates /usr/local/share/ca-certificates /etc/ca-certificates \
     /etc/ca-certificates.conf "$(command -v update-ca-certificates)" "$(command -v openssl)"
-  for p in "$@"; do
+  for p in "$@"; do  # (each path leaves the front; those that are there come back at the end)
+    shift
     if [ -e "$p" ] || [ -L "$p" ]; then set -- "$@" "$p"; else echo "absent $p" >> "$state"; fi
   done
-  shift 7  # (the paths that are there stay)
   if [ $# -eq 0 ] || { LC_ALL=C find "$@" -printf '%y %m %U %G %p -> %l\n' >> "$state" &&
     LC_ALL=C find "$@" -type f -exec sha256sum {} + >> "$state"; }; then
     LC_ALL=C sort "$state" | sha256sum | cut -d ' ' -f 1

@@ -3,11 +3,14 @@ tells its degrader, and the run loop around it."""
 
 from __future__ import annotations
 
+import threading
+import time
 from types import SimpleNamespace
 
 import pytest
 
 from cligym.errors import CligymError, EngineUnavailable
+from cligym.invert import pipeline
 from cligym.invert.context import RunContext, without_flaky
 from cligym.invert.parallel import run_attempts
 from cligym.invert.pipeline import MAX_SWEPT_TRIES, MAX_TRIES, make_attempt
@@ -85,6 +88,52 @@ def test_a_state_that_fails_some_tests_is_verified_and_saved(run):
     assert task.extra_bytes == 42 and task.difficulty is not None and task.offline_fair
     assert "undo RUN x" in task.solution and ctx.run.issues(candidate.instance_id).exists()
     assert engine.removed and candidate.screened == [] and set(candidate.seconds.spent()) >= {"build", "run"}
+
+
+class Beside(FakeEngine):
+    """A fake whose difficulty measure, measured ``beside`` the verifier's checks, can only
+    end after they ended (it waits for them to start, then for their end), and a clock each
+    of them sets as it ends."""
+
+    def __init__(self, *args, beside: bool, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.now, self.checking = 0.0, threading.Event()
+        if not beside:  # (measured first: nothing to wait for)
+            self.checking.set()
+            self.now = 10.0
+
+    def check_broken_state(self, *args, **kwargs):
+        self.checking.set()
+        verification = super().check_broken_state(*args, **kwargs)
+        self.now = 10.0
+        return verification
+
+    def measure(self, *args, **kwargs):
+        assert self.checking.wait(timeout=30), "the measure did not run beside the checks"
+        difficulty = super().measure(*args, **kwargs)
+        while self.now < 10.0:  # (the checks end first: the attempt then waits for the measure)
+            time.sleep(0.01)
+        self.now = 13.0
+        return difficulty
+
+
+def test_beside_the_checks_the_same_task_is_made_and_its_seconds_are_its_wall_time(run, tmp_path, monkeypatch):
+    """A run that measures the difficulty beside the verifier's checks makes the same
+    candidate and task as one that measures it first; the difficulty phase holds only the
+    wait it added after the checks (each second of the attempt counted once)."""
+    made = []
+    for beside in (False, True):
+        engine = Beside({"RUN x": Line(breaks={"t.py::b"})}, beside=beside).install(monkeypatch)
+        if beside:
+            monkeypatch.setattr(pipeline.time, "monotonic", lambda: engine.now)
+        ctx = _ctx(engine, tmp_path / f"run-{beside}", beside=beside)
+        candidate = make_attempt(ctx, Scripted(proposal(change("x"))), 0)
+        assert candidate.status == "verified", candidate.reason
+        made.append((candidate, load(Task, ctx.run.task_record(candidate.instance_id))))
+    (first, first_task), (beside_, beside_task) = made
+    assert beside_.model_dump(exclude={"seconds"}) == first.model_dump(exclude={"seconds"})
+    assert beside_task.model_dump(exclude={"created_at"}) == first_task.model_dump(exclude={"created_at"})
+    assert beside_.seconds.difficulty == 3.0
 
 
 def test_a_degrader_that_gave_up_ends_the_attempt_without_a_build(run):
@@ -321,12 +370,15 @@ def test_the_run_loop_resumes_tells_the_degrader_in_order_and_stops_at_max_tasks
     assert [load(Candidate, ctx.run.candidate(a)).status for a in range(4)] == ["verified"] * 4
 
 
+@pytest.mark.parametrize("beside", [False, True])
 @pytest.mark.parametrize("share", [None, 0.1, 0.5])
-def test_states_the_sweeper_repairs_are_kept_while_their_share_stays_under_the_runs(share, tmp_path, monkeypatch):
+def test_states_the_sweeper_repairs_are_kept_while_their_share_stays_under_the_runs(share, beside, tmp_path,
+                                                                                    monkeypatch):
     """A run with a sweeper share keeps a task the task-blind sweeper repairs only while
-    such tasks stay at most that share of its tasks; a run without one keeps them all."""
+    such tasks stay at most that share of its tasks; a run without one keeps them all. The
+    same whether the difficulty is measured before the verifier's checks or beside them."""
     engine = FakeEngine({f"RUN {n}": Line(breaks={"t.py::b"}) for n in "xyz"}, swept=True).install(monkeypatch)
-    ctx = _ctx(engine, tmp_path / "run", sweeper_share=share)
+    ctx = _ctx(engine, tmp_path / "run", sweeper_share=share, beside=beside)
     first = make_attempt(ctx, Scripted(proposal(change("x"))), 0)  # one of one: all of the run's tasks
     engine.swept = False
     hard = make_attempt(ctx, Scripted(proposal(change("y"))), 1)
@@ -343,12 +395,14 @@ def test_states_the_sweeper_repairs_are_kept_while_their_share_stays_under_the_r
     assert len(ctx.run.task_records()) == (2 if share == 0.5 else 1)
 
 
-def test_past_the_sweeper_share_a_swept_state_is_a_miss_found_before_the_verifier(tmp_path, monkeypatch):
+@pytest.mark.parametrize("beside", [False, True])
+def test_past_the_sweeper_share_a_swept_state_is_a_miss_found_before_the_verifier(beside, tmp_path, monkeypatch):
     """Once the run has its share of states the task-blind sweeper repairs, the sweeper is
-    asked before the verifier's checks: a state it repairs never reaches them, and a
-    degrader that may try again is told (``Try.swept``) and proposes another."""
+    asked before the verifier's checks (also in a run that measures beside them): a state
+    it repairs never reaches them, and a degrader that may try again is told
+    (``Try.swept``) and proposes another."""
     engine = FakeEngine({f"RUN {n}": Line(breaks={TESTS[0]}) for n in "xy"}, swept={"RUN x"}).install(monkeypatch)
-    ctx = _ctx(engine, tmp_path / "run", sweeper_share=0.1)
+    ctx = _ctx(engine, tmp_path / "run", sweeper_share=0.1, beside=beside)
     degrader = Scripted(proposal(change("x"), retry=True), proposal(change("y"), retry=True))
     candidate = make_attempt(ctx, degrader, 0)
     assert candidate.status == "verified", candidate.reason

@@ -79,7 +79,8 @@ def _invert(dataset: DatasetDir, project: PlannedProject, runtime: Runtime, dead
 
     _needs_gold(dataset, project, runtime)
     summary = invert(dataset.gold(project.key), dataset.run(project.key), attempts=project.attempts,
-                     seed=project.seed, max_tasks=project.tasks, deadline=deadline, runtime=runtime)
+                     seed=project.seed, max_tasks=project.tasks, deadline=deadline, runtime=runtime,
+                     beside=False)  # (the build's workers keep the engine's CPUs busy)
     if deadline is not None and time.time() >= deadline and summary.attempts < project.attempts \
             and not summary.exhausted and (project.tasks is None or summary.verified < project.tasks):
         return UnitOutcome(ok=True, unfinished=True, detail=f"{summary.verified} tasks of {summary.attempts} attempts "

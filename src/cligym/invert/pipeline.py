@@ -34,10 +34,12 @@ from __future__ import annotations
 import random
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from cligym.errors import BuildFailed, CligymError, Fatal
-from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_bytes
+from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_bytes, side_by_side
 from cligym.harness.testrun import hang_timeout, run_tests
 from cligym.invert import minimal
 from cligym.invert.context import RunContext, classify, error_excerpts
@@ -48,9 +50,12 @@ from cligym.models.io import load, save
 from cligym.models.task import AppliedChange, Candidate, Difficulty, Task
 from cligym.models.testrun import TestRun
 from cligym.models.timing import Phase, PhaseSeconds
+from cligym.models.verify import Verification
 from cligym.verify import check_broken_state
 from cligym.verify.carried import offline_fair
 from cligym.verify.difficulty import measure
+
+T = TypeVar("T")
 
 #: A discarded attempt keeps its derived solution (for a look) only up to this size.
 KEEP_SOLUTION_BYTES = 256 * 1024
@@ -263,9 +268,14 @@ def _steps(check: _Check, tag: str, instance_id: str, found: dict) -> Outcome:
             return Miss(found=found)  # what is left the sweeper undoes (declared): its measure is not spent
         return Reduced(smaller, [a.pair for i, a in enumerate(applied) if i not in kept])
     first = proposal.observed or fresh
-    difficulty = measure(ctx.runtime, ctx.gold, tag, [applied[i] for i in proposal.order], proposal.ordered_steps,
-                         found["FAIL_TO_PASS"], first, proposal.dockerfile, check.seconds,
-                         state=ctx.state) if applied else None
+
+    def measuring(seconds: PhaseSeconds) -> Difficulty | None:
+        return measure(ctx.runtime, ctx.gold, tag, [applied[i] for i in proposal.order], proposal.ordered_steps,
+                       found["FAIL_TO_PASS"], first, proposal.dockerfile, seconds, state=ctx.state) if applied else None
+
+    if ctx.beside and not ctx.sweeper_share_full():
+        return _verify_and_save(check, tag, instance_id, first, found, None, beside=measuring)
+    difficulty = measuring(check.seconds)
     if difficulty is not None and difficulty.sweeper_solves and ctx.sweeper_share_full():
         return _swept_out(check, found)
     return _verify_and_save(check, tag, instance_id, first, found, difficulty)
@@ -322,6 +332,21 @@ def _swept_out(check: _Check, found: dict) -> Outcome:
                                                f"{check.ctx.sweeper_share:.0%} of the run's tasks would be such")
 
 
+def _measured_beside(check: _Check, verify: Callable[[], Verification],
+                     measuring: Measuring) -> tuple[Verification, Difficulty | None]:
+    """``verify()`` with the difficulty measured in other containers at the same time. The
+    attempt's seconds stay its wall time, each second counted once: the seconds both take
+    count for the verifier's checks (``verify``'s own), the difficulty phase holds the wait
+    it adds after them."""
+    def ended(call: Callable[[], T]) -> Callable[[], tuple[T, float]]:
+        return lambda: (call(), time.monotonic())
+
+    (difficulty, measured_at), (verification, verified_at) = side_by_side(
+        check.ctx.runtime, ended(lambda: measuring(PhaseSeconds())), ended(verify))
+    check.seconds.add("difficulty", max(0.0, measured_at - verified_at))
+    return verification, difficulty
+
+
 #: Runs of the gold image that look for a flaky test among those a repair left failing.
 FLAKY_RUNS = 3
 
@@ -354,17 +379,29 @@ def _not_reproduced(fresh: list[str], expected: list[str]) -> str:
             "than the degrader's container")
 
 
+#: How a state's difficulty is measured, its seconds added to the given record (``measure``).
+Measuring = Callable[[PhaseSeconds], Difficulty | None]
+
+
 def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, found: dict,
-                     difficulty: Difficulty | None) -> Outcome:
-    """The verifier's checks, then the issue texts; the Task saved (with its ``difficulty``)."""
+                     difficulty: Difficulty | None, beside: Measuring | None = None) -> Outcome:
+    """The verifier's checks, then the issue texts; the Task saved (with its ``difficulty``,
+    measured before or, with ``beside``, while the checks run: ``_measured_beside``)."""
     ctx, proposal, policy, gold = check.ctx, check.proposal, check.policy, check.ctx.gold
     f2p, p2p = found["FAIL_TO_PASS"], found["PASS_TO_PASS"]
     measured: dict[str, tuple[bool, int]] = {}  # offline_fair of a script, measured already
     solution, fallback = repairs(ctx, proposal, policy, measured)
-    verification = check_broken_state(ctx.runtime, gold, ctx.probe.files, tag, f2p, p2p, solution,
-                                      order=proposal.sample,
-                                      untouchable=touches_tests(gold) if proposal.keep_tests else None,
-                                      state=ctx.state, fallback=fallback, store=ctx.run.references)
+
+    def verify() -> Verification:
+        return check_broken_state(ctx.runtime, gold, ctx.probe.files, tag, f2p, p2p, solution,
+                                  order=proposal.sample,
+                                  untouchable=touches_tests(gold) if proposal.keep_tests else None,
+                                  state=ctx.state, fallback=fallback, store=ctx.run.references)
+
+    if beside is None:
+        verification = verify()
+    else:
+        verification, difficulty = _measured_beside(check, verify, beside)
     check.seconds.absorb(verification.seconds)
     if proposal.derive_solution and (verification.ok or len(verification.solution) <= KEEP_SOLUTION_BYTES):
         found["solution"] = verification.solution  # a derived one: discards keep small ones only

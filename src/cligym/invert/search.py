@@ -345,11 +345,15 @@ def invert(
     reporter: Reporter | None = None,
     max_tasks: int | None = None,
     deadline: float | None = None,
+    beside: bool | None = None,
 ) -> Summary:
     """Invert a gold environment without an LLM; returns the run's summary (``max_tasks``,
     ``deadline``: see ``run_attempts``). Named ``operators`` alone: 1–``max_operators``
     of them per attempt; named ``scenarios`` alone (``["all"]`` for every one): incident
-    scenarios only; otherwise the default mix of scenarios and chained composites."""
+    scenarios only; otherwise the default mix of scenarios and chained composites.
+    ``beside``: measure each state's difficulty beside the verifier's checks
+    (``RunContext.beside``); None: when the engine has a CPU beyond the one the run's single
+    attempt at a time keeps busy (a caller running several runs at once says False)."""
     reporter = reporter or Reporter()
     if not 1 <= max_operators <= 3:
         raise BadInput("--max-operators must be 1, 2 or 3")
@@ -378,6 +382,7 @@ def invert(
         tasks = min(attempts, max_tasks) if max_tasks else attempts
         # incidents and composites are meant to be hard: few of them a task-blind sweep repairs
         ctx.sweeper_share = SWEEPER_SHARE if mix != "operators" else None
+        ctx.beside = ctx.runtime.capacity()[0] >= 2 if beside is None else beside
         return run_attempts(ctx, degrader(mix, ops, plans, max_operators, tasks, ctx.seed), attempts,
                             max_tasks=max_tasks, deadline=deadline)
 

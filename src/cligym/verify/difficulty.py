@@ -28,6 +28,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from cligym.errors import CligymError
+from cligym.harness.busybox import busybox_sh
 from cligym.harness.debian_reference import gather_debian, same_system
 from cligym.harness.images import run_script, side_by_side
 from cligym.harness.bundle import script
@@ -77,13 +79,20 @@ def reveal_depth(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[
     return len(changes) + 1
 
 
+#: Whether a Python state keeps, whatever the repair does, something of pip's configuration
+#: that the reward refuses (given the container, gold's prefix and gold's configuration).
+Kept = Callable[[Session, str, tuple[str, ...]], bool]
+
+
 def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], solution: str,
-                  state: SystemState | None = None, before: Callable[[Session], None] | None = None) -> bool:
+                  state: SystemState | None = None, before: Callable[[Session], None] | None = None,
+                  kept: Kept | None = None) -> bool:
     """Does ``solution`` (a repair script) leave the state in ``image`` as the reward needs
     it: every F2P test passing and, for a Python gold, pip's configuration gold's (read once
     per gold image), for a Debian-world task (``state``) the system gold's as its verifier
     compares it. The state is read first, as the verifier does: the tests run only when it
-    is gold's. ``before``: done in a Python task's container before ``solution``."""
+    is gold's. ``before``: done in a Python task's container before ``solution``; ``kept``:
+    asked first, when true the answer is known (no) and nothing runs."""
     if state is not None:
         reference, _ = gather_debian(runtime, gold.image, instance_id="", workdir=gold.workdir,
                                      test_command=gold.test_command, f2p=f2p, p2p=[], order=f2p, state=state)
@@ -96,6 +105,8 @@ def repair_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str], s
             return run.report_found and set(f2p) <= run.passed()
     prefix, want = gold_pip_config(runtime, gold.image, gold.python)
     with runtime.session(image) as session:
+        if kept is not None and kept(session, prefix, want):
+            return False
         if before is not None:
             before(session)
         run_script(session, solution)
@@ -168,7 +179,30 @@ def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str],
         if prepared is not None:
             session.put_archive(prepared, SWEEPER_PIP.rsplit("/", 1)[0])
 
-    return repair_solves(runtime, gold, image, f2p, script(SWEEPERS["python"]), before=offer)
+    return repair_solves(runtime, gold, image, f2p, script(SWEEPERS["python"]), before=offer, kept=sweep_keeps)
+
+
+#: pip's machine-wide configuration files (``m_pipconf``'s global ones, XDG_CONFIG_DIRS
+#: unset): the sweeper ignores them and writes nothing there.
+MACHINE_PIP_CONFIGS = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf")
+
+
+def sweep_keeps(session: Session, prefix: str, want: tuple[str, ...]) -> bool:
+    """Whether pip's configuration in the state holds a line gold's lacks that the sweep
+    leaves whatever it does, so that it cannot solve the state: a PIP_ variable of the
+    container's environment (the sweep changes its own environment only), or a setting in a
+    machine-wide file (``MACHINE_PIP_CONFIGS``) that only a write to its own path can change
+    (``untouched-file.sh``: one name, no link on its way, in no install record that pip's
+    uninstall would follow). A configuration that cannot be read here says nothing (the
+    sweep then runs)."""
+    try:
+        extra = set(pip_config(session, prefix)) - set(want)
+    except CligymError:
+        return False
+    if any(line.startswith("env PIP_") for line in extra):
+        return True
+    files = sorted({f for line in extra for f in MACHINE_PIP_CONFIGS if line.startswith(f"{f} [")})
+    return bool(files) and busybox_sh(session, script("untouched-file.sh"), *files).ok
 
 
 def measure(runtime: Runtime, gold: GoldEnv, image: str, changes: Sequence[AppliedChange],

@@ -70,9 +70,10 @@ def _ctx(engine: FakeEngine, folder, **fields) -> RunContext:
 
 @pytest.fixture
 def run(tmp_path, monkeypatch):
-    """``run(engine, degrader, attempt=0)``: the attempt's Candidate, with the run context."""
-    def attempt(engine: FakeEngine, degrader, number: int = 0) -> tuple[Candidate, RunContext]:
-        ctx = _ctx(engine.install(monkeypatch), tmp_path / "run")
+    """``run(engine, degrader, attempt=0, **context fields)``: the attempt's Candidate, with
+    the run context."""
+    def attempt(engine: FakeEngine, degrader, number: int = 0, **fields) -> tuple[Candidate, RunContext]:
+        ctx = _ctx(engine.install(monkeypatch), tmp_path / "run", **fields)
         return make_attempt(ctx, degrader, number), ctx
     return attempt
 
@@ -272,18 +273,20 @@ def test_a_plan_that_cannot_be_reduced_is_not_minimal(run, retry):
         assert [(a.name, a.necessary) for a in candidate.operators] == [("x", True), ("decoy", False)]
 
 
-def test_chained_faults_stay_and_a_blocker_stays_when_it_blocks_the_naive_repair(run):
+@pytest.mark.parametrize("beside", [False, True])
+def test_chained_faults_stay_and_a_blocker_stays_when_it_blocks_the_naive_repair(run, beside):
+    """The same whether the blocker check runs after leave-one-repair-out or beside it."""
     engine = FakeEngine({"RUN x": Line(breaks={"t.py::a"}), "RUN y": Line(breaks={"t.py::a"}),
                          "RUN guard": Line(blocks=True)})
     naive = [RepairStep(label="naive", lines=["reinstall"])]
     plan = proposal(change("x"), change("y"), change("guard", role="blocker"), naive=naive, repair_order=[2, 1, 0])
-    candidate, _ = run(engine, Scripted(plan))
+    candidate, _ = run(engine, Scripted(plan), beside=beside)
     assert candidate.status == "verified", candidate.reason
     assert [(a.name, a.necessary, a.blocks) for a in candidate.operators] == [
         ("x", True, None), ("y", True, None), ("guard", False, True)]
     weak = proposal(change("x2"), change("idle", role="blocker"), naive=naive)
     engine.lines["RUN x2"] = Line(breaks={"t.py::c"})
-    other, _ = run(engine, Scripted(weak), 1)
+    other, _ = run(engine, Scripted(weak), 1, beside=beside)
     assert other.discard_kind == "not_minimal" and other.operators[1].blocks is False
 
 

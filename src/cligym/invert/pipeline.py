@@ -19,7 +19,9 @@ after that is the same whoever proposed it, and lives here once:
    through the pipeline again from step 1 (a proposal that cannot be reduced is a miss);
 6. the difficulty is measured (``cligym.verify.difficulty``, once per state): a state the
    task-blind sweeper repairs while the run has its share of such is a miss (the degrader,
-   told so, may propose another), before the costliest checks;
+   told so, may propose another), before the costliest checks. A run that leaves a core of
+   the engine idle (``RunContext.beside``) measures it while the checks of step 7 run, and
+   checks the blockers while leave-one-repair-out runs (step 5): the same containers, at once;
 7. ``cligym.verify.check_broken_state``: a repeat run, the leak scan, no untouchable path
    changed, and the solution makes every selected test pass;
 8. the Task and its issue texts are saved (a text ``check_issues`` refuses discards the
@@ -55,6 +57,8 @@ from cligym.verify import check_broken_state
 from cligym.verify.carried import offline_fair
 from cligym.verify.difficulty import measure
 
+A = TypeVar("A")
+B = TypeVar("B")
 T = TypeVar("T")
 
 #: A discarded attempt keeps its derived solution (for a look) only up to this size.
@@ -308,19 +312,29 @@ def _minimal(check: _Check, tag: str, f2p: list[str]) -> list[AppliedChange]:
     if len(changes) < 2:
         return [c.applied.model_copy(update={"necessary": True, "fixes": list(f2p)}) for c in changes]
     order = proposal.order
-    still = minimal.leave_one_out(ctx.runtime, ctx.gold, tag, proposal.ordered_steps, f2p, proposal.sample,
-                                  check.seconds)
+
+    def leave_one_out() -> list[list[str]]:
+        return minimal.leave_one_out(ctx.runtime, ctx.gold, tag, proposal.ordered_steps, f2p, proposal.sample,
+                                     check.seconds)
+
+    def blockers(seconds: PhaseSeconds) -> dict[int, bool]:
+        """Each blocker's check, by its change's index."""
+        found = {}
+        for i, change in enumerate(changes):
+            if change.applied.role == "blocker":
+                others = [changes[j].step for j in order if j != i and changes[j].applied.role == "blocker"]
+                found[i] = minimal.blocks(ctx.runtime, ctx.gold, tag, change.step, others, proposal.naive, f2p,
+                                          proposal.sample, seconds)
+        return found
+
+    if ctx.beside:
+        still, blocking = _beside(check, leave_one_out, blockers, "blocker")
+    else:
+        still, blocking = leave_one_out(), blockers(check.seconds)
     fixes = {index: still[position] for position, index in enumerate(order)}
-    applied = []
-    for i, change in enumerate(changes):
-        blocks = None
-        if change.applied.role == "blocker":
-            others = [changes[j].step for j in order if j != i and changes[j].applied.role == "blocker"]
-            blocks = minimal.blocks(ctx.runtime, ctx.gold, tag, change.step, others, proposal.naive, f2p,
-                                    proposal.sample, check.seconds)
-        applied.append(change.applied.model_copy(update={"necessary": bool(fixes[i]), "fixes": fixes[i],
-                                                         "blocks": blocks}))
-    return applied
+    return [change.applied.model_copy(update={"necessary": bool(fixes[i]), "fixes": fixes[i],
+                                              "blocks": blocking.get(i)})
+            for i, change in enumerate(changes)]
 
 
 def _swept_out(check: _Check, found: dict) -> Outcome:
@@ -332,19 +346,19 @@ def _swept_out(check: _Check, found: dict) -> Outcome:
                                                f"{check.ctx.sweeper_share:.0%} of the run's tasks would be such")
 
 
-def _measured_beside(check: _Check, verify: Callable[[], Verification],
-                     measuring: Measuring) -> tuple[Verification, Difficulty | None]:
-    """``verify()`` with the difficulty measured in other containers at the same time. The
-    attempt's seconds stay its wall time, each second counted once: the seconds both take
-    count for the verifier's checks (``verify``'s own), the difficulty phase holds the wait
-    it adds after them."""
+def _beside(check: _Check, first: Callable[[], A], second: Callable[[PhaseSeconds], B],
+            phase: Phase) -> tuple[A, B]:
+    """``first()`` and, in other containers at the same time, ``second`` (``RunContext.beside``).
+    The attempt's seconds stay its wall time, each second counted once: the seconds both
+    take count for ``first``'s phases (its own), ``phase`` holds the wait ``second`` adds
+    after it."""
     def ended(call: Callable[[], T]) -> Callable[[], tuple[T, float]]:
         return lambda: (call(), time.monotonic())
 
-    (difficulty, measured_at), (verification, verified_at) = side_by_side(
-        check.ctx.runtime, ended(lambda: measuring(PhaseSeconds())), ended(verify))
-    check.seconds.add("difficulty", max(0.0, measured_at - verified_at))
-    return verification, difficulty
+    (other, other_at), (mine, mine_at) = side_by_side(check.ctx.runtime, ended(lambda: second(PhaseSeconds())),
+                                                      ended(first))
+    check.seconds.add(phase, max(0.0, other_at - mine_at))
+    return mine, other
 
 
 #: Runs of the gold image that look for a flaky test among those a repair left failing.
@@ -386,7 +400,7 @@ Measuring = Callable[[PhaseSeconds], Difficulty | None]
 def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, found: dict,
                      difficulty: Difficulty | None, beside: Measuring | None = None) -> Outcome:
     """The verifier's checks, then the issue texts; the Task saved (with its ``difficulty``,
-    measured before or, with ``beside``, while the checks run: ``_measured_beside``)."""
+    measured before or, with ``beside``, while the checks run: ``_beside``)."""
     ctx, proposal, policy, gold = check.ctx, check.proposal, check.policy, check.ctx.gold
     f2p, p2p = found["FAIL_TO_PASS"], found["PASS_TO_PASS"]
     measured: dict[str, tuple[bool, int]] = {}  # offline_fair of a script, measured already
@@ -401,7 +415,7 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
     if beside is None:
         verification = verify()
     else:
-        verification, difficulty = _measured_beside(check, verify, beside)
+        verification, difficulty = _beside(check, verify, beside, "difficulty")
     check.seconds.absorb(verification.seconds)
     if proposal.derive_solution and (verification.ok or len(verification.solution) <= KEEP_SOLUTION_BYTES):
         found["solution"] = verification.solution  # a derived one: discards keep small ones only

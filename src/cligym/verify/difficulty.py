@@ -172,9 +172,8 @@ def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str],
     sweep is given gold's preparation where there is one (``_Preparation``)."""
     if state is not None:
         return repair_solves(runtime, gold, image, f2p, script(SWEEPERS["debian"]), state)
-    prepared = _PREPARATION.of(runtime, gold)
-
     def offer(session: Session) -> None:  # (a folder the image has is not used; the sweeper removes ours)
+        prepared = _PREPARATION.of(runtime, gold)  # (only for a sweep that runs)
         session.exec(["rm", "-rf", SWEEPER_PIP], timeout=60)
         if prepared is not None:
             session.put_archive(prepared, SWEEPER_PIP.rsplit("/", 1)[0])

@@ -126,7 +126,7 @@ def test_beside_the_checks_the_same_task_is_made_and_its_seconds_are_its_wall_ti
     for beside in (False, True):
         engine = Beside({"RUN x": Line(breaks={"t.py::b"})}, beside=beside).install(monkeypatch)
         if beside:
-            monkeypatch.setattr(pipeline.time, "monotonic", lambda: engine.now)
+            monkeypatch.setattr(pipeline, "time", SimpleNamespace(monotonic=lambda clock=engine: clock.now))
         ctx = _ctx(engine, tmp_path / f"run-{beside}", beside=beside)
         candidate = make_attempt(ctx, Scripted(proposal(change("x"))), 0)
         assert candidate.status == "verified", candidate.reason

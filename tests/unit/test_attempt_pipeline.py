@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from cligym.errors import CligymError, EngineUnavailable
-from cligym.invert import pipeline
+from cligym.invert import beside as beside_module
 from cligym.invert.context import RunContext, without_flaky
 from cligym.invert.parallel import run_attempts
 from cligym.invert.pipeline import MAX_SWEPT_TRIES, MAX_TRIES, make_attempt
@@ -126,7 +126,7 @@ def test_beside_the_checks_the_same_task_is_made_and_its_seconds_are_its_wall_ti
     for beside in (False, True):
         engine = Beside({"RUN x": Line(breaks={"t.py::b"})}, beside=beside).install(monkeypatch)
         if beside:
-            monkeypatch.setattr(pipeline, "time", SimpleNamespace(monotonic=lambda clock=engine: clock.now))
+            monkeypatch.setattr(beside_module, "time", SimpleNamespace(monotonic=lambda clock=engine: clock.now))
         ctx = _ctx(engine, tmp_path / f"run-{beside}", beside=beside)
         candidate = make_attempt(ctx, Scripted(proposal(change("x"))), 0)
         assert candidate.status == "verified", candidate.reason

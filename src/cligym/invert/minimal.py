@@ -15,7 +15,8 @@ repaired, the naive repair run in the broken image leaves some F2P test failing,
 blocker's own repair before the same naive repair makes every F2P test pass.
 
 Both run scripts in containers of the broken image (no builds): one run per step (all at
-once), two per blocker.
+once), two per blocker; where the engine has a core the run leaves idle, the blocker checks
+beside leave-one-repair-out (``evidence``).
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ from functools import partial
 from cligym.harness.images import at_once, repair_and_test
 from cligym.harness.repair import repair_script
 from cligym.harness.testrun import hang_timeout
+from cligym.invert.beside import beside
+from cligym.invert.context import RunContext
+from cligym.invert.proposal import Proposal
 from cligym.models.gold import GoldEnv
-from cligym.models.task import RepairStep
+from cligym.models.task import AppliedChange, RepairStep
 from cligym.models.timing import PhaseSeconds
 from cligym.runtime import Runtime
 
@@ -70,3 +74,35 @@ def blocks(runtime: Runtime, gold: GoldEnv, image: str, blocker: RepairStep, oth
         return not _still_failing(runtime, gold, image, repair_script([*others, blocker, *naive]), tests)
     finally:
         seconds.add("blocker", time.monotonic() - started)
+
+
+def evidence(ctx: RunContext, proposal: Proposal, image: str, f2p: list[str],
+             seconds: PhaseSeconds) -> list[AppliedChange]:
+    """Each change of ``proposal`` with its minimality evidence, checked in ``image``; a
+    state of one change (or none) needs no check."""
+    changes = proposal.changes
+    if len(changes) < 2:
+        return [c.applied.model_copy(update={"necessary": True, "fixes": list(f2p)}) for c in changes]
+    order = proposal.order
+
+    def each_left_out() -> list[list[str]]:
+        return leave_one_out(ctx.runtime, ctx.gold, image, proposal.ordered_steps, f2p, proposal.sample, seconds)
+
+    def blockers(spent: PhaseSeconds) -> dict[int, bool]:
+        """Each blocker's check, by its change's index."""
+        found = {}
+        for i, change in enumerate(changes):
+            if change.applied.role == "blocker":
+                others = [changes[j].step for j in order if j != i and changes[j].applied.role == "blocker"]
+                found[i] = blocks(ctx.runtime, ctx.gold, image, change.step, others, proposal.naive, f2p,
+                                  proposal.sample, spent)
+        return found
+
+    if ctx.beside:
+        still, blocking = beside(ctx.runtime, seconds, each_left_out, blockers, "blocker")
+    else:
+        still, blocking = each_left_out(), blockers(seconds)
+    fixes = {index: still[position] for position, index in enumerate(order)}
+    return [change.applied.model_copy(update={"necessary": bool(fixes[i]), "fixes": fixes[i],
+                                              "blocks": blocking.get(i)})
+            for i, change in enumerate(changes)]

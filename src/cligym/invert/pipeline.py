@@ -38,28 +38,24 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from cligym.errors import BuildFailed, CligymError, Fatal
-from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_bytes, side_by_side
+from cligym.harness.images import broken_tag, build_broken, delta_digest, extra_bytes
 from cligym.harness.testrun import hang_timeout, run_tests
 from cligym.invert import minimal
+from cligym.invert.beside import beside
 from cligym.invert.context import RunContext, classify, error_excerpts
 from cligym.invert.dockerfile import touches_tests
 from cligym.invert.proposal import Degrader, Proposal, Try, repairs
 from cligym.issue import check_issues, write_issues
 from cligym.models.io import load, save
-from cligym.models.task import AppliedChange, Candidate, Difficulty, Task
+from cligym.models.task import Candidate, Difficulty, Task
 from cligym.models.testrun import TestRun
 from cligym.models.timing import Phase, PhaseSeconds
 from cligym.models.verify import Verification
 from cligym.verify import check_broken_state
 from cligym.verify.carried import offline_fair
 from cligym.verify.difficulty import measure
-
-A = TypeVar("A")
-B = TypeVar("B")
-T = TypeVar("T")
 
 #: A discarded attempt keeps its derived solution (for a look) only up to this size.
 KEEP_SOLUTION_BYTES = 256 * 1024
@@ -258,7 +254,7 @@ def _steps(check: _Check, tag: str, instance_id: str, found: dict) -> Outcome:
         found["reproduced"] = not reason
         if reason:
             return _discarded(found, "not_reproducible", reason)
-    applied = found["operators"] = _minimal(check, tag, found["FAIL_TO_PASS"])
+    applied = found["operators"] = minimal.evidence(ctx, proposal, tag, found["FAIL_TO_PASS"], check.seconds)
     kept = [i for i, a in enumerate(applied) if a.necessary or a.blocks]
     if len(kept) < len(applied):
         if not proposal.reducible and proposal.retry:
@@ -278,7 +274,7 @@ def _steps(check: _Check, tag: str, instance_id: str, found: dict) -> Outcome:
                        found["FAIL_TO_PASS"], first, proposal.dockerfile, seconds, state=ctx.state) if applied else None
 
     if ctx.beside and not ctx.sweeper_share_full():
-        return _verify_and_save(check, tag, instance_id, first, found, None, beside=measuring)
+        return _verify_and_save(check, tag, instance_id, first, found, None, measuring=measuring)
     difficulty = measuring(check.seconds)
     if difficulty is not None and difficulty.sweeper_solves and ctx.sweeper_share_full():
         return _swept_out(check, found)
@@ -304,39 +300,6 @@ def _run(check: _Check, tag: str) -> TestRun | None:
     return fresh
 
 
-def _minimal(check: _Check, tag: str, f2p: list[str]) -> list[AppliedChange]:
-    """Each change with its minimality evidence (``cligym.invert.minimal``); a state of one
-    change (or none) needs no check."""
-    ctx, proposal = check.ctx, check.proposal
-    changes = proposal.changes
-    if len(changes) < 2:
-        return [c.applied.model_copy(update={"necessary": True, "fixes": list(f2p)}) for c in changes]
-    order = proposal.order
-
-    def leave_one_out() -> list[list[str]]:
-        return minimal.leave_one_out(ctx.runtime, ctx.gold, tag, proposal.ordered_steps, f2p, proposal.sample,
-                                     check.seconds)
-
-    def blockers(seconds: PhaseSeconds) -> dict[int, bool]:
-        """Each blocker's check, by its change's index."""
-        found = {}
-        for i, change in enumerate(changes):
-            if change.applied.role == "blocker":
-                others = [changes[j].step for j in order if j != i and changes[j].applied.role == "blocker"]
-                found[i] = minimal.blocks(ctx.runtime, ctx.gold, tag, change.step, others, proposal.naive, f2p,
-                                          proposal.sample, seconds)
-        return found
-
-    if ctx.beside:
-        still, blocking = _beside(check, leave_one_out, blockers, "blocker")
-    else:
-        still, blocking = leave_one_out(), blockers(check.seconds)
-    fixes = {index: still[position] for position, index in enumerate(order)}
-    return [change.applied.model_copy(update={"necessary": bool(fixes[i]), "fixes": fixes[i],
-                                              "blocks": blocking.get(i)})
-            for i, change in enumerate(changes)]
-
-
 def _swept_out(check: _Check, found: dict) -> Outcome:
     """A state the sweeper repairs while the run has its share of such: another proposal
     when the degrader may make one (told it was swept), else the attempt's end."""
@@ -344,21 +307,6 @@ def _swept_out(check: _Check, found: dict) -> Outcome:
         return Miss(found=found, swept=True)
     return _discarded(found, "sweeper_solves", "the task-blind sweeper repairs it, and with it more than "
                                                f"{check.ctx.sweeper_share:.0%} of the run's tasks would be such")
-
-
-def _beside(check: _Check, first: Callable[[], A], second: Callable[[PhaseSeconds], B],
-            phase: Phase) -> tuple[A, B]:
-    """``first()`` and, in other containers at the same time, ``second`` (``RunContext.beside``).
-    The attempt's seconds stay its wall time, each second counted once: the seconds both
-    take count for ``first``'s phases (its own), ``phase`` holds the wait ``second`` adds
-    after it."""
-    def ended(call: Callable[[], T]) -> Callable[[], tuple[T, float]]:
-        return lambda: (call(), time.monotonic())
-
-    (other, other_at), (mine, mine_at) = side_by_side(check.ctx.runtime, ended(lambda: second(PhaseSeconds())),
-                                                      ended(first))
-    check.seconds.add(phase, max(0.0, other_at - mine_at))
-    return mine, other
 
 
 #: Runs of the gold image that look for a flaky test among those a repair left failing.
@@ -398,9 +346,9 @@ Measuring = Callable[[PhaseSeconds], Difficulty | None]
 
 
 def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, found: dict,
-                     difficulty: Difficulty | None, beside: Measuring | None = None) -> Outcome:
+                     difficulty: Difficulty | None, measuring: Measuring | None = None) -> Outcome:
     """The verifier's checks, then the issue texts; the Task saved (with its ``difficulty``,
-    measured before or, with ``beside``, while the checks run: ``_beside``)."""
+    measured before or, with ``measuring``, while the checks run: ``cligym.invert.beside``)."""
     ctx, proposal, policy, gold = check.ctx, check.proposal, check.policy, check.ctx.gold
     f2p, p2p = found["FAIL_TO_PASS"], found["PASS_TO_PASS"]
     measured: dict[str, tuple[bool, int]] = {}  # offline_fair of a script, measured already
@@ -412,10 +360,10 @@ def _verify_and_save(check: _Check, tag: str, instance_id: str, first: TestRun, 
                                   untouchable=touches_tests(gold) if proposal.keep_tests else None,
                                   state=ctx.state, fallback=fallback, store=ctx.run.references)
 
-    if beside is None:
+    if measuring is None:
         verification = verify()
     else:
-        verification, difficulty = _beside(check, verify, beside, "difficulty")
+        verification, difficulty = beside(ctx.runtime, check.seconds, verify, measuring, "difficulty")
     check.seconds.absorb(verification.seconds)
     if proposal.derive_solution and (verification.ok or len(verification.solution) <= KEEP_SOLUTION_BYTES):
         found["solution"] = verification.solution  # a derived one: discards keep small ones only

@@ -46,9 +46,10 @@ class RunContext:
     #: the most of the run's tasks, at any moment, that the task-blind sweeper repairs
     #: (None: no limit)
     sweeper_share: float | None = None
-    #: measure a state's difficulty beside the verifier's checks, not before them (two more
-    #: containers at once): for a run that leaves a core of the engine idle (one attempt at a
-    #: time), never while the sweeper's share is full (a swept state is then dropped first)
+    #: run checks of a state at once that read it in containers of their own: its difficulty
+    #: beside the verifier's checks (not while the sweeper's share is full: a swept state is
+    #: then dropped first), the blocker checks beside leave-one-repair-out
+    #: (``cligym.invert.beside``); for a run that leaves a core of the engine idle
     beside: bool = False
     #: a Debian gold's: its probe (``probe`` then holds only gold's filesystem listing) and
     #: the system state its tasks' verifiers compare

@@ -14,9 +14,10 @@ Every measure runs in containers of the broken image, with the task's own F2P te
   repairs, then the F2P tests. It solves a state when what the reward needs holds after
   it: every F2P test passes, and pip's configuration is gold's (the verifier's
   ``m_pipconf``; a reinstall that ignored a blocker left in it has not repaired the
-  machine). A Debian-world task's sweeper is ``debian-sweeper.sh``, and what must be
-  gold's after it is the system state its verifier compares. A state it solves teaches
-  little;
+  machine). A state whose pip configuration holds a line gold's lacks that no sweep
+  removes is known unsolved without a sweep (``sweep_keeps``). A Debian-world task's
+  sweeper is ``debian-sweeper.sh``, and what must be gold's after it is the system state
+  its verifier compares. A state it solves teaches little;
 - breadth: distinct paths the oracle repair touches, and distinct subsystems (categories).
 
 ``Difficulty.grade`` turns them into the easy / medium / hard label.
@@ -172,6 +173,7 @@ def sweeper_solves(runtime: Runtime, gold: GoldEnv, image: str, f2p: list[str],
     sweep is given gold's preparation where there is one (``_Preparation``)."""
     if state is not None:
         return repair_solves(runtime, gold, image, f2p, script(SWEEPERS["debian"]), state)
+
     def offer(session: Session) -> None:  # (a folder the image has is not used; the sweeper removes ours)
         prepared = _PREPARATION.of(runtime, gold)  # (only for a sweep that runs)
         session.exec(["rm", "-rf", SWEEPER_PIP], timeout=60)

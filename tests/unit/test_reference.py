@@ -86,3 +86,22 @@ def test_the_verifier_reads_its_reference_by_the_paths_task_env_gives(tmp_path):
     names = "|".join(re.escape(name.split("@")[0]) for name in ReferenceDir.SHELL.values())
     spelled = [m for m in re.findall(rf"\S*(?:{names})", code) if not m.lstrip('"').startswith("$LOGS/")]
     assert spelled == []
+
+
+def test_gold_rootdir_is_collected_once_per_set_of_test_folders(monkeypatch):
+    from cligym.harness import reference
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(reference, "_ROOTDIRS", {})
+    monkeypatch.setattr(reference, "_collect_rootdir",
+                        lambda session, workdir, command, ids: calls.append(ids) or (f"/w{len(calls)}", None))
+
+    def rootdir(ids: list[str], image: str = "gold:1", command: str = "pytest") -> tuple[str, str | None]:
+        return reference._rootdir(None, image, "/w", command, ids)  # type: ignore[arg-type]
+
+    first = rootdir(["tests/test_a.py::t[x::y]", "tests/test_b.py::C::t"])
+    assert rootdir(["tests/test_c.py::t", "tests/test_a.py::u"]) == first  # the same folder: no collection
+    assert rootdir(["tests/sub/test_a.py::t", "tests/test_a.py::t"]) != first  # another folder among them
+    assert rootdir(["tests/test_a.py::t"], image="gold:2") != first  # another image
+    assert rootdir(["tests/test_a.py::t"], command="pytest -c other.ini") != first  # another command
+    assert len(calls) == 4

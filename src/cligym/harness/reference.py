@@ -29,6 +29,7 @@ import functools
 import gzip
 import hashlib
 import json
+import posixpath
 import re
 import shlex
 
@@ -70,8 +71,24 @@ def _interpreter(session: Session, workdir: str, test_command: str) -> tuple[str
     return path, words[0]
 
 
-def _rootdir(session: Session, workdir: str, test_command: str, ids: list[str]) -> tuple[str, str | None]:
-    """Gold's pytest rootdir and configuration file for these node ids."""
+#: Gold's pytest rootdir and configuration file by (gold image, workdir, test command, the
+#: folders of the node ids' files): pytest finds both from the common ancestor of its
+#: arguments' folders (a node id's file is what comes before its first ``::``; a file
+#: argument stands for its folder) and the files of an image that never changes, so the
+#: samples of one gold mostly share one collection.
+_ROOTDIRS: dict[tuple[str, str, str, frozenset[str]], tuple[str, str | None]] = {}
+
+
+def _rootdir(session: Session, image: str, workdir: str, test_command: str,
+             ids: list[str]) -> tuple[str, str | None]:
+    """Gold's pytest rootdir and configuration file for these node ids (kept in ``_ROOTDIRS``)."""
+    key = (image, workdir, test_command, frozenset(posixpath.dirname(i.split("::", 1)[0]) for i in ids))
+    if key not in _ROOTDIRS:
+        _ROOTDIRS[key] = _collect_rootdir(session, workdir, test_command, ids)
+    return _ROOTDIRS[key]
+
+
+def _collect_rootdir(session: Session, workdir: str, test_command: str, ids: list[str]) -> tuple[str, str | None]:
     command = f'cd "$1" && shift && {test_command} --collect-only -p no:cacheprovider "$@"'
     run = busybox_sh(session, command, workdir, *ids, timeout=900)
     root = re.search(r"^rootdir: (.+?)\s*$", run.output, re.M)
@@ -222,7 +239,7 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
         session.put_files({_SITES: "".join(f"{s}\n" for s in sites)})
         project = _listing(session, image, "project files", [workdir, *sites],
                            f"m_workdir {shlex.quote(workdir)} {_SITES}")
-        rootdir, inifile = _rootdir(session, workdir, test_command, list(order))
+        rootdir, inifile = _rootdir(session, image, workdir, test_command, list(order))
         data = _read_reference(session, interpreter, {"interpreter": interpreter, "rootdir": rootdir,
                                                       "inifile": inifile, "ids": list(order), "workdir": workdir})
         session.put_files({_SPEC: "".join(f"{s}\n" for s in data["spec"]),

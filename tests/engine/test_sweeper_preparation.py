@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+import zipfile
 
 from cligym.harness.bundle import script
 from cligym.harness.images import run_script
@@ -48,8 +49,13 @@ def test_a_sweep_runs_golds_compiled_pip_and_only_a_copy_of_the_same_wheel(runti
     assert copy is not None
     with tarfile.open(fileobj=io.BytesIO(copy)) as archive:
         names = archive.getnames()
-    assert any(n.endswith(".pyc") and "/pip/_internal/" in n for n in names) and any(
-        n.endswith("wheel.sha256") for n in names)
+        zipped = archive.extractfile(next(n for n in names if n.endswith("/pip.zip")))
+        assert zipped is not None
+        with zipfile.ZipFile(io.BytesIO(zipped.read())) as pip_zip:
+            inside = set(pip_zip.namelist())
+    assert any(n.endswith("wheel.sha256") for n in names) and not any(".py" in n for n in names)  # one file
+    compiled = [n for n in inside if n.startswith("pip/_internal/") and n.endswith(".py") and f"{n}c" in inside]
+    assert len(compiled) > 100  # each module's bytecode beside its source, where zipimport reads it
     last, pip = _sweep(runtime, gold, copy)
     assert last == PIP_FROM_COPY and pip.startswith("pip ")
     last, pip_unpacked = _sweep(runtime, gold, copy, tamper=True)

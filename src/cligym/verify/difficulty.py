@@ -134,9 +134,9 @@ class _Preparation:
     """What a sweep of a gold image's states is given, made in a container of that image
     (``sweeper.sh --prepare``; a tar of ``SWEEPER_PIP``) once for the last gold asked for:
 
-    - the bundled pip, unpacked and compiled: it spares the sweep compiling pip (about a
-      second); the sweeper uses it only when it was unpacked from a wheel with the sha256 of
-      the image's own;
+    - the bundled pip, compiled, in one zip: it spares the sweep compiling pip (about a
+      second), and copying it in is one file's write, not a thousand's; the sweeper uses it
+      only when it was made from a wheel with the sha256 of the image's own;
     - the state of the certificates after a refresh (``certs.sha256``): a sweep finding them
       so, with no hook to run, skips the refresh, which would write the same bytes again
       (about 1.6 s of CPU; a state whose certificates differ is refreshed as before).

@@ -22,7 +22,7 @@
 #     zone link to UTC when it dangles (beside step 5: neither touches the other's files).
 #
 # With --prepare it only prepares, in $tool, what later sweeps may be given, and exits: its
-# pip (step 5), unpacked and compiled, and the state a certificate refresh leaves
+# pip (step 5), compiled, in one zip, and the state a certificate refresh leaves
 # (certs_state, after one). Run in a gold container, that folder is what a harness puts into
 # later sweeps' containers. A sweep given it skips the refresh when the certificates are in
 # that state already and no hook would run: the refresh would write the same bytes again.
@@ -32,16 +32,18 @@ step() { echo "sweeper: $*"; }
 
 tool=/tmp/cligym-sweeper-pip
 # unpack_pip WHEEL: WHEEL unpacked in $tool with its sha256 beside it, unless $tool holds a
-# copy of a wheel with that sha256 already (put there before the sweep); pip_from says which
+# copy of a wheel with that sha256 already (put there before the sweep: --prepare's zip);
+# pip_from says which, pip_main is the pip to run
 unpack_pip() {
   sum=$(sha256sum "$1" 2>/dev/null | cut -d ' ' -f 1)
   [ -n "$sum" ] || return 1
-  if [ "$(cat "$tool/wheel.sha256" 2>/dev/null)" = "$sum" ]; then
-    pip_from="the copy"
+  if [ "$(cat "$tool/wheel.sha256" 2>/dev/null)" = "$sum" ] && [ -f "$tool/pip.zip" ]; then
+    pip_from="the copy" pip_main="$tool/pip.zip/pip"
     return 0
   fi
   rm -rf "$tool"
-  /usr/bin/python3 -I -m zipfile -e "$1" "$tool" 2>&1 && echo "$sum" > "$tool/wheel.sha256" && pip_from=unpacked
+  /usr/bin/python3 -I -m zipfile -e "$1" "$tool" 2>&1 && echo "$sum" > "$tool/wheel.sha256" &&
+    pip_from=unpacked pip_main="$tool/pip"
 }
 # certs_state: one sha256 of everything update-ca-certificates reads or writes (the /etc/ssl
 # tree, the certificates it links, its configuration and hooks folder, the program and
@@ -74,7 +76,11 @@ for wheel in /usr/share/python-wheels/*.whl; do
   case "${wheel##*/}" in pip-*) bundled_pip=$wheel ;; esac
 done
 if [ "${1:-}" = "--prepare" ]; then
-  [ -n "$bundled_pip" ] && unpack_pip "$bundled_pip" && /usr/bin/python3 -I -m compileall -q "$tool" >/dev/null
+  # its pip as one zip ($tool/pip.zip: one file to copy into a sweep's container, not a
+  # thousand), each module compiled beside its source, where zipimport reads it (a module
+  # whose bytecode does not fit the interpreter is compiled from its source, as without it)
+  [ -n "$bundled_pip" ] && unpack_pip "$bundled_pip" && /usr/bin/python3 -I -m compileall -q -b "$tool/pip" >/dev/null &&
+    (cd "$tool" && /usr/bin/python3 -I -m zipfile -c pip.zip pip/) && rm -rf "$tool/pip" "$tool"/pip-*.dist-info
   if command -v update-ca-certificates >/dev/null && update-ca-certificates --fresh >/dev/null 2>&1 &&
     certs=$(certs_state) && [ -n "$certs" ]; then
     mkdir -p "$tool" && echo "$certs" > "$tool/certs.sha256"
@@ -141,14 +147,14 @@ done
 # bytecode it compiles (seconds per sweep; imports compile what they need). Without a
 # bundled pip wheel, venv's own ensurepip does it. The bundled pip runs unpacked in $tool
 # (unpack_pip: a copy put there before the sweep, when it is of a wheel with the same
-# sha256, compiled already; the sweep's last line says which).
+# sha256, zipped and compiled already; the sweep's last line says which).
 links=""
 for house in $houses /opt/wheelhouse; do [ -d "$house" ] && links="$links --find-links $house"; done
 if [ -n "${VIRTUAL_ENV:-}" ] && [ -n "$bundled_pip" ]; then
   /usr/bin/python3 -I -m venv --clear --without-pip "$VIRTUAL_ENV" 2>&1
   wheels="$bundled $wheels"
   pip="$VIRTUAL_ENV/bin/python -I $bundled_pip/pip"
-  unpack_pip "$bundled_pip" && pip="$VIRTUAL_ENV/bin/python -I $tool/pip"
+  unpack_pip "$bundled_pip" && pip="$VIRTUAL_ENV/bin/python -I $pip_main"
 elif [ -n "${VIRTUAL_ENV:-}" ]; then
   /usr/bin/python3 -I -m venv --clear "$VIRTUAL_ENV" 2>&1
   pip="$VIRTUAL_ENV/bin/python -I -m pip"

@@ -258,6 +258,37 @@ def _forget(reference) -> None:
     reference._stored.cache_clear()
 
 
+def test_a_second_sample_of_the_same_folders_reads_only_what_its_tests_change(runtime, gold_envs, monkeypatch):
+    """What does not depend on a sample (gold's interpreter, its site directories, where its
+    loader looks, pytest's rootdir for the same test folders) is read once per gold image;
+    the reference made so for another sample is the one a read with nothing kept makes."""
+    from cligym.harness import reference
+
+    gold = gold_envs("markupsafe==3.0.2")
+    escape = [t for t in gold.tests if t.startswith("tests/test_escape.py::")]
+    first, second = escape[:4], escape[4:8]
+    assert len(second) == 4
+    _forget(reference)
+    monkeypatch.setattr(reference, "_KEPT", {})
+    reads: list[str] = []
+    once = ["_interpreter", "_site_dirs", "_loader_places", "_collect_rootdir"]
+    for name in once:
+        real = getattr(reference, name)
+        monkeypatch.setattr(reference, name,
+                            lambda *a, _real=real, _name=name, **k: reads.append(_name) or _real(*a, **k))
+    args = dict(workdir=gold.workdir, test_command=gold.test_command)
+    reference.gather(runtime, gold.image, instance_id="a", f2p=first[:1], p2p=first[1:], order=first, **args)
+    assert sorted(reads) == sorted(once)
+    kept, tar = reference.gather(runtime, gold.image, instance_id="b", f2p=second[:1], p2p=second[1:], order=second,
+                                 **args)
+    assert len(reads) == len(once)  # none of them read again
+    _forget(reference)
+    reference._KEPT.clear()
+    fresh, fresh_tar = reference.gather(runtime, gold.image, instance_id="b", f2p=second[:1], p2p=second[1:],
+                                        order=second, **args)
+    assert len(reads) == 2 * len(once) and fresh == kept and fresh_tar == tar
+
+
 def test_a_runs_stored_gold_reference_is_read_back_without_a_container(runtime, gold_envs, monkeypatch, tmp_path):
     """What invert read for a set of tests, kept in the run's store, is what its export (another
     process: nothing in memory) reads back, with no container; a record it cannot read is

@@ -92,7 +92,7 @@ def test_gold_rootdir_is_collected_once_per_set_of_test_folders(monkeypatch):
     from cligym.harness import reference
 
     calls: list[list[str]] = []
-    monkeypatch.setattr(reference, "_ROOTDIRS", {})
+    monkeypatch.setattr(reference, "_KEPT", {})
     monkeypatch.setattr(reference, "_collect_rootdir",
                         lambda session, workdir, command, ids: calls.append(ids) or (f"/w{len(calls)}", None))
 

@@ -32,6 +32,8 @@ import json
 import posixpath
 import re
 import shlex
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -43,6 +45,8 @@ from cligym.layout import ReferenceStore
 from cligym.models.io import write_atomic
 from cligym.models.reference import GoldReference, JunitKey, SystemState
 from cligym.runtime import Runtime, Session
+
+_T = TypeVar("_T")
 
 # in-container scratch places of the gold container (never in a task image)
 _READER, _ARGS = "/tmp/cligym-read-reference.py", "/tmp/cligym-args.json"
@@ -71,21 +75,13 @@ def _interpreter(session: Session, workdir: str, test_command: str) -> tuple[str
     return path, words[0]
 
 
-#: Gold's pytest rootdir and configuration file by (gold image, workdir, test command, the
-#: folders of the node ids' files): pytest finds both from the common ancestor of its
-#: arguments' folders (a node id's file is what comes before its first ``::``; a file
-#: argument stands for its folder) and the files of an image that never changes, so the
-#: samples of one gold mostly share one collection.
-_ROOTDIRS: dict[tuple[str, str, str, frozenset[str]], tuple[str, str | None]] = {}
-
-
 def _rootdir(session: Session, image: str, workdir: str, test_command: str,
              ids: list[str]) -> tuple[str, str | None]:
-    """Gold's pytest rootdir and configuration file for these node ids (kept in ``_ROOTDIRS``)."""
-    key = (image, workdir, test_command, frozenset(posixpath.dirname(i.split("::", 1)[0]) for i in ids))
-    if key not in _ROOTDIRS:
-        _ROOTDIRS[key] = _collect_rootdir(session, workdir, test_command, ids)
-    return _ROOTDIRS[key]
+    """Gold's pytest rootdir and configuration file for these node ids, kept by the folders
+    of their files (``_KEPT``)."""
+    folders = sorted({posixpath.dirname(i.split("::", 1)[0]) for i in ids})
+    return _kept(image, f"rootdir of {test_command}", [workdir, *folders],
+                 lambda: _collect_rootdir(session, workdir, test_command, ids))
 
 
 def _collect_rootdir(session: Session, workdir: str, test_command: str, ids: list[str]) -> tuple[str, str | None]:
@@ -110,19 +106,31 @@ def _read_json(session: Session, path: str, what: str) -> dict:
         raise CligymError(f"could not read {what} from the gold image") from None
 
 
-#: Fingerprints by (gold image, what, its inputs): hashing the interpreter, the standard
-#: library and the site directories is the costly part of a reference, and a gold image (its
-#: tag is a content hash) never changes, so every candidate and task of one gold shares one.
-_LISTINGS: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
+#: What a gold image says that a sample of its tests does not change, by (gold image, what,
+#: its inputs): a gold image (its tag is a content hash) never changes, so every candidate
+#: and task of one gold shares one reading. Hashing the interpreter, the standard library
+#: and the site directories (the fingerprint) is the costly part of a reference; its
+#: interpreter, site directories and where its loader looks are one program each; its
+#: pytest rootdir and configuration file are a collection, which pytest finds from the
+#: common ancestor of its arguments' folders (a node id's file is what comes before its
+#: first ``::``; a file argument stands for its folder), so they are kept by the folders
+#: of the sample's files.
+_KEPT: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+
+
+def _kept(image: str, what: str, inputs: Iterable[str], read: Callable[[], _T]) -> _T:
+    """``read()``, once per (``image``, ``what``, ``inputs``): ``_KEPT``."""
+    key = (image, what, tuple(inputs))
+    if key not in _KEPT:
+        _KEPT[key] = read()
+    return _KEPT[key]
 
 
 def _listing(session: Session, image: str, what: str, inputs: list[str], command: str,
              empty: bool = False) -> list[str]:
-    """``lines_of`` in the gold container, kept in ``_LISTINGS``."""
-    key = (image, what, tuple(inputs))
-    if key not in _LISTINGS:
-        _LISTINGS[key] = lines_of(session, f"could not list the gold {what}", command, empty=empty)
-    return list(_LISTINGS[key])
+    """``lines_of`` in the gold container, kept (``_kept``)."""
+    return list(_kept(image, what, inputs,
+                      lambda: lines_of(session, f"could not list the gold {what}", command, empty=empty)))
 
 
 def pip_config(session: Session, prefix: str) -> list[str]:
@@ -156,13 +164,20 @@ def _site_dirs(session: Session, interpreter: str) -> list[str]:
         raise CligymError(f"could not read gold's site directories: {run.output.strip()[-200:]}") from None
 
 
-def _read_reference(session: Session, interpreter: str, args: dict) -> dict:
-    """What read_reference.py says, given what read_loader.py says first: where the kernel
-    and the dynamic loader look besides the mapped objects (both with gold's interpreter)."""
+def _loader_places(session: Session, interpreter: str) -> dict:
+    """What read_loader.py says: where the kernel and the dynamic loader look besides the
+    mapped objects (with gold's interpreter)."""
     run = session.exec([interpreter, "-I", _LOADER_READER, interpreter, _LOADER_OUT], timeout=300)
     if not run.ok:
         raise CligymError(f"could not read where gold's loader looks: {run.output.strip()[-200:]}")
-    args = {**args, "loader_places": _read_json(session, _LOADER_OUT, "where the loader looks")}
+    return _read_json(session, _LOADER_OUT, "where the loader looks")
+
+
+def _read_reference(session: Session, image: str, interpreter: str, args: dict) -> dict:
+    """What read_reference.py says, given what read_loader.py says first (``_loader_places``,
+    kept: it reads nothing of the tests)."""
+    places = _kept(image, "loader places", [interpreter], lambda: _loader_places(session, interpreter))
+    args = {**args, "loader_places": places}
     session.put_files({_ARGS: json.dumps({**args, "out": _READER_OUT})})
     run = session.exec(["sh", "-c", f'cd "$1" && {interpreter} -I {_READER} {_ARGS}', "cligym", args["workdir"]],
                        timeout=900)
@@ -232,15 +247,16 @@ def _read_gold(runtime: Runtime, image: str, workdir: str, test_command: str,
     with runtime.session(image) as session:
         put_functions(session)
         session.put_files({_READER: script("read_reference.py"), _LOADER_READER: script("read_loader.py")})
-        command_path, interpreter = _interpreter(session, workdir, test_command)
+        command_path, interpreter = _kept(image, "interpreter", [workdir, test_command],
+                                          lambda: _interpreter(session, workdir, test_command))
         # the project's files as the image has them, before any collection writes beside them
         # (less a site directory inside it: the fingerprint lists that whole)
-        sites = _site_dirs(session, interpreter)
+        sites = list(_kept(image, "site directories", [interpreter], lambda: _site_dirs(session, interpreter)))
         session.put_files({_SITES: "".join(f"{s}\n" for s in sites)})
         project = _listing(session, image, "project files", [workdir, *sites],
                            f"m_workdir {shlex.quote(workdir)} {_SITES}")
         rootdir, inifile = _rootdir(session, image, workdir, test_command, list(order))
-        data = _read_reference(session, interpreter, {"interpreter": interpreter, "rootdir": rootdir,
+        data = _read_reference(session, image, interpreter, {"interpreter": interpreter, "rootdir": rootdir,
                                                       "inifile": inifile, "ids": list(order), "workdir": workdir})
         session.put_files({_SPEC: "".join(f"{s}\n" for s in data["spec"]),
                            _LIST: "".join(f"{p}\n" for p in data["pristine"]),

@@ -103,8 +103,8 @@ rm -f /etc/ld.so.preload
 ldconfig 2>&1
 
 step "3 bytecode"
-# (less the sweeper's own copy of pip, step 5: not the machine's)
-find / -xdev -path "$tool" -prune -o \( -name __pycache__ -type d -prune -exec rm -rf {} + \) \
+# (the sweeper's own copy of pip, step 5, holds its bytecode inside its zip: no file here)
+find / -xdev \( -name __pycache__ -type d -prune -exec rm -rf {} + \) \
   -o \( -name '*.pyc' -type f -exec rm -f {} + \) 2>/dev/null
 
 step "4 stray standard-library names in $PWD"
